@@ -1,0 +1,2 @@
+/** gpumesh node protocol v0. */
+export const PROTOCOL_VERSION = 0;

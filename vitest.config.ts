@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// One run for every package. Tests that start processes (anvil, nodes, coordinators) run in forks
+// so native addons (better-sqlite3, node-llama-cpp) and signals behave as in production.
+export default defineConfig({
+  test: {
+    include: ['{protocol,coordinator,node,test,bench}/**/*.test.ts', 'scripts/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['./test/setup/services.ts'],
+  },
+});
