@@ -1,0 +1,481 @@
+/**
+ * The router's pick index: the live nodes, indexed by model, kept ordered by routing preference so
+ * that choosing a node is a look at the top of a heap rather than a scan of the network.
+ *
+ * Order (best first): cheapest advertised price (input + output per million tokens, compared in
+ * nanousd after converting native-token prices at the configured rate), then higher tier, then
+ * lower load, then lower latency (EWMA), then node id (so equal nodes pick deterministically).
+ *
+ * Only nodes that can take a job right now sit in a model's heap: online (or busy but under their
+ * concurrency) and with at least one free slot for that model. Draining, suspended and full nodes
+ * stay in the model's member list (for the catalog and for explaining a 503) but out of the heap.
+ * Request-specific constraints (scope, max_price, provider order) filter while walking the heap
+ * best-first, so a pick visits only as many heap entries as it needs.
+ */
+
+/** Per-model state of one node in the index. */
+export type ModelOffer = {
+  readonly modelId: string;
+  readonly family: string;
+  readonly contextLength: number;
+  readonly maxConcurrency: number;
+  /** Advertised price per million input tokens, as sent (currency below). */
+  readonly priceIn: bigint;
+  /** Advertised price per million output tokens, as sent. */
+  readonly priceOut: bigint;
+  /** 'USD' prices are nanousd per million tokens; 'native' prices are wei per million tokens. */
+  readonly currency: PriceCurrency;
+};
+
+export const PRICE_CURRENCIES = { usd: 'USD', native: 'native' } as const;
+export type PriceCurrency = (typeof PRICE_CURRENCIES)[keyof typeof PRICE_CURRENCIES];
+
+/** Presence states the index distinguishes; anything else is not routable. */
+export const ROUTABLE_STATES = { online: 'online', busy: 'busy' } as const;
+
+/** What the hub tells the index about one node. */
+export type NodeInput = {
+  readonly nodeId: string;
+  readonly owner: string | null;
+  /** Higher is better: none 0, basic 1, silver 2, gold 3, platinum 4. */
+  readonly tierRank: number;
+  /** Scopes this node may serve: the scopes it claimed that its tier allows. */
+  readonly scopes: ReadonlySet<string>;
+  readonly state: string;
+  readonly models: readonly ModelOffer[];
+};
+
+/** A node as the index keeps it. Mutable fields are updated through the index only. */
+export type IndexedNode = {
+  readonly nodeId: string;
+  readonly owner: string | null;
+  readonly tierRank: number;
+  readonly scopes: ReadonlySet<string>;
+  state: string;
+  /** Load the node last reported, 0..1. */
+  reportedLoad: number;
+  /** Exponentially weighted moving average of observed latency, ms (0 until measured). */
+  latencyMs: number;
+  readonly entries: Map<string, Entry>;
+};
+
+/** One (node, model) pair: the unit the heaps order. */
+export type Entry = {
+  readonly node: IndexedNode;
+  readonly offer: ModelOffer;
+  /** Prices converted to nanousd per million tokens (what routing and billing compare). */
+  readonly priceInNano: bigint;
+  readonly priceOutNano: bigint;
+  /** priceInNano + priceOutNano as a float: the primary sort key (exact below 2^53 nanousd). */
+  readonly priceKey: number;
+  inflight: number;
+  /** Position in the model's heap, -1 when not routable right now. */
+  pos: number;
+};
+
+/** The OpenRouter-style `provider` request option. */
+export type ProviderPreferences = {
+  /** Node ids (or owner addresses) to try first, in this order. */
+  readonly order?: readonly string[];
+  /** false: use only the nodes named in `order` (or only the single best node when no order). */
+  readonly allowFallbacks?: boolean;
+  /** Maximum price per million tokens, in USD nano units. */
+  readonly maxPriceInNano?: bigint;
+  readonly maxPriceOutNano?: bigint;
+};
+
+export type PickRequest = {
+  readonly modelId: string;
+  readonly scope: string;
+  readonly provider?: ProviderPreferences;
+  /** How many candidates to return for failover. */
+  readonly limit?: number;
+};
+
+export const EXCLUSION_REASONS = {
+  draining: 'draining',
+  suspended: 'suspended',
+  notOnline: 'not_online',
+  atCapacity: 'at_capacity',
+  scope: 'tier_scope',
+  maxPrice: 'max_price',
+  order: 'provider_order',
+} as const;
+export type ExclusionReason = (typeof EXCLUSION_REASONS)[keyof typeof EXCLUSION_REASONS];
+
+export type PickResult =
+  | { readonly ok: true; readonly candidates: readonly Entry[] }
+  | { readonly ok: false; readonly reason: 'model_not_found' }
+  | {
+      readonly ok: false;
+      readonly reason: 'no_provider_available';
+      /** How many of the model's nodes each constraint excluded (first failing constraint wins). */
+      readonly excluded: Readonly<Partial<Record<ExclusionReason, number>>>;
+    };
+
+/** How many candidates a pick returns for failover unless the request says otherwise. */
+export const DEFAULT_PICK_CANDIDATES = 3;
+/** Weight of the newest latency sample in the EWMA. */
+export const LATENCY_EWMA_ALPHA = 0.2;
+
+type ModelSlot = { heap: Entry[]; members: Map<string, Entry> };
+
+/** Orders two entries; negative when `a` is preferred. */
+export function compareEntries(a: Entry, b: Entry): number {
+  if (a.priceKey !== b.priceKey) return a.priceKey - b.priceKey;
+  if (a.node.tierRank !== b.node.tierRank) return b.node.tierRank - a.node.tierRank;
+  const la = loadOf(a);
+  const lb = loadOf(b);
+  if (la !== lb) return la - lb;
+  if (a.node.latencyMs !== b.node.latencyMs) return a.node.latencyMs - b.node.latencyMs;
+  return a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0;
+}
+
+/** A node's load for one model: the larger of what it reports and its share of used slots. */
+function loadOf(e: Entry): number {
+  const used = e.offer.maxConcurrency > 0 ? e.inflight / e.offer.maxConcurrency : 1;
+  return Math.max(used, e.node.reportedLoad);
+}
+
+/**
+ * The pick index. `toUsdNano` converts a native-token price (wei per million tokens) to nanousd per
+ * million tokens; the hub supplies it from the configured native-token USD price.
+ */
+export class PickIndex {
+  readonly #models = new Map<string, ModelSlot>();
+  readonly #nodes = new Map<string, IndexedNode>();
+  readonly #toUsdNano: (wei: bigint) => bigint;
+  /** Bumped whenever membership, state or prices change (not on load/latency): catalog caches key on it. */
+  version = 0;
+
+  constructor(options: { nativeToUsdNano: (wei: bigint) => bigint }) {
+    this.#toUsdNano = options.nativeToUsdNano;
+  }
+
+  /** Adds a node or replaces it (a new manifest); in-flight counts carry over per model. */
+  upsert(input: NodeInput): IndexedNode {
+    const previous = this.#nodes.get(input.nodeId);
+    if (previous) this.remove(input.nodeId);
+    const node: IndexedNode = {
+      nodeId: input.nodeId,
+      owner: input.owner,
+      tierRank: input.tierRank,
+      scopes: input.scopes,
+      state: input.state,
+      reportedLoad: previous?.reportedLoad ?? 0,
+      latencyMs: previous?.latencyMs ?? 0,
+      entries: new Map(),
+    };
+    this.#nodes.set(node.nodeId, node);
+    for (const offer of input.models) {
+      const priceInNano = offer.currency === 'USD' ? offer.priceIn : this.#toUsdNano(offer.priceIn);
+      const priceOutNano = offer.currency === 'USD' ? offer.priceOut : this.#toUsdNano(offer.priceOut);
+      const entry: Entry = {
+        node,
+        offer,
+        priceInNano,
+        priceOutNano,
+        priceKey: Number(priceInNano + priceOutNano),
+        inflight: previous?.entries.get(offer.modelId)?.inflight ?? 0,
+        pos: -1,
+      };
+      node.entries.set(offer.modelId, entry);
+      let slot = this.#models.get(offer.modelId);
+      if (!slot) {
+        slot = { heap: [], members: new Map() };
+        this.#models.set(offer.modelId, slot);
+      }
+      slot.members.set(node.nodeId, entry);
+      this.#place(slot, entry);
+    }
+    this.version++;
+    return node;
+  }
+
+  /** Removes a node (offline, expired, closed). Models left without members disappear. */
+  remove(nodeId: string): void {
+    const node = this.#nodes.get(nodeId);
+    if (!node) return;
+    this.#nodes.delete(nodeId);
+    for (const [modelId, entry] of node.entries) {
+      const slot = this.#models.get(modelId);
+      if (!slot) continue;
+      if (entry.pos >= 0) heapRemove(slot.heap, entry);
+      slot.members.delete(nodeId);
+      if (slot.members.size === 0) this.#models.delete(modelId);
+    }
+    this.version++;
+  }
+
+  /** Sets a node's presence state (online, busy, draining, suspended…). */
+  setState(nodeId: string, state: string): void {
+    const node = this.#nodes.get(nodeId);
+    if (!node || node.state === state) return;
+    node.state = state;
+    for (const [modelId, entry] of node.entries) this.#place(this.#models.get(modelId)!, entry);
+    this.version++;
+  }
+
+  /** Records the load a node reported (0..1). */
+  setLoad(nodeId: string, load: number): void {
+    const node = this.#nodes.get(nodeId);
+    if (!node || node.reportedLoad === load) return;
+    node.reportedLoad = load;
+    this.#reorder(node);
+  }
+
+  /** Folds a latency sample (ms) into the node's EWMA. */
+  observeLatency(nodeId: string, sampleMs: number): void {
+    const node = this.#nodes.get(nodeId);
+    if (!node) return;
+    node.latencyMs =
+      node.latencyMs === 0 ? sampleMs : node.latencyMs + LATENCY_EWMA_ALPHA * (sampleMs - node.latencyMs);
+    this.#reorder(node);
+  }
+
+  /** Takes one slot of the node for a model (a job was dispatched). */
+  acquire(entry: Entry): void {
+    entry.inflight++;
+    this.#afterInflightChange(entry);
+  }
+
+  /** Gives back one slot (the job ended). */
+  release(entry: Entry): void {
+    if (entry.inflight > 0) entry.inflight--;
+    this.#afterInflightChange(entry);
+  }
+
+  /** The node, if known. */
+  node(nodeId: string): IndexedNode | undefined {
+    return this.#nodes.get(nodeId);
+  }
+
+  /** Every node the index holds. */
+  nodes(): IterableIterator<IndexedNode> {
+    return this.#nodes.values();
+  }
+
+  /** Model ids with their member entries (every state), for the catalog. */
+  models(): IterableIterator<[string, ReadonlyMap<string, Entry>]> {
+    const it = this.#models.entries();
+    return (function* () {
+      for (const [id, slot] of it) yield [id, slot.members] as [string, ReadonlyMap<string, Entry>];
+    })();
+  }
+
+  /** True when some node has announced the model (in any state). */
+  hasModel(modelId: string): boolean {
+    return this.#models.has(modelId);
+  }
+
+  /**
+   * Picks the ordered candidates for a request: `provider.order` first (in its order), then the
+   * rest by preference unless fallbacks are off. Visits heap entries best-first and stops as soon as
+   * it has `limit` candidates; explains the exclusions only when it finds none.
+   */
+  pick(request: PickRequest): PickResult {
+    const slot = this.#models.get(request.modelId);
+    if (!slot) return { ok: false, reason: 'model_not_found' };
+    const limit = request.limit ?? DEFAULT_PICK_CANDIDATES;
+    const pref = request.provider;
+    const candidates: Entry[] = [];
+    const order = pref?.order;
+    if (order && order.length > 0) {
+      for (const wanted of order) {
+        for (const entry of this.#byName(slot, wanted)) {
+          if (candidates.length >= limit) break;
+          if (!candidates.includes(entry) && entry.pos >= 0 && passes(entry, request)) candidates.push(entry);
+        }
+      }
+    }
+    const fallbacks = pref?.allowFallbacks !== false;
+    const wantMore = order && order.length > 0 ? fallbacks : true;
+    const cap = !fallbacks && !(order && order.length > 0) ? 1 : limit;
+    if (wantMore && candidates.length < cap) walkBest(slot.heap, request, candidates, cap);
+    if (candidates.length > 0) return { ok: true, candidates };
+    return { ok: false, reason: 'no_provider_available', excluded: explain(slot, request) };
+  }
+
+  #byName(slot: ModelSlot, name: string): Entry[] {
+    const direct = slot.members.get(name);
+    if (direct) return [direct];
+    const lower = name.toLowerCase();
+    const out: Entry[] = [];
+    for (const entry of slot.members.values()) if (entry.node.owner?.toLowerCase() === lower) out.push(entry);
+    return out.sort(compareEntries);
+  }
+
+  #afterInflightChange(entry: Entry): void {
+    const slot = this.#models.get(entry.offer.modelId);
+    if (!slot || slot.members.get(entry.node.nodeId) !== entry) return;
+    this.#place(slot, entry);
+  }
+
+  #reorder(node: IndexedNode): void {
+    for (const entry of node.entries.values()) {
+      if (entry.pos < 0) continue;
+      const slot = this.#models.get(entry.offer.modelId)!;
+      heapFix(slot.heap, entry.pos);
+    }
+  }
+
+  /** Puts the entry into the heap, moves it, or takes it out, whichever its state calls for. */
+  #place(slot: ModelSlot, entry: Entry): void {
+    const routable = isRoutable(entry);
+    if (routable && entry.pos < 0) heapPush(slot.heap, entry);
+    else if (!routable && entry.pos >= 0) heapRemove(slot.heap, entry);
+    else if (routable) heapFix(slot.heap, entry.pos);
+  }
+}
+
+function isRoutable(entry: Entry): boolean {
+  const state = entry.node.state;
+  return (
+    (state === ROUTABLE_STATES.online || state === ROUTABLE_STATES.busy) &&
+    entry.inflight < entry.offer.maxConcurrency
+  );
+}
+
+function passes(entry: Entry, request: PickRequest): boolean {
+  return firstExclusion(entry, request) === null;
+}
+
+/** The first request-specific constraint the (routable) entry fails, or null. */
+function firstExclusion(entry: Entry, request: PickRequest): ExclusionReason | null {
+  if (!entry.node.scopes.has(request.scope)) return EXCLUSION_REASONS.scope;
+  const p = request.provider;
+  if (p?.maxPriceInNano !== undefined && entry.priceInNano > p.maxPriceInNano)
+    return EXCLUSION_REASONS.maxPrice;
+  if (p?.maxPriceOutNano !== undefined && entry.priceOutNano > p.maxPriceOutNano)
+    return EXCLUSION_REASONS.maxPrice;
+  return null;
+}
+
+/** Best-first walk of the heap tree, collecting passing entries until `cap`. */
+function walkBest(heap: Entry[], request: PickRequest, out: Entry[], cap: number): void {
+  if (heap.length === 0) return;
+  // Frontier of heap positions, itself a small binary heap ordered by the entries it points at.
+  const frontier: number[] = [0];
+  const less = (i: number, j: number) => compareEntries(heap[frontier[i]!]!, heap[frontier[j]!]!) < 0;
+  while (frontier.length > 0 && out.length < cap) {
+    const top = frontier[0]!;
+    const last = frontier.pop()!;
+    if (frontier.length > 0) {
+      frontier[0] = last;
+      siftDownIdx(frontier, 0, less);
+    }
+    const entry = heap[top]!;
+    if (!out.includes(entry) && passes(entry, request)) out.push(entry);
+    for (const child of [2 * top + 1, 2 * top + 2]) {
+      if (child < heap.length) {
+        frontier.push(child);
+        siftUpIdx(frontier, frontier.length - 1, less);
+      }
+    }
+  }
+}
+
+/** Counts, for every member of the model, the first constraint that keeps it from serving. */
+function explain(slot: ModelSlot, request: PickRequest): Partial<Record<ExclusionReason, number>> {
+  const counts: Partial<Record<ExclusionReason, number>> = {};
+  const bump = (r: ExclusionReason) => {
+    counts[r] = (counts[r] ?? 0) + 1;
+  };
+  const order = request.provider?.order;
+  const onlyOrdered = request.provider?.allowFallbacks === false && order && order.length > 0;
+  for (const entry of slot.members.values()) {
+    const state = entry.node.state;
+    if (state === 'draining') bump(EXCLUSION_REASONS.draining);
+    else if (state === 'suspended') bump(EXCLUSION_REASONS.suspended);
+    else if (state !== ROUTABLE_STATES.online && state !== ROUTABLE_STATES.busy)
+      bump(EXCLUSION_REASONS.notOnline);
+    else if (entry.inflight >= entry.offer.maxConcurrency) bump(EXCLUSION_REASONS.atCapacity);
+    else {
+      const reason = firstExclusion(entry, request);
+      if (reason) bump(reason);
+      else if (onlyOrdered) bump(EXCLUSION_REASONS.order);
+    }
+  }
+  return counts;
+}
+
+// Indexed binary min-heap over entries (each entry remembers its position).
+
+function heapPush(heap: Entry[], entry: Entry): void {
+  entry.pos = heap.length;
+  heap.push(entry);
+  siftUp(heap, entry.pos);
+}
+
+function heapRemove(heap: Entry[], entry: Entry): void {
+  const i = entry.pos;
+  const last = heap.pop()!;
+  entry.pos = -1;
+  if (last !== entry) {
+    heap[i] = last;
+    last.pos = i;
+    heapFix(heap, i);
+  }
+}
+
+function heapFix(heap: Entry[], i: number): void {
+  if (!siftUp(heap, i)) siftDown(heap, i);
+}
+
+function siftUp(heap: Entry[], start: number): boolean {
+  let i = start;
+  const item = heap[i]!;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const p = heap[parent]!;
+    if (compareEntries(item, p) >= 0) break;
+    heap[i] = p;
+    p.pos = i;
+    i = parent;
+  }
+  heap[i] = item;
+  item.pos = i;
+  return i !== start;
+}
+
+function siftDown(heap: Entry[], start: number): void {
+  let i = start;
+  const item = heap[i]!;
+  const n = heap.length;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) break;
+    const r = l + 1;
+    const c = r < n && compareEntries(heap[r]!, heap[l]!) < 0 ? r : l;
+    const child = heap[c]!;
+    if (compareEntries(child, item) >= 0) break;
+    heap[i] = child;
+    child.pos = i;
+    i = c;
+  }
+  heap[i] = item;
+  item.pos = i;
+}
+
+function siftUpIdx(a: number[], start: number, less: (i: number, j: number) => boolean): void {
+  let i = start;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!less(i, p)) break;
+    [a[i], a[p]] = [a[p]!, a[i]!];
+    i = p;
+  }
+}
+
+function siftDownIdx(a: number[], start: number, less: (i: number, j: number) => boolean): void {
+  let i = start;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= a.length) return;
+    const r = l + 1;
+    const c = r < a.length && less(r, l) ? r : l;
+    if (!less(c, i)) return;
+    [a[i], a[c]] = [a[c]!, a[i]!];
+    i = c;
+  }
+}
