@@ -1,2 +1,34 @@
-/** gpumesh node protocol v0. */
-export const PROTOCOL_VERSION = 0;
+/**
+ * `@gpumesh/protocol`: the open node protocol v0 — frames (TypeBox schemas = types + JSON Schemas),
+ * the validator every receiver applies, identity signatures, tiers, scopes and presence.
+ * The conformance kit is `@gpumesh/protocol/conformance`.
+ */
+export * from './constants.js';
+export { createFrame } from './createFrame.js';
+export { encodeFrame } from './encodeFrame.js';
+export {
+  errorCodeForClose,
+  isProtocolErrorCode,
+  PROTOCOL_ERROR_CODES,
+  PROTOCOL_ERRORS,
+  ProtocolError,
+  type ProtocolErrorCode,
+} from './errors.js';
+export { canonicalJson } from './identity/canonicalJson.js';
+export { challengeText } from './identity/challengeText.js';
+export { ownerProofText } from './identity/ownerProofText.js';
+export { signChallenge } from './identity/signChallenge.js';
+export type { MessageSigner } from './identity/signer.js';
+export { signManifest } from './identity/signManifest.js';
+export { signOwnerProof } from './identity/signOwnerProof.js';
+export { type VerifyChallengeParameters, verifyChallenge } from './identity/verifyChallenge.js';
+export { verifyManifest } from './identity/verifyManifest.js';
+export { verifyOwnerProof } from './identity/verifyOwnerProof.js';
+export * from './manifest.js';
+export * from './messages.js';
+export { negotiateVersion } from './negotiateVersion.js';
+export { type ParseFrameOptions, parseFrame, type RawFrame } from './parseFrame.js';
+export * from './presence.js';
+export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
+export * from './scopes.js';
+export * from './tiers.js';

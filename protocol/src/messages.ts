@@ -1,0 +1,262 @@
+/**
+ * Every WebSocket frame of the node protocol, as TypeBox schemas: one source for the TypeScript
+ * types and the JSON Schemas. A frame is a JSON object with `v` (protocol version, 0) and `type`
+ * (the discriminator). Receivers ignore fields they do not know.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ManifestSchema } from './manifest.js';
+import { Address, Count, Id, Role, Signature, Software, Text, Timestamp } from './primitives.js';
+import { ScopeSchema } from './scopes.js';
+import { TIER_NAMES } from './tiers.js';
+
+const V = Type.Literal(0, { description: 'protocol version of the frame' });
+
+function frame<T extends string, P extends Record<string, TSchema>>(
+  type: T,
+  properties: P,
+  description: string,
+) {
+  return Type.Object({ v: V, type: Type.Literal(type), ...properties }, { $id: type, description });
+}
+
+/** An arbitrary JSON object (OpenAI request and response bodies). */
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const Usage = Type.Object({
+  prompt_tokens: Count,
+  completion_tokens: Count,
+  total_tokens: Count,
+});
+
+export const PRESENCE_STATUSES = ['online', 'busy', 'draining', 'offline'] as const;
+export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
+
+export const JOB_KINDS = ['chat', 'completion', 'embedding'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+export const HelloFrame = frame(
+  'hello',
+  {
+    nodeId: Address,
+    role: Role,
+    /** Every protocol version the node speaks. */
+    versions: Type.Array(Count, { minItems: 1, maxItems: 16 }),
+    software: Software,
+  },
+  'node → coordinator, first frame of a session',
+);
+
+export const ChallengeFrame = frame(
+  'challenge',
+  {
+    nonce: Type.String({ pattern: '^[0-9a-f]{32,128}$' }),
+    issuedAt: Timestamp,
+    expiresAt: Timestamp,
+    coordinatorId: Text(128),
+  },
+  'coordinator → node, answer to hello',
+);
+
+export const AuthFrame = frame(
+  'auth',
+  {
+    /** EIP-191 signature by the node key of `challengeText(challenge, nodeId)`. */
+    signature: Signature,
+    /** The owner wallet (staker) and its EIP-191 signature of `ownerProofText(nodeId)`. */
+    owner: Type.Optional(Type.Object({ address: Address, signature: Signature })),
+  },
+  'node → coordinator, answer to challenge',
+);
+
+export const WelcomeFrame = frame(
+  'welcome',
+  {
+    version: Count,
+    sessionId: Id,
+    heartbeatIntervalMs: Type.Integer({ minimum: 1 }),
+    ttlMs: Type.Integer({ minimum: 1 }),
+    maxFrameBytes: Type.Integer({ minimum: 1 }),
+    tier: Type.Union(TIER_NAMES.map((t) => Type.Literal(t))),
+    /** Scopes this node may claim at its tier. */
+    scopes: Type.Array(ScopeSchema),
+  },
+  'coordinator → node, the node is authenticated',
+);
+
+export const ManifestFrame = frame(
+  'manifest',
+  {
+    manifest: ManifestSchema,
+    /** EIP-191 signature by the node key of `canonicalJson(manifest)`. */
+    signature: Signature,
+  },
+  'node → coordinator, right after welcome; again whenever the manifest changes',
+);
+
+export const ManifestAckFrame = frame(
+  'manifest_ack',
+  {
+    /** Scopes granted: the claimed scopes the tier allows. */
+    scopes: Type.Array(ScopeSchema),
+    /** Ids of the models the coordinator will route to this node. */
+    models: Type.Array(Type.String()),
+  },
+  'coordinator → node, the manifest is accepted',
+);
+
+export const PresenceFrame = frame(
+  'presence',
+  {
+    status: Type.Union(PRESENCE_STATUSES.map((s) => Type.Literal(s))),
+    load: Type.Object({ inFlight: Count, capacity: Count }),
+  },
+  'node → coordinator, on every change of status or load',
+);
+
+export const PingFrame = frame(
+  'ping',
+  { ts: Count },
+  'either way; the node sends one every heartbeatIntervalMs, the peer answers pong',
+);
+
+export const PongFrame = frame('pong', { ts: Count }, 'either way, echoes the ping ts');
+
+export const JobFrame = frame(
+  'job',
+  {
+    jobId: Id,
+    kind: Type.Union(JOB_KINDS.map((k) => Type.Literal(k))),
+    model: Type.String({ minLength: 1, maxLength: 256 }),
+    /** The OpenAI request body: chat.completions, completions or embeddings. */
+    request: JsonObject,
+    stream: Type.Boolean(),
+    timeoutMs: Type.Integer({ minimum: 1 }),
+  },
+  'coordinator → node, run one inference',
+);
+
+export const ChunkFrame = frame(
+  'chunk',
+  {
+    jobId: Id,
+    /** 0, 1, 2 … per job. */
+    seq: Count,
+    /** One OpenAI stream chunk (`chat.completion.chunk` or `text_completion`). */
+    chunk: JsonObject,
+  },
+  'node → coordinator, one streamed piece of a stream: true job',
+);
+
+export const ResultFrame = frame(
+  'result',
+  {
+    jobId: Id,
+    /** The full OpenAI response, with usage. */
+    response: Type.Object({ usage: Usage }, { additionalProperties: true }),
+  },
+  'node → coordinator, the end of a job (after its chunks when streamed)',
+);
+
+export const ErrorFrame = frame(
+  'error',
+  {
+    /** Set when the error concerns one job. */
+    jobId: Type.Optional(Id),
+    /** A registry code (see PROTOCOL_ERRORS); receivers treat unknown codes as internal_error. */
+    code: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }),
+    message: Text(1024),
+    retryable: Type.Boolean(),
+  },
+  'either way',
+);
+
+export const CancelFrame = frame(
+  'cancel',
+  { jobId: Id, reason: Type.Optional(Text(256)) },
+  'coordinator → node, stop a job',
+);
+
+export const DrainFrame = frame(
+  'drain',
+  { deadlineMs: Type.Integer({ minimum: 0 }) },
+  'coordinator → node, finish in-flight jobs, take no new ones, then leave',
+);
+
+export const ByeFrame = frame(
+  'bye',
+  { reason: Text(256) },
+  'either way, the last frame before a normal close',
+);
+
+/** Every frame schema by its type. */
+export const FRAME_SCHEMAS = {
+  hello: HelloFrame,
+  challenge: ChallengeFrame,
+  auth: AuthFrame,
+  welcome: WelcomeFrame,
+  manifest: ManifestFrame,
+  manifest_ack: ManifestAckFrame,
+  presence: PresenceFrame,
+  ping: PingFrame,
+  pong: PongFrame,
+  job: JobFrame,
+  chunk: ChunkFrame,
+  result: ResultFrame,
+  error: ErrorFrame,
+  cancel: CancelFrame,
+  drain: DrainFrame,
+  bye: ByeFrame,
+} as const;
+
+export type FrameType = keyof typeof FRAME_SCHEMAS;
+export const FRAME_TYPES = Object.keys(FRAME_SCHEMAS) as FrameType[];
+
+/** The union of every frame, discriminated by `type`. */
+export const FrameSchema = Type.Union(Object.values(FRAME_SCHEMAS));
+
+export type Usage = Static<typeof Usage>;
+export type HelloFrame = Static<typeof HelloFrame>;
+export type ChallengeFrame = Static<typeof ChallengeFrame>;
+export type AuthFrame = Static<typeof AuthFrame>;
+export type WelcomeFrame = Static<typeof WelcomeFrame>;
+export type ManifestFrame = Static<typeof ManifestFrame>;
+export type ManifestAckFrame = Static<typeof ManifestAckFrame>;
+export type PresenceFrame = Static<typeof PresenceFrame>;
+export type PingFrame = Static<typeof PingFrame>;
+export type PongFrame = Static<typeof PongFrame>;
+export type JobFrame = Static<typeof JobFrame>;
+export type ChunkFrame = Static<typeof ChunkFrame>;
+export type ResultFrame = Static<typeof ResultFrame>;
+export type ErrorFrame = Static<typeof ErrorFrame>;
+export type CancelFrame = Static<typeof CancelFrame>;
+export type DrainFrame = Static<typeof DrainFrame>;
+export type ByeFrame = Static<typeof ByeFrame>;
+export type Frame = Static<typeof FrameSchema>;
+/** The frame of one type. */
+export type FrameOf<T extends FrameType> = Extract<Frame, { type: T }>;
+
+/** Frames a node may send and frames a coordinator may send. */
+export const NODE_FRAME_TYPES = [
+  'hello',
+  'auth',
+  'manifest',
+  'presence',
+  'ping',
+  'pong',
+  'chunk',
+  'result',
+  'error',
+  'bye',
+] as const satisfies readonly FrameType[];
+export const COORDINATOR_FRAME_TYPES = [
+  'challenge',
+  'welcome',
+  'manifest_ack',
+  'ping',
+  'pong',
+  'job',
+  'error',
+  'cancel',
+  'drain',
+  'bye',
+] as const satisfies readonly FrameType[];

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+
+/** Capability scopes a node may claim in its manifest; a coordinator grants them by tier. */
+export const SCOPES = [
+  'infer.chat',
+  'infer.text',
+  'infer.embed',
+  'infer.vision',
+  'infer.voice',
+  'relay',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export const ScopeSchema = Type.Union(SCOPES.map((scope) => Type.Literal(scope)));
+
+/** Model families a node may serve. */
+export const MODEL_FAMILIES = ['chat', 'text', 'embedding', 'vision', 'voice'] as const;
+export type ModelFamily = (typeof MODEL_FAMILIES)[number];
+
+/** The scope a node needs to serve a model of each family. */
+export const SCOPE_FOR_FAMILY = {
+  chat: 'infer.chat',
+  text: 'infer.text',
+  embedding: 'infer.embed',
+  vision: 'infer.vision',
+  voice: 'infer.voice',
+} as const satisfies Record<ModelFamily, Scope>;
