@@ -1,0 +1,540 @@
+// gpumesh dashboard: sign in with an injected wallet (EIP-1193 window.ethereum), then read and
+// manage credits, keys, usage and stake through the coordinator's own API. Plain script, no
+// dependencies. The session token lives in sessionStorage (this tab only); the strict CSP of the
+// page keeps other scripts from reading it.
+
+(() => {
+  const SESSION_KEY = 'gpumesh.session';
+  const REFRESH_MS = 10_000;
+  const USAGE_DAYS = 14;
+  const DAY_MS = 86_400_000;
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const symbol = document.body.dataset.nativeSymbol || '';
+
+  const $ = (id) => document.getElementById(id);
+  let session = null; // { token, address }
+  let refreshTimer = null;
+
+  // ---------- helpers ----------
+
+  class ApiError extends Error {
+    constructor(message, status, code) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  async function api(method, path, body) {
+    const headers = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (session) headers.authorization = `Bearer ${session.token}`;
+    const response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!response.ok) {
+      const error = data?.error;
+      if (response.status === 401 && session && path !== '/api/auth/logout') {
+        endSession('Your session has expired. Sign in again.');
+      }
+      throw new ApiError(
+        error?.message || `Request failed (HTTP ${response.status}).`,
+        response.status,
+        error?.code,
+      );
+    }
+    return { status: response.status, data };
+  }
+
+  function setStatus(id, message, kind) {
+    const el = $(id);
+    if (!el) return;
+    el.textContent = message || '';
+    el.className = `status${kind ? ` ${kind}` : ''}`;
+  }
+
+  function failure(id) {
+    return (error) => setStatus(id, error instanceof Error ? error.message : String(error), 'error');
+  }
+
+  function formatUsd(value) {
+    return Number(value || 0).toLocaleString('en-US', {
+      style: 'currency',
+      currency: 'USD',
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 6,
+    });
+  }
+
+  function formatCount(value) {
+    return Number(value || 0).toLocaleString('en-US');
+  }
+
+  function formatDate(value) {
+    if (!value) return '—';
+    const date = new Date(value);
+    return Number.isNaN(date.getTime()) ? '—' : date.toISOString().slice(0, 16).replace('T', ' ');
+  }
+
+  function utf8ToHex(text) {
+    let hex = '0x';
+    for (const byte of new TextEncoder().encode(text)) hex += byte.toString(16).padStart(2, '0');
+    return hex;
+  }
+
+  /** "12.5" → "12.5000 SYM"; null unless it is a positive decimal with at most 4 fraction digits. */
+  function stakeAmount(input) {
+    const match = /^(\d+)(?:\.(\d{1,4}))?$/.exec(input.trim());
+    if (!match) return null;
+    const whole = match[1].replace(/^0+(?=\d)/, '');
+    const fraction = (match[2] || '').padEnd(4, '0');
+    if (/^0+$/.test(whole + fraction)) return null;
+    return `${whole}.${fraction} ${symbol}`;
+  }
+
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  function emptyRow(colspan, text) {
+    const tr = el('tr', undefined, 'empty');
+    const td = el('td', text);
+    td.colSpan = colspan;
+    tr.appendChild(td);
+    return tr;
+  }
+
+  async function copy(button) {
+    const source = $(button.dataset.copy);
+    if (!source) return;
+    try {
+      await navigator.clipboard.writeText(source.textContent);
+      button.textContent = 'Copied';
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.textContent = 'Press Ctrl-C';
+    }
+    setTimeout(() => {
+      button.textContent = 'Copy';
+    }, 2000);
+  }
+
+  // ---------- session ----------
+
+  async function signIn() {
+    const provider = window.ethereum;
+    if (!provider || typeof provider.request !== 'function') {
+      setStatus(
+        'signin-status',
+        'No browser wallet found. Install a wallet extension (MetaMask, Rabby, …) and reload.',
+        'error',
+      );
+      return;
+    }
+    const button = $('connect');
+    button.disabled = true;
+    try {
+      setStatus('signin-status', 'Waiting for your wallet to share an account…');
+      const accounts = await provider.request({ method: 'eth_requestAccounts' });
+      const address = accounts?.[0];
+      if (!address) throw new Error('The wallet shared no account.');
+      const nonce = await api('GET', `/api/auth/nonce?address=${encodeURIComponent(address)}`);
+      setStatus('signin-status', 'Sign the message in your wallet to prove it is yours…');
+      const signature = await provider.request({
+        method: 'personal_sign',
+        params: [utf8ToHex(nonce.data.message), address],
+      });
+      const verified = await api('POST', '/api/auth/verify', {
+        address,
+        message: nonce.data.message,
+        signature,
+      });
+      session = { token: verified.data.token, address };
+      sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+      setStatus('signin-status', '');
+      showApp();
+    } catch (error) {
+      const rejected = error && (error.code === 4001 || error.code === 'ACTION_REJECTED');
+      setStatus('signin-status', rejected ? 'Sign-in was cancelled in the wallet.' : error.message, 'error');
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  async function signOut() {
+    try {
+      await api('POST', '/api/auth/logout', {});
+    } catch {
+      // The token is dropped locally either way.
+    }
+    endSession('');
+  }
+
+  function endSession(message) {
+    session = null;
+    sessionStorage.removeItem(SESSION_KEY);
+    if (refreshTimer) clearInterval(refreshTimer);
+    refreshTimer = null;
+    $('app').hidden = true;
+    $('signin').hidden = false;
+    $('key-secret').hidden = true;
+    $('key-secret-value').textContent = '';
+    setStatus('signin-status', message, message ? 'error' : '');
+  }
+
+  function showApp() {
+    $('signin').hidden = true;
+    $('app').hidden = false;
+    $('account-address').textContent = session.address;
+    refreshAll();
+    if (!refreshTimer) refreshTimer = setInterval(refreshAll, REFRESH_MS);
+  }
+
+  function refreshAll() {
+    if (!session) return;
+    loadUser().catch(failure('app-status'));
+    loadProxy().catch(failure('topup-status'));
+    loadKeys().catch(failure('key-status'));
+    loadUsage().catch(failure('app-status'));
+    loadStake().catch(failure('stake-status'));
+  }
+
+  // ---------- credits ----------
+
+  async function loadUser() {
+    const { data } = await api('GET', '/api/user');
+    $('balance').textContent = formatUsd(data.credits.balance);
+    $('spend').textContent = formatUsd(data.credits.spend);
+  }
+
+  async function loadProxy() {
+    const { data } = await api('GET', '/api/keys/proxy');
+    $('proxy-address').textContent = data.proxyAddress;
+  }
+
+  async function topUp(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const body = {
+      source: form.elements.source.value,
+      paymentId: form.elements.paymentId.value.trim(),
+      amountUsd: Number(form.elements.amountUsd.value),
+    };
+    setStatus('topup-status', 'Checking the transfer on chain…');
+    try {
+      const { data } = await api('POST', '/api/user/topup', body);
+      if (data.status === 'pending') {
+        setStatus('topup-status', 'The transfer is not confirmed yet. Submit again in a few seconds.');
+      } else {
+        setStatus(
+          'topup-status',
+          `Credited ${formatUsd(data.creditedUsd)}. Balance ${formatUsd(data.balance)}.`,
+          'ok',
+        );
+        form.reset();
+      }
+      await loadUser();
+    } catch (error) {
+      failure('topup-status')(error);
+    }
+  }
+
+  // ---------- keys ----------
+
+  async function loadKeys() {
+    const { data } = await api('GET', '/api/router/keys');
+    const keys = Array.isArray(data) ? data : data.data || data.keys || [];
+    const rows = keys.map((key) => {
+      const tr = el('tr');
+      const name = el('th', key.name);
+      name.scope = 'row';
+      const prefix = el('td');
+      prefix.appendChild(el('code', `${key.prefix}…`));
+      const status = el('td');
+      status.appendChild(el('span', key.status, `badge ${key.status}`));
+      const action = el('td');
+      if (key.status === 'active') {
+        const revoke = el('button', 'Revoke', 'danger');
+        revoke.type = 'button';
+        revoke.setAttribute('aria-label', `Revoke key ${key.name}`);
+        revoke.addEventListener('click', () => revokeKey(key));
+        action.appendChild(revoke);
+      }
+      tr.append(
+        name,
+        prefix,
+        el('td', formatDate(key.createdAt)),
+        el('td', formatDate(key.lastUsedAt)),
+        el('td', formatUsd(key.spend), 'num'),
+        status,
+        action,
+      );
+      return tr;
+    });
+    $('keys-body').replaceChildren(...(rows.length ? rows : [emptyRow(7, 'No keys yet.')]));
+  }
+
+  async function createKey(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const name = form.elements.name.value.trim();
+    if (!name) return;
+    setStatus('key-status', 'Creating the key…');
+    try {
+      const { data } = await api('POST', '/api/router/keys', { name });
+      $('key-secret-value').textContent = data.key;
+      $('key-secret').hidden = false;
+      setStatus('key-status', `Key “${name}” created.`, 'ok');
+      form.reset();
+      await loadKeys();
+    } catch (error) {
+      failure('key-status')(error);
+    }
+  }
+
+  async function revokeKey(key) {
+    if (!window.confirm(`Revoke the key “${key.name}”? Clients using it stop working at once.`)) return;
+    try {
+      await api('DELETE', `/api/router/keys/${encodeURIComponent(key.id)}`);
+      setStatus('key-status', `Key “${key.name}” revoked.`, 'ok');
+      await loadKeys();
+    } catch (error) {
+      failure('key-status')(error);
+    }
+  }
+
+  // ---------- usage ----------
+
+  async function loadUsage() {
+    const to = new Date();
+    const from = new Date(to.getTime() - (USAGE_DAYS - 1) * DAY_MS);
+    const query = `from=${from.toISOString().slice(0, 10)}&to=${to.toISOString().slice(0, 10)}`;
+    const { data } = await api('GET', `/api/router/usage?${query}`);
+    renderUsage(data, from);
+  }
+
+  function renderUsage(usage, from) {
+    const totals = usage.totals || {};
+    $('usage-totals').textContent =
+      `${formatCount(totals.requests)} requests · ${formatCount(totals.totalTokens)} tokens · ${formatUsd(totals.cost)}`;
+
+    const byDay = new Map((usage.byDay || []).map((row) => [row.day, row]));
+    const days = [];
+    for (let i = 0; i < USAGE_DAYS; i += 1) {
+      const day = new Date(from.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+      const row = byDay.get(day);
+      days.push({ label: day.slice(5), value: row ? Number(row.cost) : 0, title: day });
+    }
+    drawColumns($('chart-days'), days, formatUsd);
+
+    const models = [...(usage.byModel || [])].sort((a, b) => b.totalTokens - a.totalTokens);
+    drawBars(
+      $('chart-models'),
+      models.map((m) => ({ label: m.model, value: Number(m.totalTokens) })),
+    );
+    const rows = models.map((m) => {
+      const tr = el('tr');
+      const name = el('th');
+      name.scope = 'row';
+      name.appendChild(el('code', m.model));
+      tr.append(
+        name,
+        el('td', formatCount(m.requests), 'num'),
+        el('td', formatCount(m.promptTokens), 'num'),
+        el('td', formatCount(m.completionTokens), 'num'),
+        el('td', formatUsd(m.cost), 'num'),
+      );
+      return tr;
+    });
+    $('usage-models-body').replaceChildren(...(rows.length ? rows : [emptyRow(5, 'No usage yet.')]));
+  }
+
+  function svg(tag, attributes, text) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  /** Clears a chart but keeps its <title> (its accessible name). */
+  function resetChart(chart) {
+    for (const child of [...chart.children]) if (child.tagName !== 'title') child.remove();
+  }
+
+  /** Vertical columns, one per day, labelled below, tallest value on top. */
+  function drawColumns(chart, points, format) {
+    resetChart(chart);
+    const width = 520;
+    const height = 220;
+    const top = 22;
+    const bottom = 28;
+    const max = Math.max(...points.map((p) => p.value), 0);
+    const slot = width / points.length;
+    const barWidth = Math.max(4, slot * 0.62);
+    chart.appendChild(
+      svg('line', { class: 'axis', x1: 0, x2: width, y1: height - bottom, y2: height - bottom }),
+    );
+    points.forEach((point, i) => {
+      const h = max > 0 ? ((height - top - bottom) * point.value) / max : 0;
+      const x = i * slot + (slot - barWidth) / 2;
+      const bar = svg('rect', {
+        class: 'bar',
+        x: x.toFixed(1),
+        y: (height - bottom - h).toFixed(1),
+        width: barWidth.toFixed(1),
+        height: Math.max(h, point.value > 0 ? 1 : 0).toFixed(1),
+        rx: 2,
+      });
+      bar.appendChild(svg('title', {}, `${point.title}: ${format(point.value)}`));
+      chart.appendChild(bar);
+      if (i % 2 === 0 || points.length <= 8) {
+        chart.appendChild(
+          svg(
+            'text',
+            { x: (x + barWidth / 2).toFixed(1), y: height - 10, 'text-anchor': 'middle' },
+            point.label,
+          ),
+        );
+      }
+    });
+    const label = max > 0 ? `max ${format(max)}` : 'no spend in this period';
+    chart.appendChild(svg('text', { x: 0, y: 12, class: 'value' }, label));
+  }
+
+  /** Horizontal bars, one per model (top 6), value at the end of each bar. */
+  function drawBars(chart, points) {
+    resetChart(chart);
+    const width = 520;
+    const shown = points.slice(0, 6);
+    if (shown.length === 0) {
+      chart.appendChild(svg('text', { x: 260, y: 110, 'text-anchor': 'middle' }, 'No tokens used yet'));
+      return;
+    }
+    const labelWidth = 170;
+    const valueWidth = 80;
+    const row = 220 / 6;
+    const max = Math.max(...shown.map((p) => p.value), 1);
+    shown.forEach((point, i) => {
+      const y = i * row + 6;
+      const w = ((width - labelWidth - valueWidth) * point.value) / max;
+      const name = point.label.length > 24 ? `${point.label.slice(0, 23)}…` : point.label;
+      chart.appendChild(svg('text', { x: 0, y: y + row / 2, 'dominant-baseline': 'middle' }, name));
+      const bar = svg('rect', {
+        class: 'bar-alt',
+        x: labelWidth,
+        y: y + 4,
+        width: Math.max(w, 1).toFixed(1),
+        height: (row - 14).toFixed(1),
+        rx: 3,
+      });
+      bar.appendChild(svg('title', {}, `${point.label}: ${formatCount(point.value)} tokens`));
+      chart.appendChild(bar);
+      chart.appendChild(
+        svg(
+          'text',
+          {
+            x: (labelWidth + w + 6).toFixed(1),
+            y: y + row / 2,
+            'dominant-baseline': 'middle',
+            class: 'value',
+          },
+          formatCount(point.value),
+        ),
+      );
+    });
+  }
+
+  // ---------- staking ----------
+
+  async function tx(method, params) {
+    const { data } = await api('POST', '/tx', { method, params });
+    return data;
+  }
+
+  function renderStake(stake) {
+    $('stake-quantity').textContent = stake.quantity;
+    $('stake-tier').textContent = stake.tier;
+    $('stake-claimable').textContent = stake.claimable;
+  }
+
+  async function loadStake() {
+    const data = await tx('chain_getStake', [session.address]);
+    renderStake(data.stake);
+  }
+
+  async function stake(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const amount = stakeAmount(form.elements.amount.value);
+    if (!amount) {
+      setStatus('stake-status', 'Enter a positive amount with at most 4 decimals.', 'error');
+      return;
+    }
+    setStatus('stake-status', `Staking ${amount}…`);
+    try {
+      const data = await tx('chain_stake', [session.address, amount]);
+      renderStake(data.stake);
+      setStatus('stake-status', `Staked ${amount}. Transaction ${data.txId}.`, 'ok');
+      form.reset();
+    } catch (error) {
+      failure('stake-status')(error);
+    }
+  }
+
+  async function claim() {
+    setStatus('stake-status', 'Claiming rewards…');
+    try {
+      const data = await tx('chain_claim', [session.address]);
+      renderStake(data.stake);
+      setStatus('stake-status', `Claimed ${data.claimed}. Transaction ${data.txId}.`, 'ok');
+    } catch (error) {
+      failure('stake-status')(error);
+    }
+  }
+
+  // ---------- wiring ----------
+
+  $('connect').addEventListener('click', signIn);
+  $('signout').addEventListener('click', signOut);
+  $('refresh').addEventListener('click', refreshAll);
+  $('topup-form').addEventListener('submit', topUp);
+  $('key-form').addEventListener('submit', createKey);
+  $('stake-form').addEventListener('submit', stake);
+  $('claim').addEventListener('click', claim);
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', () => copy(button));
+  }
+  if (window.ethereum && typeof window.ethereum.on === 'function') {
+    window.ethereum.on('accountsChanged', (accounts) => {
+      if (session && accounts?.[0]?.toLowerCase() !== session.address.toLowerCase()) {
+        endSession('The wallet switched accounts. Sign in again.');
+      }
+    });
+  }
+
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(SESSION_KEY) || 'null');
+    if (saved?.token && saved.address) {
+      session = saved;
+      showApp();
+    }
+  } catch {
+    sessionStorage.removeItem(SESSION_KEY);
+  }
+})();

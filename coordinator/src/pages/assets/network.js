@@ -1,0 +1,109 @@
+// gpumesh /network page: refreshes the live stats from GET /api/network/stats and wires the copy
+// buttons. Plain script, no dependencies; the server renders the first state, so this only updates.
+
+(() => {
+  const refreshMs = Number(document.body.dataset.refreshMs) || 5000;
+
+  function formatUsd(value) {
+    return value.toLocaleString('en-US', {
+      style: 'currency',
+      currency: 'USD',
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 6,
+    });
+  }
+
+  // Kept in step with price() in render-network-page.ts.
+  function price(p, side, symbol) {
+    const usd = formatUsd(side === 'input' ? p.inputUsdPerMTok : p.outputUsdPerMTok);
+    if (p.currency === 'USD') return usd;
+    return `${side === 'input' ? p.inputPerMTok : p.outputPerMTok} ${symbol} ≈ ${usd}`;
+  }
+
+  function cell(tag, text, className) {
+    const el = document.createElement(tag);
+    el.textContent = text;
+    if (className) el.className = className;
+    return el;
+  }
+
+  function renderModels(stats) {
+    const body = document.getElementById('models-body');
+    if (!body) return;
+    const rows = stats.models.map((model) => {
+      const tr = document.createElement('tr');
+      const name = cell('th', '');
+      name.scope = 'row';
+      name.appendChild(cell('code', model.id));
+      tr.append(
+        name,
+        cell('td', model.family),
+        cell('td', String(model.nodes), 'num'),
+        cell('td', price(model.cheapest, 'input', stats.nativeSymbol), 'num'),
+        cell('td', price(model.cheapest, 'output', stats.nativeSymbol), 'num'),
+      );
+      return tr;
+    });
+    if (rows.length === 0) {
+      const tr = document.createElement('tr');
+      tr.className = 'empty';
+      const td = cell('td', 'No model is being served right now. Run a node below to be the first.');
+      td.colSpan = 5;
+      tr.appendChild(td);
+      rows.push(tr);
+    }
+    body.replaceChildren(...rows);
+  }
+
+  function lookup(stats, path) {
+    return path.split('.').reduce((value, key) => (value == null ? undefined : value[key]), stats);
+  }
+
+  function render(stats) {
+    for (const el of document.querySelectorAll('[data-stat]')) {
+      const value = lookup(stats, el.dataset.stat);
+      if (typeof value === 'number') el.textContent = value.toLocaleString('en-US');
+    }
+    renderModels(stats);
+    const updated = document.getElementById('stats-updated');
+    if (updated) {
+      updated.dateTime = stats.updatedAt;
+      updated.textContent = `${stats.updatedAt.slice(11, 19)} UTC`;
+    }
+  }
+
+  async function refresh() {
+    try {
+      const response = await fetch('/api/network/stats', { headers: { accept: 'application/json' } });
+      if (response.ok) render(await response.json());
+    } catch {
+      // Offline for a moment: keep the last figures and try again on the next tick.
+    }
+  }
+
+  async function copy(button) {
+    const source = document.getElementById(button.dataset.copy);
+    if (!source) return;
+    const text = source.textContent;
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = 'Copied';
+    } catch {
+      // No clipboard permission (plain http, old browser): select the text so Ctrl-C works.
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.textContent = 'Press Ctrl-C';
+    }
+    setTimeout(() => {
+      button.textContent = 'Copy';
+    }, 2000);
+  }
+
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', () => copy(button));
+  }
+  setInterval(refresh, refreshMs);
+})();

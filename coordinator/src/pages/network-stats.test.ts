@@ -1,0 +1,108 @@
+import { describe, expect, test } from 'vitest';
+import { buildNetworkStats, type NetworkNodeView } from './network-stats.js';
+
+const NOW = Date.UTC(2026, 0, 2, 3, 4, 5);
+const usd = (id: string, input: string, output: string, family = 'chat') => ({
+  id,
+  family,
+  price: { currency: 'USD' as const, inputPerMTok: input, outputPerMTok: output },
+});
+const native = (id: string, input: string, output: string) => ({
+  id,
+  family: 'chat',
+  price: { currency: 'NATIVE' as const, inputPerMTok: input, outputPerMTok: output },
+});
+
+function stats(nodes: NetworkNodeView[]) {
+  return buildNetworkStats({
+    nodes,
+    tokensServed: { prompt: 120n, completion: 80n },
+    nativeUsdPriceNano: 2_000_000_000n, // 1 native token = $2
+    nativeSymbol: 'GM',
+    now: NOW,
+  });
+}
+
+describe('buildNetworkStats', () => {
+  test('default', () => {
+    const result = stats([
+      { state: 'online', role: 'gpu', tier: 'gold', models: [usd('llama', '200000000', '400000000')] },
+      { state: 'busy', role: 'cpu', tier: 'none', models: [usd('llama', '100000000', '300000000')] },
+      { state: 'offline', role: 'cpu', tier: 'basic', models: [usd('llama', '1', '1')] },
+    ]);
+    expect(result).toEqual({
+      updatedAt: '2026-01-02T03:04:05.000Z',
+      nodes: {
+        total: 3,
+        routable: 2,
+        byState: { online: 1, busy: 1, draining: 0, connecting: 0, offline: 1, suspended: 0 },
+        byRole: { gpu: 1, cpu: 2, network: 0 },
+        byTier: { none: 1, basic: 1, silver: 0, gold: 1, platinum: 0 },
+      },
+      models: [
+        {
+          id: 'llama',
+          family: 'chat',
+          nodes: 2,
+          cheapest: {
+            currency: 'USD',
+            inputPerMTok: '0.1',
+            outputPerMTok: '0.3',
+            inputUsdPerMTok: 0.1,
+            outputUsdPerMTok: 0.3,
+          },
+        },
+      ],
+      tokensServed: { prompt: 120, completion: 80, total: 200 },
+      nativeSymbol: 'GM',
+    });
+  });
+
+  test('behavior: native-priced offers are ranked at the configured USD price', () => {
+    const result = stats([
+      { state: 'online', role: 'gpu', tier: 'none', models: [usd('m', '500000000', '500000000')] },
+      // 0.1 GM + 0.2 GM = 0.3 GM = $0.60 < $1.00
+      {
+        state: 'online',
+        role: 'gpu',
+        tier: 'none',
+        models: [native('m', '100000000000000000', '200000000000000000')],
+      },
+    ]);
+    expect(result.models[0]?.cheapest).toEqual({
+      currency: 'NATIVE',
+      inputPerMTok: '0.1',
+      outputPerMTok: '0.2',
+      inputUsdPerMTok: 0.2,
+      outputUsdPerMTok: 0.4,
+    });
+  });
+
+  test('behavior: models only from routable nodes, sorted, each node counted once', () => {
+    const result = stats([
+      { state: 'draining', role: 'gpu', tier: 'none', models: [usd('gone', '1', '1')] },
+      {
+        state: 'online',
+        role: 'gpu',
+        tier: 'none',
+        models: [usd('b', '1', '1'), usd('b', '2', '2'), usd('a', '3', '3')],
+      },
+    ]);
+    expect(result.models.map((m) => [m.id, m.nodes])).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+  });
+
+  test('behavior: an offer with a malformed price is left out', () => {
+    const result = stats([{ state: 'online', role: 'gpu', tier: 'none', models: [usd('x', '1.5', '2')] }]);
+    expect(result.models).toEqual([]);
+  });
+
+  test('behavior: unknown states, roles and tiers are still counted', () => {
+    const result = stats([{ state: 'weird', role: 'tpu', tier: 'mythic', models: [] }]);
+    expect(result.nodes.byState.weird).toBe(1);
+    expect(result.nodes.byRole.tpu).toBe(1);
+    expect(result.nodes.byTier.mythic).toBe(1);
+  });
+});

@@ -1,0 +1,174 @@
+import { formatUnits } from 'viem';
+
+/**
+ * Public network statistics for the /network page and `GET /api/network/stats`, computed from the
+ * hub's live node list and the usage totals. Pure: the route gathers the inputs.
+ */
+
+/** Presence states, roles and tiers always listed (zero when empty), in display order. */
+export const STAT_STATES = ['online', 'busy', 'draining', 'connecting', 'offline', 'suspended'] as const;
+export const STAT_ROLES = ['gpu', 'cpu', 'network'] as const;
+export const STAT_TIERS = ['none', 'basic', 'silver', 'gold', 'platinum'] as const;
+
+/** States in which the router may send a node work: only these count for model prices. */
+export const ROUTABLE_STATES: ReadonlySet<string> = new Set(['online', 'busy']);
+
+const WEI_PER_NATIVE = 10n ** 18n;
+const NANO_PER_USD = 1e9;
+
+/** A model a node offers, with its price per million tokens in base units (protocol `ModelOffer`). */
+export type NetworkModelOffer = {
+  readonly id: string;
+  readonly family: string;
+  readonly price: {
+    readonly currency: 'USD' | 'NATIVE';
+    /** Integer string: nanousd when currency is USD, wei when NATIVE. */
+    readonly inputPerMTok: string;
+    readonly outputPerMTok: string;
+  };
+};
+
+/** One node session as the hub holds it. */
+export type NetworkNodeView = {
+  readonly state: string;
+  readonly role: string;
+  readonly tier: string;
+  readonly models: readonly NetworkModelOffer[];
+};
+
+export type TokensServed = { readonly prompt: bigint; readonly completion: bigint };
+
+export type NetworkStatsInput = {
+  readonly nodes: readonly NetworkNodeView[];
+  readonly tokensServed: TokensServed;
+  /** Nanousd per 1 native token, to compare native-priced offers with USD-priced ones. */
+  readonly nativeUsdPriceNano: bigint;
+  /** Symbol of the native token, shown beside native prices. */
+  readonly nativeSymbol: string;
+  readonly now: number;
+};
+
+export type ModelPrice = {
+  readonly currency: 'USD' | 'NATIVE';
+  /** The offer's own price per million tokens, as a decimal string in its currency. */
+  readonly inputPerMTok: string;
+  readonly outputPerMTok: string;
+  /** The same price in USD per million tokens (native converted at the configured price). */
+  readonly inputUsdPerMTok: number;
+  readonly outputUsdPerMTok: number;
+};
+
+export type ModelStats = {
+  readonly id: string;
+  readonly family: string;
+  /** Routable nodes offering the model. */
+  readonly nodes: number;
+  /** The offer with the lowest input + output price in USD. */
+  readonly cheapest: ModelPrice;
+};
+
+export type NetworkStats = {
+  readonly updatedAt: string;
+  readonly nodes: {
+    readonly total: number;
+    readonly routable: number;
+    readonly byState: Readonly<Record<string, number>>;
+    readonly byRole: Readonly<Record<string, number>>;
+    readonly byTier: Readonly<Record<string, number>>;
+  };
+  readonly models: readonly ModelStats[];
+  readonly tokensServed: { readonly prompt: number; readonly completion: number; readonly total: number };
+  readonly nativeSymbol: string;
+};
+
+/** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
+export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
+  const byState = zeroCounts(STAT_STATES);
+  const byRole = zeroCounts(STAT_ROLES);
+  const byTier = zeroCounts(STAT_TIERS);
+  const models = new Map<string, { family: string; nodes: number; best: ModelPrice; bestNano: bigint }>();
+  let routable = 0;
+
+  for (const node of input.nodes) {
+    byState[node.state] = (byState[node.state] ?? 0) + 1;
+    byRole[node.role] = (byRole[node.role] ?? 0) + 1;
+    byTier[node.tier] = (byTier[node.tier] ?? 0) + 1;
+    if (!ROUTABLE_STATES.has(node.state)) continue;
+    routable += 1;
+    const seen = new Set<string>();
+    for (const offer of node.models) {
+      const price = priceOf(offer, input.nativeUsdPriceNano);
+      if (!price) continue;
+      const entry = models.get(offer.id);
+      const counted = seen.has(offer.id) ? 0 : 1;
+      seen.add(offer.id);
+      if (!entry) {
+        models.set(offer.id, { family: offer.family, nodes: 1, best: price.view, bestNano: price.totalNano });
+      } else {
+        entry.nodes += counted;
+        if (price.totalNano < entry.bestNano) {
+          entry.best = price.view;
+          entry.bestNano = price.totalNano;
+        }
+      }
+    }
+  }
+
+  const total = input.tokensServed.prompt + input.tokensServed.completion;
+  return {
+    updatedAt: new Date(input.now).toISOString(),
+    nodes: { total: input.nodes.length, routable, byState, byRole, byTier },
+    models: [...models.entries()]
+      .map(([id, m]) => ({ id, family: m.family, nodes: m.nodes, cheapest: m.best }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+    tokensServed: {
+      prompt: Number(input.tokensServed.prompt),
+      completion: Number(input.tokensServed.completion),
+      total: Number(total),
+    },
+    nativeSymbol: input.nativeSymbol,
+  };
+}
+
+function zeroCounts(keys: readonly string[]): Record<string, number> {
+  return Object.fromEntries(keys.map((key) => [key, 0]));
+}
+
+/** The offer's price in nanousd (for comparing) and for display; null when it is not an integer. */
+function priceOf(
+  offer: NetworkModelOffer,
+  nativeUsdPriceNano: bigint,
+): { totalNano: bigint; view: ModelPrice } | null {
+  const input = parseBaseUnits(offer.price.inputPerMTok);
+  const output = parseBaseUnits(offer.price.outputPerMTok);
+  if (input === null || output === null) return null;
+  const toNano =
+    offer.price.currency === 'USD'
+      ? (v: bigint) => v
+      : (v: bigint) => (v * nativeUsdPriceNano) / WEI_PER_NATIVE;
+  const decimals = offer.price.currency === 'USD' ? 9 : 18;
+  const inputNano = toNano(input);
+  const outputNano = toNano(output);
+  return {
+    totalNano: inputNano + outputNano,
+    view: {
+      currency: offer.price.currency,
+      inputPerMTok: formatUnits(input, decimals),
+      outputPerMTok: formatUnits(output, decimals),
+      inputUsdPerMTok: Number(inputNano) / NANO_PER_USD,
+      outputUsdPerMTok: Number(outputNano) / NANO_PER_USD,
+    },
+  };
+}
+
+function parseBaseUnits(value: string): bigint | null {
+  return /^\d{1,40}$/.test(value) ? BigInt(value) : null;
+}
+
+/** Where the stats come from: the hub's live sessions and the usage totals (supplied by app.ts). */
+export type NetworkSource = {
+  /** Every node session the hub holds now, in any state. */
+  listNodes(): readonly NetworkNodeView[];
+  /** Tokens served since the network started (all usage rows). */
+  tokensServed(): Promise<TokensServed>;
+};

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { afterAll, describe, expect, test } from 'vitest';
+import type { NetworkNodeView } from './network-stats.js';
+import { PAGES_CSP, type PagesRoutesOptions, pagesRoutes } from './pages-routes.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'gpumesh-pages-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const installPath = join(dir, 'install.sh');
+writeFileSync(installPath, '#!/bin/sh\nDEFAULT_COORDINATOR="http://127.0.0.1:8080"\n');
+
+const nodes: NetworkNodeView[] = [
+  {
+    state: 'online',
+    role: 'gpu',
+    tier: 'silver',
+    models: [
+      {
+        id: 'tiny-<chat>',
+        family: 'chat',
+        price: { currency: 'USD', inputPerMTok: '100000000', outputPerMTok: '200000000' },
+      },
+    ],
+  },
+];
+
+async function build(overrides: Partial<PagesRoutesOptions> = {}) {
+  const app = Fastify();
+  await app.register(pagesRoutes, {
+    appUrl: 'http://mesh.test:8080/',
+    routerUrl: 'http://mesh.test:8080',
+    nativeSymbol: 'GM',
+    nativeUsdPriceNano: 1_000_000_000n,
+    network: { listNodes: () => nodes, tokensServed: async () => ({ prompt: 1000n, completion: 234n }) },
+    installScriptPath: installPath,
+    now: () => Date.UTC(2026, 0, 1, 12, 0, 0),
+    ...overrides,
+  });
+  return app;
+}
+
+describe('pagesRoutes', () => {
+  test('default: /network renders the live stats and the install commands under a strict CSP', async () => {
+    const app = await build();
+    const response = await app.inject('/network');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(response.headers['content-security-policy']).toBe(PAGES_CSP);
+    const page = response.body;
+    expect(page).toContain('<script src="/assets/network.js" defer></script>');
+    expect(page).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
+    expect(page).not.toMatch(/style="/); // no inline style (the CSP would block it)
+    expect(page).toContain('<p class="kpi-value" data-stat="tokensServed.total">1,234</p>');
+    expect(page).toContain('<dd data-stat="nodes.byTier.silver">1</dd>');
+    expect(page).toContain('<code>tiny-&lt;chat&gt;</code>'); // node-supplied text is escaped
+    expect(page).toContain('$0.10');
+    for (const role of ['gpu', 'cpu', 'network']) {
+      expect(page).toContain(
+        `curl -fsSL http://mesh.test:8080/install.sh | sh -s -- --role ${role} --coordinator http://mesh.test:8080`,
+      );
+    }
+    await app.close();
+  });
+
+  test('behavior: /api/network/stats is public JSON', async () => {
+    const app = await build();
+    const response = await app.inject('/api/network/stats');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({
+      updatedAt: '2026-01-01T12:00:00.000Z',
+      nodes: { total: 1, routable: 1 },
+      models: [{ id: 'tiny-<chat>', nodes: 1 }],
+      tokensServed: { prompt: 1000, completion: 234, total: 1234 },
+    });
+    await app.close();
+  });
+
+  test('behavior: /dashboard is a static shell with its own script', async () => {
+    const app = await build();
+    const response = await app.inject('/dashboard');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-security-policy']).toBe(PAGES_CSP);
+    expect(response.body).toContain('<script src="/assets/dashboard.js" defer></script>');
+    expect(response.body).toContain('data-native-symbol="GM"');
+    expect(response.body).toContain('id="connect"');
+    await app.close();
+  });
+
+  test('behavior: assets are served with their type and revalidated by etag', async () => {
+    const app = await build();
+    const first = await app.inject('/assets/dashboard.js');
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(first.body).toContain('eth_requestAccounts');
+    const again = await app.inject({
+      url: '/assets/dashboard.js',
+      headers: { 'if-none-match': String(first.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    expect((await app.inject('/assets/gpumesh.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await app.inject('/assets/favicon.svg')).headers['content-type']).toBe('image/svg+xml');
+    expect((await app.inject('/assets/..%2Fpages-routes.ts')).statusCode).toBe(404);
+    expect((await app.inject('/assets/nope.js')).statusCode).toBe(404);
+    await app.close();
+  });
+
+  test('behavior: /install.sh names this coordinator as the default', async () => {
+    const app = await build();
+    const response = await app.inject('/install.sh');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/x-shellscript; charset=utf-8');
+    expect(response.body).toBe('#!/bin/sh\nDEFAULT_COORDINATOR="http://mesh.test:8080"\n');
+    await app.close();
+  });
+
+  test('error: /install.sh is 404 while the script is absent', async () => {
+    const app = await build({ installScriptPath: join(dir, 'missing.sh') });
+    expect((await app.inject('/install.sh')).statusCode).toBe(404);
+    await app.close();
+  });
+});

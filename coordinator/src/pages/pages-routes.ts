@@ -1,0 +1,119 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { loadAssets } from './load-assets.js';
+import { buildNetworkStats, type NetworkSource } from './network-stats.js';
+import { renderDashboardPage } from './render-dashboard-page.js';
+import { renderInstallScript } from './render-install-script.js';
+import { ASSETS_PREFIX } from './render-layout.js';
+import { renderNetworkPage } from './render-network-page.js';
+
+/**
+ * The pages' Content-Security-Policy: only this origin's own script, stylesheet and images, calls
+ * only to this origin; no inline script or style, no framing, no plugins, no form posts elsewhere.
+ */
+export const PAGES_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** install.sh at the repository root (written by the node package). */
+export const DEFAULT_INSTALL_SCRIPT_PATH = fileURLToPath(new URL('../../../install.sh', import.meta.url));
+const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+/** How long browsers and proxies may reuse the public stats, in seconds. */
+const STATS_MAX_AGE_S = 2;
+
+export type PagesRoutesOptions = {
+  /** This coordinator's public URL (filled into install.sh and the install commands). */
+  readonly appUrl: string;
+  /** Base URL of the OpenAI-compatible router. */
+  readonly routerUrl: string;
+  readonly nativeSymbol: string;
+  /** Nanousd per 1 native token, to rank native-priced offers against USD-priced ones. */
+  readonly nativeUsdPriceNano: bigint;
+  /** The hub's live nodes and the usage totals. */
+  readonly network: NetworkSource;
+  readonly installScriptPath?: string;
+  /** Milliseconds since the epoch (the app's clock). */
+  readonly now?: () => number;
+};
+
+/**
+ * `GET /network` (live stats + provider setup), `GET /dashboard` (wallet sign-in, credits, keys,
+ * usage, staking), `GET /api/network/stats` (public JSON), `GET /install.sh` (with this
+ * coordinator's URL as the default) and the pages' static files under `/assets/`.
+ */
+export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOptions): Promise<void> {
+  const now = options.now ?? Date.now;
+  const installScriptPath = options.installScriptPath ?? DEFAULT_INSTALL_SCRIPT_PATH;
+  const assets = await loadAssets(ASSETS_DIR);
+  const appUrl = options.appUrl.replace(/\/+$/, '');
+  const routerUrl = options.routerUrl.replace(/\/+$/, '');
+  const dashboard = renderDashboardPage({ nativeSymbol: options.nativeSymbol, routerUrl });
+
+  async function stats() {
+    return buildNetworkStats({
+      nodes: options.network.listNodes(),
+      tokensServed: await options.network.tokensServed(),
+      nativeUsdPriceNano: options.nativeUsdPriceNano,
+      nativeSymbol: options.nativeSymbol,
+      now: now(),
+    });
+  }
+
+  function sendPage(reply: FastifyReply, body: string) {
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', PAGES_CSP)
+      .header('cache-control', 'no-cache')
+      .send(body);
+  }
+
+  app.get('/network', { schema: { hide: true } }, async (_request, reply) =>
+    sendPage(reply, renderNetworkPage({ stats: await stats(), appUrl, routerUrl })),
+  );
+
+  app.get('/dashboard', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, dashboard));
+
+  app.get(
+    '/api/network/stats',
+    { schema: { summary: 'Public live network statistics', tags: ['network'] } },
+    async (_request, reply) => {
+      reply.header('cache-control', `public, max-age=${STATS_MAX_AGE_S}`);
+      return stats();
+    },
+  );
+
+  app.get<{ Params: { name: string } }>(
+    `${ASSETS_PREFIX}/:name`,
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const asset = assets.get(request.params.name);
+      if (!asset) return reply.callNotFound();
+      reply.header('etag', asset.etag).header('cache-control', 'no-cache');
+      if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+      return reply.type(asset.type).send(asset.body);
+    },
+  );
+
+  app.get('/install.sh', { schema: { hide: true } }, async (_request, reply) => {
+    let script: string;
+    try {
+      script = await readFile(installScriptPath, 'utf8');
+    } catch {
+      return reply.callNotFound();
+    }
+    return reply
+      .type('text/x-shellscript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(renderInstallScript(script, appUrl));
+  });
+}

@@ -1,0 +1,150 @@
+import { html, type SafeHtml } from './html.js';
+import type { ModelPrice, NetworkStats } from './network-stats.js';
+import { renderLayout } from './render-layout.js';
+
+/** How often the page script refreshes the stats, in milliseconds (read from <body data-refresh-ms>). */
+export const NETWORK_REFRESH_MS = 5_000;
+
+export type NetworkPageOptions = {
+  readonly stats: NetworkStats;
+  /** This coordinator's public URL: nodes connect here and the installer is served from here. */
+  readonly appUrl: string;
+  /** Base URL of the OpenAI-compatible router (clients use `<routerUrl>/v1`). */
+  readonly routerUrl: string;
+};
+
+/** The three kinds of provider node, as the installer's `--role` names them. */
+const NODE_KINDS = [
+  {
+    role: 'gpu',
+    title: 'GPU node',
+    text: 'Serves chat, embedding, vision and voice models on NVIDIA, AMD or Apple GPUs and earns for every token.',
+  },
+  {
+    role: 'cpu',
+    title: 'CPU node',
+    text: 'Serves small chat and embedding models on any machine with a few free cores and some RAM.',
+  },
+  {
+    role: 'network',
+    title: 'Network node',
+    text: 'Relays jobs and peer-RPC between coordinators and nodes; needs bandwidth, not a GPU.',
+  },
+] as const;
+
+/** `curl -fsSL <app>/install.sh | sh -s -- --role <role> --coordinator <app>`. */
+function installCommand(appUrl: string, role: string): string {
+  return `curl -fsSL ${appUrl}/install.sh | sh -s -- --role ${role} --coordinator ${appUrl}`;
+}
+
+/** The /network page: live stats (refreshed by network.js) and the one-command provider setup. */
+export function renderNetworkPage(options: NetworkPageOptions): string {
+  const { stats } = options;
+  const main = html`
+<section class="intro">
+  <h1>The gpumesh network</h1>
+  <p class="lead">Open, paid AI inference. Point any OpenAI SDK at
+    <code>${options.routerUrl}/v1</code>; every request goes to the cheapest live node that serves the model.</p>
+</section>
+
+<section aria-labelledby="stats-title">
+  <div class="section-head">
+    <h2 id="stats-title">Live network</h2>
+    <p class="muted" aria-live="polite">Updated <time id="stats-updated" datetime="${stats.updatedAt}">${stats.updatedAt.slice(11, 19)} UTC</time></p>
+  </div>
+  <div class="cards kpis">
+    ${kpi('Nodes online', 'nodes.routable', stats.nodes.routable)}
+    ${kpi('Nodes connected', 'nodes.total', stats.nodes.total)}
+    ${kpi('Models served', 'models.length', stats.models.length)}
+    ${kpi('Tokens served', 'tokensServed.total', stats.tokensServed.total)}
+  </div>
+  <div class="cards breakdowns">
+    ${breakdown('By state', 'byState', stats.nodes.byState)}
+    ${breakdown('By role', 'byRole', stats.nodes.byRole, ROLE_LABELS)}
+    ${breakdown('By tier', 'byTier', stats.nodes.byTier)}
+  </div>
+  <div class="card">
+    <h3>Models and their cheapest prices</h3>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">Models served by online nodes, with the cheapest price per million tokens</caption>
+      <thead><tr><th scope="col">Model</th><th scope="col">Family</th><th scope="col" class="num">Nodes</th><th scope="col" class="num">Input / 1M tokens</th><th scope="col" class="num">Output / 1M tokens</th></tr></thead>
+      <tbody id="models-body">${modelRows(stats)}</tbody>
+    </table>
+    </div>
+  </div>
+</section>
+
+<section aria-labelledby="setup-title" id="setup">
+  <div class="section-head">
+    <h2 id="setup-title">Run a provider node</h2>
+  </div>
+  <p>One command installs the gpumesh node daemon, detects your hardware, and connects it to this
+    coordinator at <code>${options.appUrl}</code>. It needs Linux or macOS with Node.js 20.</p>
+  <div class="setup">
+    ${NODE_KINDS.map((kind) => {
+      const command = installCommand(options.appUrl, kind.role);
+      return html`<article class="card install" data-role="${kind.role}">
+      <div class="install-text"><h3>${kind.title}</h3><p>${kind.text}</p></div>
+      <div class="command">
+        <pre><code id="install-${kind.role}">${command}</code></pre>
+        <button type="button" class="copy" data-copy="install-${kind.role}" aria-label="Copy the ${kind.title} install command">Copy</button>
+      </div>
+    </article>`;
+    })}
+  </div>
+  <p class="muted">The installer is plain shell: read it first at <a href="/install.sh">/install.sh</a>.
+    Stake the native token from the <a href="/dashboard">dashboard</a> to climb the tier ladder.</p>
+</section>`;
+  return renderLayout({
+    title: 'Network',
+    current: 'network',
+    script: 'network.js',
+    main,
+    data: { 'refresh-ms': String(NETWORK_REFRESH_MS) },
+  });
+}
+
+function kpi(label: string, key: string, value: number): SafeHtml {
+  return html`<div class="card kpi"><p class="kpi-label">${label}</p><p class="kpi-value" data-stat="${key}">${value.toLocaleString('en-US')}</p></div>`;
+}
+
+const ROLE_LABELS: Readonly<Record<string, string>> = { gpu: 'GPU', cpu: 'CPU', network: 'Network' };
+
+function breakdown(
+  title: string,
+  group: string,
+  counts: Readonly<Record<string, number>>,
+  labels: Readonly<Record<string, string>> = {},
+): SafeHtml {
+  return html`<div class="card"><h3>${title}</h3><dl class="counts">${Object.entries(counts).map(
+    ([name, count]) =>
+      html`<div><dt>${labels[name] ?? name[0]?.toUpperCase() + name.slice(1)}</dt><dd data-stat="nodes.${group}.${name}">${count.toLocaleString('en-US')}</dd></div>`,
+  )}</dl></div>`;
+}
+
+function modelRows(stats: NetworkStats): SafeHtml {
+  if (stats.models.length === 0) {
+    return html`<tr class="empty"><td colspan="5">No model is being served right now. Run a node below to be the first.</td></tr>`;
+  }
+  return html`${stats.models.map(
+    (model) =>
+      html`<tr><th scope="row"><code>${model.id}</code></th><td>${model.family}</td><td class="num">${model.nodes}</td><td class="num">${price(model.cheapest, 'input', stats.nativeSymbol)}</td><td class="num">${price(model.cheapest, 'output', stats.nativeSymbol)}</td></tr>`,
+  )}`;
+}
+
+/** `$0.10`, or `0.5 GM ≈ $0.10` for a native-priced offer. Kept in step with network.js. */
+function price(p: ModelPrice, side: 'input' | 'output', symbol: string): string {
+  const usd = formatUsd(side === 'input' ? p.inputUsdPerMTok : p.outputUsdPerMTok);
+  if (p.currency === 'USD') return usd;
+  return `${side === 'input' ? p.inputPerMTok : p.outputPerMTok} ${symbol} ≈ ${usd}`;
+}
+
+function formatUsd(value: number): string {
+  return value.toLocaleString('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 6,
+  });
+}
