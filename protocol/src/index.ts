@@ -31,4 +31,11 @@ export { type ParseFrameOptions, parseFrame, type RawFrame } from './parseFrame.
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export * from './scopes.js';
+export {
+  frameAllowed,
+  type Receiver,
+  SESSION_ORDER,
+  SESSION_PHASES,
+  type SessionPhase,
+} from './sessionOrder.js';
 export * from './tiers.js';

@@ -152,7 +152,7 @@ export const ResultFrame = frame(
   {
     jobId: Id,
     /** The full OpenAI response, with usage. */
-    response: Type.Object({ usage: Usage }, { additionalProperties: true }),
+    response: Type.Intersect([JsonObject, Type.Object({ usage: Usage })]),
   },
   'node → coordinator, the end of a job (after its chunks when streamed)',
 );

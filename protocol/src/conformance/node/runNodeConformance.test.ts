@@ -1,0 +1,51 @@
+import { describe, expect, test } from 'vitest';
+import { type ReferenceNode, startReferenceNode } from '../reference/referenceNode.js';
+import type { ConformanceReport } from '../report.js';
+import { NODE_SCENARIO_NAMES } from './nodeScenarios.js';
+import { runNodeConformance } from './runNodeConformance.js';
+
+/** Runs the whole kit against the reference node, optionally broken on one scenario's rule. */
+async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceReport> {
+  let node: ReferenceNode | undefined;
+  try {
+    return await runNodeConformance({
+      port: 0,
+      stepTimeoutMs: 1000,
+      connectTimeoutMs: 5000,
+      onListening: (url) => {
+        node = startReferenceNode({ url, reconnectDelayMs: 10, breaks });
+      },
+    });
+  } finally {
+    await node?.stop();
+  }
+}
+
+describe('runNodeConformance', () => {
+  test('default: the reference node passes every scenario', async () => {
+    const report = await runAgainstReferenceNode();
+    expect(report.results.map((r) => [r.name, r.status, r.detail])).toEqual(
+      NODE_SCENARIO_NAMES.map((name) => [name, 'pass', undefined]),
+    );
+    expect(report.ok).toBe(true);
+  });
+
+  describe.concurrent('error: a node that breaks one rule fails exactly that scenario', () => {
+    for (const scenario of NODE_SCENARIO_NAMES) {
+      test(scenario, async () => {
+        const report = await runAgainstReferenceNode(scenario);
+        const failed = report.results.filter((r) => r.status === 'fail').map((r) => r.name);
+        expect(failed).toEqual([scenario]);
+        const skipped = report.results.filter((r) => r.status === 'skip');
+        for (const r of skipped) expect(r.detail).toMatch(/^needs /);
+        expect(report.ok).toBe(false);
+      });
+    }
+  });
+
+  test('error: no node connects', async () => {
+    const report = await runNodeConformance({ port: 0, connectTimeoutMs: 200, scenarios: ['handshake'] });
+    expect(report.ok).toBe(false);
+    expect(report.results[0]?.detail).toMatch(/did not connect/);
+  });
+});

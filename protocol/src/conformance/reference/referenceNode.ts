@@ -1,0 +1,386 @@
+import { randomUUID } from 'node:crypto';
+import type { Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import WebSocket from 'ws';
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  NORMAL_CLOSE_CODE,
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '../../constants.js';
+import { createFrame } from '../../createFrame.js';
+import { encodeFrame } from '../../encodeFrame.js';
+import { ProtocolError } from '../../errors.js';
+import { signChallenge } from '../../identity/signChallenge.js';
+import { signManifest } from '../../identity/signManifest.js';
+import { signOwnerProof } from '../../identity/signOwnerProof.js';
+import type { Frame, JobFrame, PresenceStatus } from '../../messages.js';
+import { parseFrame } from '../../parseFrame.js';
+import { frameAllowed, type SessionPhase } from '../../sessionOrder.js';
+import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fakeInference.js';
+import { referenceManifest } from './referenceManifest.js';
+
+export type ReferenceNodeOptions = {
+  /** The coordinator's WebSocket URL. */
+  url: string;
+  /** The node key (default: a fresh one). */
+  privateKey?: Hex;
+  /** The owner wallet's key, to send an owner proof. */
+  ownerPrivateKey?: Hex;
+  /** Jobs run at once (default 2). */
+  capacity?: number;
+  /** Delay before reconnecting after a close (default 1000 ms). */
+  reconnectDelayMs?: number;
+  /** Delay between generated tokens (default 2 ms). */
+  tokenDelayMs?: number;
+  /**
+   * Break the rule one node conformance scenario checks (named after it). Only for proving that the
+   * kit catches each violation; a real node never sets this.
+   */
+  breaks?: string;
+};
+
+export type ReferenceNode = {
+  nodeId: Hex;
+  /** Number of sessions opened so far. */
+  readonly sessions: number;
+  /** Stops reconnecting, says bye and closes. */
+  stop(): Promise<void>;
+};
+
+type Session = {
+  ws: WebSocket;
+  phase: SessionPhase;
+  status: PresenceStatus;
+  maxFrameBytes: number;
+  jobs: Map<string, { cancelled: boolean }>;
+  heartbeat?: NodeJS.Timeout;
+  lastHeardAt: number;
+  ttlMs: number;
+};
+
+/**
+ * A minimal, correct gpumesh node: handshake, signed manifest, presence with load, heartbeat, chat
+ * (streamed or not) and embedding jobs from a fake model, cancel, drain, strict frame checks, and
+ * reconnects. Third parties can read it as an executable companion to NODE_PROTOCOL.md.
+ */
+export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode {
+  const account = privateKeyToAccount(options.privateKey ?? generatePrivateKey());
+  const owner = options.ownerPrivateKey ? privateKeyToAccount(options.ownerPrivateKey) : undefined;
+  const capacity = options.capacity ?? 2;
+  const reconnectDelayMs = options.reconnectDelayMs ?? 1000;
+  const tokenDelayMs = options.tokenDelayMs ?? 2;
+  const breaks = options.breaks;
+  let stopped = false;
+  let sessions = 0;
+  let current: Session | undefined;
+  let reconnectTimer: NodeJS.Timeout | undefined;
+
+  const send = (session: Session, frame: Frame) => {
+    if (session.ws.readyState === WebSocket.OPEN) session.ws.send(encodeFrame(frame));
+  };
+
+  const fail = (session: Session, error: ProtocolError) => {
+    if (error.closeCode === null) {
+      send(
+        session,
+        createFrame('error', { code: error.code, message: error.message, retryable: error.retryable }),
+      );
+      return;
+    }
+    send(
+      session,
+      createFrame('error', { code: error.code, message: error.message, retryable: error.retryable }),
+    );
+    session.ws.close(error.closeCode, error.code);
+  };
+
+  const reportPresence = (session: Session) => {
+    const inFlight = session.jobs.size;
+    if (session.status === 'online' || session.status === 'busy') {
+      session.status = inFlight >= capacity ? 'busy' : 'online';
+    }
+    send(session, createFrame('presence', { status: session.status, load: { inFlight, capacity } }));
+  };
+
+  const leaveIfDrained = (session: Session) => {
+    if (session.status !== 'draining' || session.jobs.size > 0) return;
+    session.status = 'offline';
+    reportPresence(session);
+    send(session, createFrame('bye', { reason: 'drained' }));
+    session.ws.close(NORMAL_CLOSE_CODE, 'drained');
+  };
+
+  const finishJob = (session: Session, jobId: string) => {
+    session.jobs.delete(jobId);
+    if (breaks !== 'presence') reportPresence(session);
+    leaveIfDrained(session);
+  };
+
+  const runJob = async (session: Session, job: JobFrame) => {
+    const state = { cancelled: false };
+    session.jobs.set(job.jobId, state);
+    if (breaks !== 'presence') reportPresence(session);
+    const started = Date.now();
+    const promptTokens = countPromptTokens(job.request);
+    const id = `chatcmpl-${randomUUID()}`;
+    const created = Math.floor(started / 1000);
+
+    if (job.kind === 'embedding') {
+      const input = job.request.input;
+      let inputs = Array.isArray(input) ? input.map(String) : [String(input ?? '')];
+      if (breaks === 'embedding') inputs = inputs.slice(0, 1);
+      const data = inputs.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: fakeEmbedding(text),
+      }));
+      send(
+        session,
+        createFrame('result', {
+          jobId: job.jobId,
+          response: { object: 'list', data, model: job.model, usage: usageOf(promptTokens, 0) },
+        }),
+      );
+      finishJob(session, job.jobId);
+      return;
+    }
+
+    const maxTokens = typeof job.request.max_tokens === 'number' ? job.request.max_tokens : 16;
+    const stream = breaks === 'chat_stream' ? false : breaks === 'chat' ? true : job.stream;
+    let text = '';
+    for (let i = 0; i < maxTokens; i++) {
+      await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
+      if (state.cancelled && breaks !== 'cancel') {
+        send(
+          session,
+          createFrame('error', {
+            jobId: job.jobId,
+            code: 'job_cancelled',
+            message: 'cancelled',
+            retryable: false,
+          }),
+        );
+        finishJob(session, job.jobId);
+        return;
+      }
+      if (Date.now() - started > job.timeoutMs) {
+        send(
+          session,
+          createFrame('error', {
+            jobId: job.jobId,
+            code: 'job_timeout',
+            message: 'timed out',
+            retryable: true,
+          }),
+        );
+        finishJob(session, job.jobId);
+        return;
+      }
+      const token = fakeToken(i);
+      text += token;
+      if (stream) {
+        const choice = {
+          index: 0,
+          delta: i === 0 ? { role: 'assistant', content: token } : { content: token },
+          finish_reason: null,
+        };
+        send(
+          session,
+          createFrame('chunk', {
+            jobId: job.jobId,
+            seq: i,
+            chunk: { id, object: 'chat.completion.chunk', created, model: job.model, choices: [choice] },
+          }),
+        );
+      }
+    }
+    const message = { role: 'assistant', content: text };
+    send(
+      session,
+      createFrame('result', {
+        jobId: job.jobId,
+        response: {
+          id,
+          object: 'chat.completion',
+          created,
+          model: job.model,
+          choices: [{ index: 0, message, finish_reason: 'length' }],
+          usage: usageOf(promptTokens, maxTokens),
+        },
+      }),
+    );
+    finishJob(session, job.jobId);
+  };
+
+  const acceptJob = (session: Session, job: JobFrame) => {
+    const refuse = (
+      code: 'draining' | 'overloaded' | 'model_not_found' | 'duplicate_job' | 'invalid_request',
+    ) =>
+      send(
+        session,
+        createFrame('error', {
+          jobId: job.jobId,
+          code,
+          message: code,
+          retryable: code !== 'invalid_request' && code !== 'duplicate_job',
+        }),
+      );
+    const served = referenceManifest(account.address).models.find((m) => m.id === job.model);
+    if (session.status === 'draining') return refuse('draining');
+    if (session.jobs.has(job.jobId)) return refuse('duplicate_job');
+    if (session.jobs.size >= capacity) return refuse('overloaded');
+    if (!served) return refuse('model_not_found');
+    const family = job.kind === 'embedding' ? 'embedding' : 'chat';
+    if (served.family !== family) return refuse('invalid_request');
+    if (job.kind === 'chat' && !Array.isArray(job.request.messages)) return refuse('invalid_request');
+    void runJob(session, job);
+  };
+
+  const handle = async (session: Session, frame: Frame) => {
+    switch (frame.type) {
+      case 'challenge': {
+        session.phase = 'auth';
+        const signer = breaks === 'handshake' ? privateKeyToAccount(generatePrivateKey()) : account;
+        const signature = await signChallenge(frame, {
+          address: account.address,
+          signMessage: signer.signMessage,
+        });
+        const proof = owner ? await signOwnerProof(account.address, owner) : undefined;
+        send(session, createFrame('auth', { signature, ...(proof ? { owner: proof } : {}) }));
+        return;
+      }
+      case 'welcome': {
+        if (!SUPPORTED_PROTOCOL_VERSIONS.includes(frame.version)) {
+          return fail(session, new ProtocolError('unsupported_version'));
+        }
+        session.phase = 'manifest';
+        session.maxFrameBytes = frame.maxFrameBytes;
+        session.ttlMs = frame.ttlMs;
+        if (breaks !== 'heartbeat') {
+          session.heartbeat = setInterval(() => {
+            if (Date.now() - session.lastHeardAt > session.ttlMs) {
+              return fail(session, new ProtocolError('heartbeat_timeout'));
+            }
+            send(session, createFrame('ping', { ts: Date.now() }));
+          }, frame.heartbeatIntervalMs);
+        }
+        const manifest = referenceManifest(account.address);
+        if (owner) manifest.owner = owner.address;
+        const signer = breaks === 'manifest' ? privateKeyToAccount(generatePrivateKey()) : account;
+        send(session, createFrame('manifest', { manifest, signature: await signManifest(manifest, signer) }));
+        return;
+      }
+      case 'manifest_ack':
+        if (session.phase === 'manifest') {
+          session.phase = 'ready';
+          reportPresence(session);
+        }
+        return;
+      case 'ping':
+        return send(session, createFrame('pong', { ts: frame.ts }));
+      case 'job':
+        return acceptJob(session, frame);
+      case 'cancel': {
+        const job = session.jobs.get(frame.jobId);
+        if (job) job.cancelled = true;
+        return;
+      }
+      case 'drain':
+        if (breaks === 'drain') return;
+        if (session.status !== 'draining') {
+          session.status = 'draining';
+          reportPresence(session);
+        }
+        return leaveIfDrained(session);
+      case 'bye':
+        session.ws.close(NORMAL_CLOSE_CODE, 'bye');
+        return;
+      default:
+        // pong and error frames need no answer.
+        return;
+    }
+  };
+
+  const connect = () => {
+    if (stopped) return;
+    sessions++;
+    // The socket accepts up to the default limit; the session's own limit is enforced by parseFrame.
+    const ws = new WebSocket(options.url, { maxPayload: DEFAULT_MAX_FRAME_BYTES * 2 });
+    const session: Session = {
+      ws,
+      phase: 'hello',
+      status: 'online',
+      maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+      jobs: new Map(),
+      lastHeardAt: Date.now(),
+      ttlMs: Number.POSITIVE_INFINITY,
+    };
+    current = session;
+    ws.on('open', () => {
+      send(
+        session,
+        createFrame('hello', {
+          nodeId: account.address,
+          role: 'cpu',
+          versions: [...SUPPORTED_PROTOCOL_VERSIONS],
+          software: { name: 'gpumesh-reference-node', version: String(PROTOCOL_VERSION) },
+        }),
+      );
+    });
+    ws.on('message', (data, binary) => {
+      session.lastHeardAt = Date.now();
+      let frame: Frame;
+      try {
+        const maxBytes = breaks === 'oversized' ? Number.POSITIVE_INFINITY : session.maxFrameBytes;
+        frame = parseFrame(data as Buffer, { maxBytes, binary });
+      } catch (error) {
+        if (breaks === 'malformed' && error instanceof ProtocolError && error.code === 'malformed_frame')
+          return;
+        return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
+      }
+      if (breaks !== 'out_of_order' && !frameAllowed('node', session.phase, frame.type)) {
+        return fail(session, new ProtocolError('out_of_order', `${frame.type} in phase ${session.phase}.`));
+      }
+      handle(session, frame).catch(() => fail(session, new ProtocolError('internal_error')));
+    });
+    ws.on('error', () => {
+      // 'close' follows and schedules the reconnect.
+    });
+    ws.on('close', () => {
+      clearInterval(session.heartbeat);
+      for (const job of session.jobs.values()) job.cancelled = true;
+      if (!stopped) reconnectTimer = setTimeout(connect, reconnectDelayMs);
+    });
+  };
+
+  connect();
+  return {
+    nodeId: account.address,
+    get sessions() {
+      return sessions;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(reconnectTimer);
+      const session = current;
+      if (!session || session.ws.readyState === WebSocket.CLOSED) return;
+      if (session.ws.readyState === WebSocket.OPEN) {
+        session.status = 'offline';
+        if (session.phase === 'ready') reportPresence(session);
+        send(session, createFrame('bye', { reason: 'shutdown' }));
+        session.ws.close(NORMAL_CLOSE_CODE, 'shutdown');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          session.ws.terminate();
+          resolve();
+        }, 1000);
+        session.ws.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
