@@ -1,3 +1,4 @@
+import { NODE_ROLES, type PresenceState, TIER_NAMES } from '@gpumesh/protocol';
 import { formatUnits } from 'viem';
 
 /**
@@ -5,18 +6,23 @@ import { formatUnits } from 'viem';
  * hub's live node list and the usage totals. Pure: the route gathers the inputs.
  */
 
-/** Presence states, roles and tiers always listed (zero when empty), in display order. */
-export const STAT_STATES = ['online', 'busy', 'draining', 'connecting', 'offline', 'suspended'] as const;
-export const STAT_ROLES = ['gpu', 'cpu', 'network'] as const;
-export const STAT_TIERS = ['none', 'basic', 'silver', 'gold', 'platinum'] as const;
+/** Presence states always listed (zero when empty), in display order: the working ones first. */
+export const STAT_STATES = [
+  'online',
+  'busy',
+  'draining',
+  'connecting',
+  'offline',
+  'suspended',
+] as const satisfies readonly PresenceState[];
 
 /** States in which the router may send a node work: only these count for model prices. */
-export const ROUTABLE_STATES: ReadonlySet<string> = new Set(['online', 'busy']);
+export const ROUTABLE_STATES: ReadonlySet<string> = new Set<PresenceState>(['online', 'busy']);
 
 const WEI_PER_NATIVE = 10n ** 18n;
 const NANO_PER_USD = 1e9;
 
-/** A model a node offers, with its price per million tokens in base units (protocol `ModelOffer`). */
+/** A model a node offers, with its price per million tokens in base units (a protocol `ModelOffer` fits). */
 export type NetworkModelOffer = {
   readonly id: string;
   readonly family: string;
@@ -84,8 +90,8 @@ export type NetworkStats = {
 /** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
 export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
   const byState = zeroCounts(STAT_STATES);
-  const byRole = zeroCounts(STAT_ROLES);
-  const byTier = zeroCounts(STAT_TIERS);
+  const byRole = zeroCounts(NODE_ROLES);
+  const byTier = zeroCounts(TIER_NAMES);
   const models = new Map<string, { family: string; nodes: number; best: ModelPrice; bestNano: bigint }>();
   let routable = 0;
 
