@@ -1,0 +1,113 @@
+import type { LlamaContextSequence, Token, TokenBias } from 'node-llama-cpp';
+import { NodeError } from '../../errors.js';
+import type { FinishReason } from '../openai-shapes.js';
+
+export type GenerateTextOptions = {
+  sequence: LlamaContextSequence;
+  /** Exactly the tokens to evaluate (BOS and template included): their count is prompt_tokens. */
+  promptTokens: Token[];
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  seed?: number;
+  tokenBias?: TokenBias;
+  /** Stop strings: generation ends before the first of them, which is not returned. */
+  stop: string[];
+  signal?: AbortSignal;
+  /** Receives text as soon as it is final (a token, or a few when a character spans tokens). */
+  onText?: (text: string) => void;
+};
+
+export type GeneratedText = { text: string; completionTokens: number; finishReason: FinishReason };
+
+/** Tokens kept as detokenizer context (enough for leading-space rules). */
+const DETOKENIZE_CONTEXT_TOKENS = 16;
+/** A UTF-8 character is at most 4 bytes, so at most 4 byte tokens can be pending. */
+const MAX_PENDING_TOKENS = 4;
+
+/**
+ * Samples tokens on a cleared sequence until end-of-generation, a stop string, `maxTokens` or the
+ * context end. Each sampled token (EOG excluded) counts toward completion_tokens; text is released
+ * token by token, holding back only a partial UTF-8 character or a possible stop-string prefix.
+ */
+export async function generateText(options: GenerateTextOptions): Promise<GeneratedText> {
+  const { sequence, promptTokens, stop, signal, onText } = options;
+  const model = sequence.model;
+  const room = sequence.context.contextSize - promptTokens.length;
+  if (room <= 0) {
+    throw new NodeError('invalid_request', {
+      detail: `The prompt has ${promptTokens.length} tokens; the context holds ${sequence.context.contextSize}.`,
+    });
+  }
+  const limit = Math.min(options.maxTokens, room);
+  await sequence.clearHistory();
+
+  const generated: Token[] = [];
+  let pending: Token[] = [];
+  let text = '';
+  let released = 0;
+  let completionTokens = 0;
+  let finishReason: FinishReason = 'stop';
+  const release = (end: number) => {
+    if (end > released) onText?.(text.slice(released, end));
+    released = Math.max(released, end);
+  };
+
+  const tokens = sequence.evaluate(promptTokens, {
+    temperature: options.temperature,
+    topP: options.topP,
+    seed: options.seed,
+    tokenBias: options.tokenBias,
+    yieldEogToken: true,
+  });
+  for await (const token of tokens) {
+    if (signal?.aborted) break;
+    if (model.isEogToken(token)) break;
+    completionTokens++;
+    pending.push(token);
+    const piece = model.detokenize(pending, false, generated.slice(-DETOKENIZE_CONTEXT_TOKENS));
+    const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
+    if (!partial) {
+      generated.push(...pending);
+      pending = [];
+      text += piece;
+      const stopAt = findStop(text, stop, released);
+      if (stopAt >= 0) {
+        text = text.slice(0, stopAt);
+        break;
+      }
+      release(text.length - heldBack(text, stop));
+    }
+    if (completionTokens >= limit) {
+      finishReason = 'length';
+      break;
+    }
+  }
+  if (signal?.aborted) throw new NodeError('job_cancelled');
+  release(text.length);
+  return { text, completionTokens, finishReason };
+}
+
+/** Index of the earliest stop string in `text` that ends after `from`, or -1. */
+function findStop(text: string, stop: string[], from: number): number {
+  let found = -1;
+  for (const s of stop) {
+    const at = text.indexOf(s, Math.max(0, from - s.length));
+    if (at >= 0 && (found < 0 || at < found)) found = at;
+  }
+  return found;
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of a stop string. */
+function heldBack(text: string, stop: string[]): number {
+  let held = 0;
+  for (const s of stop) {
+    for (let n = Math.min(s.length - 1, text.length); n > held; n--) {
+      if (text.endsWith(s.slice(0, n))) {
+        held = n;
+        break;
+      }
+    }
+  }
+  return held;
+}

@@ -1,0 +1,188 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getLlama, LlamaCompletion, resolveChatWrapper } from 'node-llama-cpp';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeTinyModel } from '../../models/write-tiny-model.js';
+import type { JsonObject, Runtime } from '../runtime.js';
+import { createLlamaRuntime } from './llama-runtime.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'gpumesh-llama-runtime-'));
+const llama = await getLlama({ gpu: false });
+let modelPath: string;
+let runtime: Runtime;
+/** The tiny model's end-of-sequence token, banned where a test needs an exact length. */
+const NO_EOS = { '2': -100 };
+
+beforeAll(async () => {
+  ({ path: modelPath } = await writeTinyModel({ path: join(dir, 'tiny.gguf'), seed: 11 }));
+  runtime = createLlamaRuntime({ llama, models: [{ id: 'tiny', path: modelPath, maxConcurrency: 2 }] });
+  await runtime.load();
+});
+afterAll(async () => {
+  await runtime.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('createLlamaRuntime', () => {
+  test('default: offers the model with its context and concurrency', () => {
+    expect(runtime.models()).toEqual([
+      { id: 'tiny', family: 'chat', contextLength: 2048, maxConcurrency: 2 },
+    ]);
+    expect(runtime.info.name).toBe('node-llama-cpp');
+    expect(runtime.alive()).toBe(true);
+  });
+
+  test('behavior: streamed text completion matches node-llama-cpp and the tokenizer counts', async () => {
+    const prompt = 'The quick brown fox';
+    const chunks: JsonObject[] = [];
+    const response = await runtime.run({
+      kind: 'completion',
+      model: 'tiny',
+      request: { prompt, max_tokens: 24, temperature: 0, logit_bias: NO_EOS },
+      stream: true,
+      onChunk: (chunk) => chunks.push(chunk),
+    });
+    const text = (response.choices as { text: string }[])[0]!.text;
+    const streamed = chunks.map((chunk) => (chunk.choices as { text: string }[])[0]!.text).join('');
+    expect(streamed).toBe(text);
+    // Token by token: one chunk per token, except where a UTF-8 character spans byte tokens.
+    expect(chunks.length).toBeGreaterThan(12);
+
+    // The reference: node-llama-cpp's own completion, greedy, same bias, on the same file.
+    const model = await llama.loadModel({ modelPath });
+    const context = await model.createContext({ threads: 1, contextSize: 2048 });
+    let sampled = 0;
+    // Given tokens, LlamaCompletion only prepends BOS, as the runtime does for a prompt. Greedy
+    // decoding of this seed does not reach EOS within 24 tokens, so the EOS ban changes nothing.
+    const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+    const direct = await completion.generateCompletion(model.tokenize(prompt), {
+      maxTokens: 24,
+      temperature: 0,
+      repeatPenalty: false,
+      onToken: (tokens) => {
+        sampled += tokens.length;
+      },
+    });
+    expect(text).toBe(direct);
+    expect(response.usage).toEqual({
+      prompt_tokens: 1 + model.tokenize(prompt).length,
+      completion_tokens: 24,
+      total_tokens: 1 + model.tokenize(prompt).length + 24,
+    });
+    expect(sampled).toBeLessThanOrEqual(24);
+    await context.dispose();
+    await model.dispose();
+  });
+
+  test('behavior: chat uses the model chat template; prompt_tokens is its token count', async () => {
+    const messages = [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hi' },
+    ];
+    const chunks: JsonObject[] = [];
+    const response = await runtime.run({
+      kind: 'chat',
+      model: 'tiny',
+      request: { messages, max_tokens: 8, logit_bias: NO_EOS },
+      stream: true,
+      onChunk: (chunk) => chunks.push(chunk),
+    });
+    const model = await llama.loadModel({ modelPath });
+    const rendered = resolveChatWrapper(model).generateContextState({
+      chatHistory: [
+        { type: 'system', text: 'You are terse.' },
+        { type: 'user', text: 'Say hi' },
+        { type: 'model', response: [] },
+      ],
+    });
+    expect(response.usage.prompt_tokens).toBe(rendered.contextText.tokenize(model.tokenizer).length);
+    expect(response.object).toBe('chat.completion');
+    const content = (response.choices as { message: { content: string } }[])[0]!.message.content;
+    const deltas = chunks.map((chunk) => (chunk.choices as { delta: { content?: string } }[])[0]!.delta);
+    expect(deltas[0]).toEqual({ role: 'assistant', content: '' });
+    expect(deltas.map((delta) => delta.content ?? '').join('')).toBe(content);
+    expect(chunks.at(-1)!.choices).toMatchObject([
+      { finish_reason: response.usage.completion_tokens === 8 ? 'length' : 'stop' },
+    ]);
+    await model.dispose();
+  });
+
+  test('behavior: stop strings end the text and are not returned', async () => {
+    const first = await runtime.run({
+      kind: 'completion',
+      model: 'tiny',
+      request: { prompt: 'abc', max_tokens: 30, temperature: 0, logit_bias: NO_EOS },
+      stream: false,
+    });
+    const text = (first.choices as { text: string }[])[0]!.text;
+    const stop = text.slice(5, 7);
+    const stopped = await runtime.run({
+      kind: 'completion',
+      model: 'tiny',
+      request: { prompt: 'abc', max_tokens: 30, temperature: 0, logit_bias: NO_EOS, stop },
+      stream: false,
+    });
+    const stoppedText = (stopped.choices as { text: string; finish_reason: string }[])[0]!;
+    expect(stoppedText.text).toBe(text.slice(0, text.indexOf(stop)));
+    expect(stoppedText.finish_reason).toBe('stop');
+  });
+
+  test('behavior: embeddings count the input tokens', async () => {
+    const response = await runtime.run({
+      kind: 'embedding',
+      model: 'tiny',
+      request: { input: ['hello world', 'bye'] },
+      stream: false,
+    });
+    const data = response.data as { embedding: number[]; index: number }[];
+    expect(data.map((d) => d.index)).toEqual([0, 1]);
+    expect(data[0]!.embedding).toHaveLength(64);
+    const model = await llama.loadModel({ modelPath });
+    expect(response.usage.prompt_tokens).toBe(
+      model.tokenize('hello world').length + model.tokenize('bye').length,
+    );
+    await model.dispose();
+  });
+
+  test('behavior: concurrent jobs beyond maxConcurrency wait for a sequence', async () => {
+    const job = (i: number) =>
+      runtime.run({
+        kind: 'completion',
+        model: 'tiny',
+        request: { prompt: `job ${i}`, max_tokens: 16, logit_bias: NO_EOS },
+        stream: false,
+      });
+    // Temperature 1 samples EOS often from random weights; the ban must hold for every job.
+    const responses = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(job));
+    expect(responses.map((r) => r.usage.completion_tokens)).toEqual(Array(10).fill(16));
+  });
+
+  test('error: a cancelled job stops and rejects with job_cancelled', async () => {
+    const controller = new AbortController();
+    let chunks = 0;
+    const running = runtime.run({
+      kind: 'completion',
+      model: 'tiny',
+      request: { prompt: 'x', max_tokens: 1500, logit_bias: NO_EOS },
+      stream: true,
+      signal: controller.signal,
+      onChunk: () => {
+        if (++chunks === 5) controller.abort();
+      },
+    });
+    await expect(running).rejects.toMatchObject({ code: 'job_cancelled' });
+    expect(chunks).toBeLessThan(20);
+  });
+
+  test('error: unknown model, invalid request', async () => {
+    await expect(
+      runtime.run({ kind: 'chat', model: 'nope', request: {}, stream: false }),
+    ).rejects.toMatchObject({
+      code: 'model_not_found',
+    });
+    await expect(
+      runtime.run({ kind: 'chat', model: 'tiny', request: { messages: 'hi' }, stream: false }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+});

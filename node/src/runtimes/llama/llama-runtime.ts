@@ -1,0 +1,303 @@
+import { availableParallelism } from 'node:os';
+import {
+  type ChatHistoryItem,
+  type ChatWrapper,
+  getLlama,
+  getModuleVersion,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaEmbeddingContext,
+  type LlamaModel,
+  resolveChatWrapper,
+  type Token,
+  TokenBias,
+} from 'node-llama-cpp';
+import { NodeError, toNodeError } from '../../errors.js';
+import {
+  type ChatMessage,
+  type ChatRequest,
+  type CompletionRequest,
+  chatChunk,
+  chatResponse,
+  completionChunk,
+  completionResponse,
+  embeddingResponse,
+  messageText,
+  parseRequest,
+  responseId,
+  usageOf,
+} from '../openai-shapes.js';
+import type {
+  JobKind,
+  JobResponse,
+  LoadProgress,
+  ModelFamily,
+  Runtime,
+  RuntimeJob,
+  ServedModel,
+} from '../runtime.js';
+import { generateText } from './generate-text.js';
+
+/** One GGUF file to serve. */
+export type LlamaModelSpec = {
+  /** The model id jobs name. */
+  id: string;
+  path: string;
+  /** Jobs run at once (sequences of one context). */
+  maxConcurrency: number;
+  /** Tokens per sequence; capped by what the model was trained on. */
+  contextLength?: number;
+  /** Overrides the family read from the file (decoder models: chat; encoders: embedding). */
+  family?: ModelFamily;
+};
+
+export type LlamaRuntimeOptions = {
+  models: LlamaModelSpec[];
+  /** CPU threads per model context (see {@link defaultThreads}). */
+  threads?: number;
+  /** `false` forces the CPU build; `'auto'` lets node-llama-cpp pick CUDA, Vulkan or Metal. */
+  gpu?: false | 'auto';
+  /** Shares an already loaded llama.cpp binding (tests, benchmarks). */
+  llama?: Llama;
+};
+
+/** Machines with at most this many cores run each model context on one thread. */
+const SMALL_MACHINE_CORES = 4;
+
+/**
+ * Threads per model context for a core count. On small machines one thread is fastest by far
+ * (measured on 2 cores: 1 thread ~1,500 tokens/s; 2 threads ~40; 4 threads ~3); bigger machines get
+ * half their cores, leaving the rest to the other models and the daemon.
+ */
+export function defaultThreads(cores: number = availableParallelism()): number {
+  return cores <= SMALL_MACHINE_CORES ? 1 : Math.floor(cores / 2);
+}
+export const DEFAULT_CONTEXT_TOKENS = 4096;
+export const DEFAULT_MAX_TOKENS = 512;
+/** OpenAI's default sampling temperature. */
+export const DEFAULT_TEMPERATURE = 1;
+
+const ENCODER_ARCHITECTURES = new Set(['bert', 'nomic-bert', 'jina-bert-v2', 't5encoder']);
+const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
+  chat: ['chat', 'completion', 'embedding'],
+  text: ['completion', 'embedding'],
+  embedding: ['embedding'],
+};
+
+type Loaded = {
+  offer: ServedModel;
+  model: LlamaModel;
+  context?: LlamaContext;
+  idle: LlamaContextSequence[];
+  waiters: ((sequence: LlamaContextSequence) => void)[];
+  chatWrapper?: ChatWrapper;
+  embedding?: Promise<LlamaEmbeddingContext>;
+};
+
+/**
+ * The default runtime: GGUF models in this process through node-llama-cpp. Each model gets one
+ * context with `maxConcurrency` sequences, so concurrent jobs share one batched decode. Chat uses the
+ * model's own chat template; usage counts are the exact tokens evaluated and sampled.
+ */
+export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
+  const loaded = new Map<string, Loaded>();
+  let llama: Llama | undefined;
+  let closed = false;
+  const threads = options.threads ?? defaultThreads();
+
+  async function loadOne(spec: LlamaModelSpec, report: (fraction: number) => void): Promise<Loaded> {
+    const model = await llama!.loadModel({ modelPath: spec.path, onLoadProgress: report });
+    const trained = model.trainContextSize;
+    const contextLength = Math.min(spec.contextLength ?? DEFAULT_CONTEXT_TOKENS, trained);
+    const architecture = model.fileInfo.metadata.general.architecture;
+    const family = spec.family ?? (ENCODER_ARCHITECTURES.has(String(architecture)) ? 'embedding' : 'chat');
+    const entry: Loaded = {
+      offer: { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency },
+      model,
+      idle: [],
+      waiters: [],
+    };
+    if (family !== 'embedding') {
+      const context = await model.createContext({
+        sequences: spec.maxConcurrency,
+        contextSize: contextLength,
+        threads,
+      });
+      entry.context = context;
+      for (let i = 0; i < spec.maxConcurrency; i++) entry.idle.push(context.getSequence());
+      entry.chatWrapper = resolveChatWrapper(model);
+    }
+    return entry;
+  }
+
+  async function withSequence<T>(
+    entry: Loaded,
+    work: (sequence: LlamaContextSequence) => Promise<T>,
+  ): Promise<T> {
+    const sequence =
+      entry.idle.pop() ?? (await new Promise<LlamaContextSequence>((resolve) => entry.waiters.push(resolve)));
+    try {
+      return await work(sequence);
+    } finally {
+      const next = entry.waiters.shift();
+      if (next) next(sequence);
+      else entry.idle.push(sequence);
+    }
+  }
+
+  function modelFor(job: RuntimeJob): Loaded {
+    const entry = loaded.get(job.model);
+    if (!entry || !KINDS_BY_FAMILY[entry.offer.family].includes(job.kind)) {
+      throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+    }
+    return entry;
+  }
+
+  async function runText(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
+    const chat = job.kind === 'chat';
+    const request = chat ? parseRequest('chat', job.request) : parseRequest('completion', job.request);
+    const { model } = entry;
+    const stop = stopStrings(request.stop);
+    let promptTokens: Token[];
+    if (chat) {
+      const state = entry.chatWrapper!.generateContextState({
+        chatHistory: toChatHistory((request as ChatRequest).messages),
+      });
+      promptTokens = state.contextText.tokenize(model.tokenizer);
+      for (const trigger of state.stopGenerationTriggers) {
+        const values = trigger.values;
+        if (values.every((value) => typeof value === 'string')) stop.push(values.join(''));
+      }
+    } else {
+      const bos = model.tokens.bos;
+      const text = model.tokenize((request as CompletionRequest).prompt);
+      promptTokens = bos !== null && model.tokens.shouldPrependBosToken ? [bos, ...text] : text;
+    }
+    const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
+    const emit = job.stream ? job.onChunk : undefined;
+    if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }));
+    const result = await withSequence(entry, (sequence) =>
+      generateText({
+        sequence,
+        promptTokens,
+        maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
+        temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+        topP: request.top_p,
+        seed: request.seed,
+        tokenBias: toTokenBias(model, request.logit_bias),
+        stop,
+        signal: job.signal,
+        onText:
+          emit && ((text) => emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text))),
+      }),
+    );
+    const usage = usageOf(promptTokens.length, result.completionTokens);
+    if (chat) {
+      emit?.(chatChunk(meta, {}, result.finishReason));
+      return chatResponse(meta, result.text, result.finishReason, usage);
+    }
+    emit?.(completionChunk(meta, '', result.finishReason));
+    return completionResponse(meta, result.text, result.finishReason, usage);
+  }
+
+  async function runEmbedding(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
+    const { input } = parseRequest('embedding', job.request);
+    entry.embedding ??= entry.model.createEmbeddingContext({
+      contextSize: entry.offer.contextLength,
+      threads,
+    });
+    const context = await entry.embedding;
+    const vectors: number[][] = [];
+    let promptTokens = 0;
+    for (const text of typeof input === 'string' ? [input] : input) {
+      if (job.signal?.aborted) throw new NodeError('job_cancelled');
+      const tokens = entry.model.tokenize(text);
+      if (tokens.length >= entry.offer.contextLength) {
+        throw new NodeError('invalid_request', {
+          detail: `An input has ${tokens.length} tokens; the limit is ${entry.offer.contextLength - 1}.`,
+        });
+      }
+      promptTokens += tokens.length;
+      vectors.push([...(await context.getEmbeddingFor(tokens)).vector]);
+    }
+    return embeddingResponse(job.model, vectors, promptTokens);
+  }
+
+  return {
+    info: { name: 'node-llama-cpp', version: 'unknown' },
+
+    async load(onProgress?: (progress: LoadProgress) => void) {
+      try {
+        llama = options.llama ?? (await getLlama({ gpu: options.gpu ?? 'auto' }));
+        this.info.version = (await getModuleVersion()) ?? 'unknown';
+        for (const [index, spec] of options.models.entries()) {
+          const report = (fraction: number) =>
+            onProgress?.({ model: spec.id, loaded: index, total: options.models.length, fraction });
+          report(0);
+          loaded.set(spec.id, await loadOne(spec, report));
+          report(1);
+        }
+      } catch (error) {
+        throw toNodeError(error, 'model_load_failed');
+      }
+    },
+
+    models: () => [...loaded.values()].map((entry) => entry.offer),
+
+    async run(job) {
+      const entry = modelFor(job);
+      if (job.signal?.aborted) throw new NodeError('job_cancelled');
+      try {
+        return job.kind === 'embedding' ? await runEmbedding(entry, job) : await runText(entry, job);
+      } catch (error) {
+        throw toNodeError(error, 'runtime_error');
+      }
+    },
+
+    alive: () => !closed && llama !== undefined && !llama.disposed,
+
+    async close() {
+      closed = true;
+      for (const entry of loaded.values()) {
+        await (await entry.embedding)?.dispose();
+        await entry.context?.dispose();
+        await entry.model.dispose();
+      }
+      loaded.clear();
+    },
+  } satisfies Runtime & { info: { name: string; version: string } };
+}
+
+/** OpenAI messages as node-llama-cpp chat history, ending with the model's turn to answer. */
+function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = messages.map((message) => {
+    const text = messageText(message);
+    if (message.role === 'system' || message.role === 'developer') return { type: 'system', text };
+    if (message.role === 'user') return { type: 'user', text };
+    return { type: 'model', response: [text] };
+  });
+  history.push({ type: 'model', response: [] });
+  return history;
+}
+
+function stopStrings(stop: string | string[] | null | undefined): string[] {
+  if (stop == null) return [];
+  return (typeof stop === 'string' ? [stop] : stop).filter((s) => s.length > 0);
+}
+
+/**
+ * OpenAI logit_bias (token id → -100…100, added to the logit; -100 bans the token) as a TokenBias.
+ * TokenBias.set() ignores end-of-generation tokens, yet banning EOS is the standard way to ask for
+ * an exact length (llama.cpp's server honours it), so biases go straight into its map (pinned
+ * node-llama-cpp 3.22; the runtime tests fail if that map moves).
+ */
+function toTokenBias(model: LlamaModel, bias: Record<string, number> | undefined): TokenBias | undefined {
+  if (!bias || Object.keys(bias).length === 0) return undefined;
+  const tokenBias = new TokenBias(model.tokenizer);
+  const biases = (tokenBias as unknown as { _biases: Map<Token, number> })._biases;
+  for (const [token, value] of Object.entries(bias)) {
+    biases.set(Number(token) as Token, value <= -100 ? Number.NEGATIVE_INFINITY : value);
+  }
+  return tokenBias;
+}

@@ -1,0 +1,57 @@
+/** Job kinds, as the protocol's `job.kind` names them. */
+export type JobKind = 'chat' | 'completion' | 'embedding';
+
+/** Model families a node offers a model as (the protocol's `ModelOffer.family`). */
+export type ModelFamily = 'chat' | 'text' | 'embedding';
+
+/** A model a runtime serves, as the manifest will offer it. */
+export type ServedModel = {
+  id: string;
+  family: ModelFamily;
+  /** Tokens of prompt plus completion one request may use. */
+  contextLength: number;
+  /** Jobs this model runs at once. */
+  maxConcurrency: number;
+};
+
+export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
+/** An OpenAI JSON object (request, response or stream chunk). */
+export type JsonObject = Record<string, unknown>;
+
+/** The full OpenAI response of a job, with usage. */
+export type JobResponse = JsonObject & { usage: Usage };
+
+/** One inference job for a runtime. */
+export type RuntimeJob = {
+  kind: JobKind;
+  model: string;
+  /** The OpenAI request body (chat.completions, completions or embeddings). */
+  request: JsonObject;
+  /** When true, `onChunk` receives OpenAI stream chunks as tokens are generated. */
+  stream: boolean;
+  onChunk?: (chunk: JsonObject) => void;
+  /** Aborting stops generation; the job then rejects with `job_cancelled`. */
+  signal?: AbortSignal;
+};
+
+/** Progress while models load: `loaded` of `total` models, and the current model's share done. */
+export type LoadProgress = { model: string; loaded: number; total: number; fraction: number };
+
+/**
+ * An inference runtime: node-llama-cpp in process, or an OpenAI-compatible server the node relays
+ * to. The daemon only talks to this interface.
+ */
+export type Runtime = {
+  /** Name and version, as the manifest's `runtimes` lists them. */
+  readonly info: { name: string; version: string };
+  /** Loads models (or lists a server's models); call once before `run`. */
+  load(onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  /** The models served, after `load`. */
+  models(): ServedModel[];
+  /** Runs one job; rejects with a NodeError. */
+  run(job: RuntimeJob): Promise<JobResponse>;
+  /** False once the runtime has failed or closed. */
+  alive(): boolean;
+  close(): Promise<void>;
+};
