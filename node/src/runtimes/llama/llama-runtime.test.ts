@@ -16,7 +16,10 @@ const NO_EOS = { '2': -100 };
 
 beforeAll(async () => {
   ({ path: modelPath } = await writeTinyModel({ path: join(dir, 'tiny.gguf'), seed: 11 }));
-  runtime = createLlamaRuntime({ llama, models: [{ id: 'tiny', path: modelPath, maxConcurrency: 2 }] });
+  runtime = createLlamaRuntime({
+    llama,
+    models: [{ id: 'tiny', path: modelPath, maxConcurrency: 2, embeddingId: 'tiny-embed' }],
+  });
   await runtime.load();
 });
 afterAll(async () => {
@@ -28,6 +31,7 @@ describe('createLlamaRuntime', () => {
   test('default: offers the model with its context and concurrency', () => {
     expect(runtime.models()).toEqual([
       { id: 'tiny', family: 'chat', contextLength: 2048, maxConcurrency: 2 },
+      { id: 'tiny-embed', family: 'embedding', contextLength: 2048, maxConcurrency: 2 },
     ]);
     expect(runtime.info.name).toBe('node-llama-cpp');
     expect(runtime.alive()).toBe(true);
@@ -131,7 +135,7 @@ describe('createLlamaRuntime', () => {
   test('behavior: embeddings count the input tokens', async () => {
     const response = await runtime.run({
       kind: 'embedding',
-      model: 'tiny',
+      model: 'tiny-embed',
       request: { input: ['hello world', 'bye'] },
       stream: false,
     });

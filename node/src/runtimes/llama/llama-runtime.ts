@@ -50,6 +50,8 @@ export type LlamaModelSpec = {
   contextLength?: number;
   /** Overrides the family read from the file (decoder models: chat; encoders: embedding). */
   family?: ModelFamily;
+  /** Also offer this decoder model's pooled embeddings, under this id. */
+  embeddingId?: string;
 };
 
 export type LlamaRuntimeOptions = {
@@ -80,13 +82,14 @@ export const DEFAULT_TEMPERATURE = 1;
 
 const ENCODER_ARCHITECTURES = new Set(['bert', 'nomic-bert', 'jina-bert-v2', 't5encoder']);
 const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
-  chat: ['chat', 'completion', 'embedding'],
-  text: ['completion', 'embedding'],
+  chat: ['chat', 'completion'],
+  text: ['completion'],
   embedding: ['embedding'],
 };
 
 type Loaded = {
-  offer: ServedModel;
+  offers: ServedModel[];
+  contextLength: number;
   model: LlamaModel;
   context?: LlamaContext;
   idle: LlamaContextSequence[];
@@ -101,7 +104,9 @@ type Loaded = {
  * model's own chat template; usage counts are the exact tokens evaluated and sampled.
  */
 export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
-  const loaded = new Map<string, Loaded>();
+  /** Offer id → the loaded model serving it (a model may be offered twice: chat and embedding). */
+  const loaded = new Map<string, { offer: ServedModel; entry: Loaded }>();
+  const entries: Loaded[] = [];
   let llama: Llama | undefined;
   let closed = false;
   const threads = options.threads ?? defaultThreads();
@@ -112,8 +117,20 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     const contextLength = Math.min(spec.contextLength ?? DEFAULT_CONTEXT_TOKENS, trained);
     const architecture = model.fileInfo.metadata.general.architecture;
     const family = spec.family ?? (ENCODER_ARCHITECTURES.has(String(architecture)) ? 'embedding' : 'chat');
+    const offers: ServedModel[] = [
+      { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency },
+    ];
+    if (spec.embeddingId && family !== 'embedding') {
+      offers.push({
+        id: spec.embeddingId,
+        family: 'embedding',
+        contextLength,
+        maxConcurrency: spec.maxConcurrency,
+      });
+    }
     const entry: Loaded = {
-      offer: { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency },
+      offers,
+      contextLength,
       model,
       idle: [],
       waiters: [],
@@ -147,11 +164,11 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   }
 
   function modelFor(job: RuntimeJob): Loaded {
-    const entry = loaded.get(job.model);
-    if (!entry || !KINDS_BY_FAMILY[entry.offer.family].includes(job.kind)) {
+    const served = loaded.get(job.model);
+    if (!served || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
       throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
     }
-    return entry;
+    return served.entry;
   }
 
   async function runText(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
@@ -204,7 +221,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   async function runEmbedding(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
     const { input } = parseRequest('embedding', job.request);
     entry.embedding ??= entry.model.createEmbeddingContext({
-      contextSize: entry.offer.contextLength,
+      contextSize: entry.contextLength,
       threads,
     });
     const context = await entry.embedding;
@@ -213,9 +230,9 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     for (const text of typeof input === 'string' ? [input] : input) {
       if (job.signal?.aborted) throw new NodeError('job_cancelled');
       const tokens = entry.model.tokenize(text);
-      if (tokens.length >= entry.offer.contextLength) {
+      if (tokens.length >= entry.contextLength) {
         throw new NodeError('invalid_request', {
-          detail: `An input has ${tokens.length} tokens; the limit is ${entry.offer.contextLength - 1}.`,
+          detail: `An input has ${tokens.length} tokens; the limit is ${entry.contextLength - 1}.`,
         });
       }
       promptTokens += tokens.length;
@@ -235,7 +252,9 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
           const report = (fraction: number) =>
             onProgress?.({ model: spec.id, loaded: index, total: options.models.length, fraction });
           report(0);
-          loaded.set(spec.id, await loadOne(spec, report));
+          const entry = await loadOne(spec, report);
+          entries.push(entry);
+          for (const offer of entry.offers) loaded.set(offer.id, { offer, entry });
           report(1);
         }
       } catch (error) {
@@ -243,7 +262,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       }
     },
 
-    models: () => [...loaded.values()].map((entry) => entry.offer),
+    models: () => [...loaded.values()].map((served) => served.offer),
 
     async run(job) {
       const entry = modelFor(job);
@@ -259,12 +278,13 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
 
     async close() {
       closed = true;
-      for (const entry of loaded.values()) {
+      for (const entry of entries) {
         await (await entry.embedding)?.dispose();
         await entry.context?.dispose();
         await entry.model.dispose();
       }
       loaded.clear();
+      entries.length = 0;
     },
   } satisfies Runtime & { info: { name: string; version: string } };
 }
