@@ -1,0 +1,7 @@
+// Test and benchmark helpers of @gpumesh/node (`@gpumesh/node/testing`): never used by the daemon's
+// configuration, so a provider cannot offer the fixed-reply runtime by mistake.
+export { createFixedReplyRuntime, type FixedReplyRuntimeOptions } from './runtimes/fixed-reply-runtime.js';
+export {
+  type OpenAiCompatibleServer,
+  startOpenAiCompatibleServer,
+} from './testing/start-openai-compatible-server.js';
