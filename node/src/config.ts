@@ -1,0 +1,211 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { NodeError } from './errors.js';
+
+export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:8080';
+/** The node hub's path on a coordinator given by its app URL (http/https). */
+export const DEFAULT_NODE_HUB_PATH = '/node';
+export const DEFAULT_STATE_DIR = join(homedir(), '.gpumesh-node');
+export const DEFAULT_HEALTH_PORT = 9469;
+export const DEFAULT_MAX_CONCURRENCY = 2;
+/** $0.10 and $0.20 per million tokens, in nanousd. */
+export const DEFAULT_INPUT_PRICE_PER_MTOK = '100000000';
+export const DEFAULT_OUTPUT_PRICE_PER_MTOK = '200000000';
+export const DEFAULT_RECONNECT_MIN_MS = 500;
+export const DEFAULT_RECONNECT_MAX_MS = 30_000;
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
+const Price = Type.Object({
+  currency: Type.Union([Type.Literal('USD'), Type.Literal('NATIVE')]),
+  inputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
+  outputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
+});
+
+/** Per-model settings from the config file, matched by file name (llama) or id (openai). */
+const ModelSetting = Type.Object({
+  file: Type.Optional(Type.String({ minLength: 1 })),
+  id: Type.String({ minLength: 1, maxLength: 256 }),
+  upstream: Type.Optional(Type.String({ minLength: 1 })),
+  family: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('text'), Type.Literal('embedding')])),
+  embeddingId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  maxConcurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  contextLength: Type.Optional(Type.Integer({ minimum: 16 })),
+  price: Type.Optional(Price),
+});
+
+export const NodeConfigSchema = Type.Object({
+  /** The coordinator: its app URL (http/https, hub at {@link DEFAULT_NODE_HUB_PATH}) or the hub's ws/wss URL. */
+  coordinator: Type.String({ pattern: '^(https?|wss?)://' }),
+  role: Type.Union([Type.Literal('gpu'), Type.Literal('cpu'), Type.Literal('network')]),
+  /** Holds the node key (`node.key`, 0600). Kept across upgrades. */
+  stateDir: Type.String({ minLength: 1 }),
+  modelsDir: Type.String({ minLength: 1 }),
+  runtime: Type.Union([Type.Literal('llama'), Type.Literal('openai')]),
+  /** The OpenAI-compatible server's base URL, for runtime `openai`. */
+  openaiUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+  openaiApiKey: Type.Optional(Type.String()),
+  gpu: Type.Union([Type.Literal('auto'), Type.Literal('cpu')]),
+  /** Threads per model context; default depends on the core count. */
+  threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 })),
+  maxConcurrency: Type.Integer({ minimum: 1, maximum: 256 }),
+  /** Also offer each decoder model's embeddings, as `<id>-embed`. */
+  offerEmbeddings: Type.Boolean(),
+  price: Price,
+  models: Type.Array(ModelSetting),
+  healthHost: Type.String(),
+  /** 0: any free port. */
+  healthPort: Type.Integer({ minimum: 0, maximum: 65535 }),
+  /** The owner wallet and its signature of `ownerProofText(nodeId)` (see `gpumesh-node id`). */
+  ownerAddress: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' })),
+  ownerSignature: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' })),
+  reconnectMinMs: Type.Integer({ minimum: 1 }),
+  reconnectMaxMs: Type.Integer({ minimum: 1 }),
+  drainTimeoutMs: Type.Integer({ minimum: 0 }),
+});
+
+export type NodeConfig = Readonly<Static<typeof NodeConfigSchema>>;
+export type ModelSetting = Static<typeof ModelSetting>;
+
+type Field = keyof Static<typeof NodeConfigSchema>;
+type Kind = 'string' | 'integer' | 'boolean';
+
+/** Settings a flag or an environment variable may set (the rest come from the file). */
+const SCALARS: [field: Field, flag: string, env: string, kind: Kind][] = [
+  ['coordinator', 'coordinator', 'GPUMESH_COORDINATOR', 'string'],
+  ['role', 'role', 'GPUMESH_NODE_ROLE', 'string'],
+  ['stateDir', 'state-dir', 'GPUMESH_NODE_STATE_DIR', 'string'],
+  ['modelsDir', 'models-dir', 'GPUMESH_NODE_MODELS_DIR', 'string'],
+  ['runtime', 'runtime', 'GPUMESH_NODE_RUNTIME', 'string'],
+  ['openaiUrl', 'openai-url', 'GPUMESH_NODE_OPENAI_URL', 'string'],
+  ['openaiApiKey', 'openai-api-key', 'GPUMESH_NODE_OPENAI_API_KEY', 'string'],
+  ['gpu', 'gpu', 'GPUMESH_NODE_GPU', 'string'],
+  ['threads', 'threads', 'GPUMESH_NODE_THREADS', 'integer'],
+  ['maxConcurrency', 'max-concurrency', 'GPUMESH_NODE_MAX_CONCURRENCY', 'integer'],
+  ['offerEmbeddings', 'offer-embeddings', 'GPUMESH_NODE_OFFER_EMBEDDINGS', 'boolean'],
+  ['healthHost', 'health-host', 'GPUMESH_NODE_HEALTH_HOST', 'string'],
+  ['healthPort', 'health-port', 'GPUMESH_NODE_HEALTH_PORT', 'integer'],
+  ['ownerAddress', 'owner-address', 'GPUMESH_NODE_OWNER_ADDRESS', 'string'],
+  ['ownerSignature', 'owner-signature', 'GPUMESH_NODE_OWNER_SIGNATURE', 'string'],
+  ['reconnectMinMs', 'reconnect-min-ms', 'GPUMESH_NODE_RECONNECT_MIN_MS', 'integer'],
+  ['reconnectMaxMs', 'reconnect-max-ms', 'GPUMESH_NODE_RECONNECT_MAX_MS', 'integer'],
+  ['drainTimeoutMs', 'drain-timeout-ms', 'GPUMESH_NODE_DRAIN_TIMEOUT_MS', 'integer'],
+];
+
+/** The long flags the CLI accepts for settings, with their value kinds (for `parseArgs`). */
+export const CONFIG_FLAGS = Object.fromEntries(
+  SCALARS.map(([, flag, , kind]) => [
+    flag,
+    { type: kind === 'boolean' ? ('boolean' as const) : ('string' as const) },
+  ]),
+);
+
+export type LoadConfigOptions = {
+  /** Parsed CLI flags (`parseArgs` values), keyed by flag name. */
+  flags?: Record<string, string | boolean | undefined>;
+  env?: NodeJS.ProcessEnv;
+  /** A JSON config file; default `$GPUMESH_NODE_CONFIG`, else `<stateDir>/config.json` when present. */
+  configFile?: string;
+};
+
+/**
+ * The daemon's configuration: flags > environment > config file > defaults, validated once and
+ * frozen. Relative paths resolve against the working directory.
+ * @throws NodeError `config_invalid` naming the first bad setting.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
+  const env = options.env ?? process.env;
+  const flags = options.flags ?? {};
+  const fromFlagsAndEnv: Partial<Record<Field, unknown>> = {};
+  for (const [field, flag, variable, kind] of SCALARS) {
+    const raw = flags[flag] ?? env[variable];
+    if (raw !== undefined && raw !== '') fromFlagsAndEnv[field] = convert(raw, kind, flag);
+  }
+  const stateDirGuess = String(fromFlagsAndEnv.stateDir ?? DEFAULT_STATE_DIR);
+  const file = options.configFile ?? (flags.config as string | undefined) ?? env.GPUMESH_NODE_CONFIG;
+  const fromFile = readConfigFile(file, join(stateDirGuess, 'config.json'));
+  const stateDir = resolve(String(fromFlagsAndEnv.stateDir ?? fromFile.stateDir ?? DEFAULT_STATE_DIR));
+  const merged = {
+    coordinator: DEFAULT_COORDINATOR_URL,
+    role: 'cpu',
+    runtime: 'llama',
+    gpu: 'auto',
+    maxConcurrency: DEFAULT_MAX_CONCURRENCY,
+    offerEmbeddings: false,
+    price: {
+      currency: 'USD',
+      inputPerMTok: DEFAULT_INPUT_PRICE_PER_MTOK,
+      outputPerMTok: DEFAULT_OUTPUT_PRICE_PER_MTOK,
+    },
+    models: [],
+    healthHost: '127.0.0.1',
+    healthPort: DEFAULT_HEALTH_PORT,
+    reconnectMinMs: DEFAULT_RECONNECT_MIN_MS,
+    reconnectMaxMs: DEFAULT_RECONNECT_MAX_MS,
+    drainTimeoutMs: DEFAULT_DRAIN_TIMEOUT_MS,
+    ...fromFile,
+    ...fromFlagsAndEnv,
+    stateDir,
+  } as Record<string, unknown>;
+  merged.modelsDir = resolve(String(merged.modelsDir ?? join(stateDir, 'models')));
+  if (!Value.Check(NodeConfigSchema, merged)) {
+    const first = Value.Errors(NodeConfigSchema, merged).First();
+    throw new NodeError('config_invalid', { detail: first ? `${first.path}: ${first.message}` : undefined });
+  }
+  if ((merged.ownerAddress === undefined) !== (merged.ownerSignature === undefined)) {
+    throw new NodeError('config_invalid', { detail: 'ownerAddress and ownerSignature go together.' });
+  }
+  if (merged.runtime === 'openai' && !merged.openaiUrl) {
+    throw new NodeError('config_invalid', { detail: 'runtime openai needs openaiUrl.' });
+  }
+  return deepFreeze(merged) as NodeConfig;
+}
+
+/** The hub's WebSocket URL for a configured coordinator URL. */
+export function hubUrl(coordinator: string): string {
+  const url = new URL(coordinator);
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') return url.toString();
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (url.pathname === '/' || url.pathname === '') url.pathname = DEFAULT_NODE_HUB_PATH;
+  return url.toString();
+}
+
+function convert(raw: string | boolean, kind: Kind, flag: string): unknown {
+  if (kind === 'boolean') return raw === true || raw === 'true' || raw === '1';
+  if (kind === 'integer') {
+    const value = Number(raw);
+    if (!Number.isInteger(value))
+      throw new NodeError('config_invalid', { detail: `--${flag}: ${raw} is not an integer.` });
+    return value;
+  }
+  return raw;
+}
+
+function readConfigFile(explicit: string | undefined, fallback: string): Record<string, unknown> {
+  const path = explicit ?? fallback;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (explicit === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new NodeError('config_invalid', { detail: `Cannot read ${path}.`, cause: error });
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error('not an object');
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    throw new NodeError('config_invalid', { detail: `${path} is not a JSON object.`, cause: error });
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
