@@ -1,0 +1,175 @@
+/**
+ * buildApp: the whole coordinator HTTP surface as a fastify instance that does NOT listen (tests
+ * use inject() or listen on port 0; server.ts listens). Registration order matters: error
+ * handlers, security headers, CORS, OpenAPI collector and rate limits come before any route, so
+ * every route (including those of capabilities added later) gets them.
+ */
+import { createHash } from 'node:crypto';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { loadJwtKey } from './auth/load-jwt-key.js';
+import { bearerToken, createRequireUser } from './auth/require-user.js';
+import { authRoutes } from './auth/routes.js';
+import { verifyToken } from './auth/verify-token.js';
+import { type Clock, systemClock } from './clock.js';
+import type { CoordinatorConfig } from './config.js';
+import type { Database } from './db/schema.js';
+import { ApiError, errorHandler, notFoundHandler } from './errors.js';
+import { userRoutes } from './users/routes.js';
+import { createKeyring, type Keyring } from './wallets/keyring.js';
+import { loadMasterKey } from './wallets/load-master-key.js';
+import { walletRoutes } from './wallets/routes.js';
+
+/** A route as registered, for the discovery files and the route-table tests. */
+export type RouteEntry = {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+};
+
+/** What every capability's routes get: pass it as the plugin options. */
+export type AppContext = {
+  readonly config: CoordinatorConfig;
+  readonly db: Kysely<Database>;
+  readonly clock: Clock;
+  readonly keyring: Keyring;
+  /** HS256 key for session JWTs. */
+  readonly jwtKey: Uint8Array;
+  /** Chain RPC client when config.chain.rpcUrl is set (EIP-1271 sign-in). */
+  readonly chainClient: PublicClient | undefined;
+  /** Every route registered so far (filled by an onRoute hook). */
+  readonly routes: readonly RouteEntry[];
+};
+
+export type BuildAppOptions = {
+  config: CoordinatorConfig;
+  /** An open, migrated database (createDatabase + migrate). */
+  db: Kysely<Database>;
+  clock?: Clock;
+  /** fastify logger: false in tests; default pino at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  /** Master-key keyring; default from config (masterKey or <dataDir>/master.key). */
+  keyring?: Keyring;
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's shared context (config, db, clock, keyring, route table …). */
+    ctx: AppContext;
+  }
+}
+
+/** Builds the coordinator app. Await `app.ready()` (or inject) before use; `app.close()` frees it. */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, db } = options;
+  const clock = options.clock ?? systemClock;
+  const keyring = options.keyring ?? createKeyring(loadMasterKey(config));
+  const jwtKey = await loadJwtKey(db, keyring, clock);
+  const chainClient = config.chain.rpcUrl
+    ? (createPublicClient({ transport: http(config.chain.rpcUrl) }) as PublicClient)
+    : undefined;
+  const routes: RouteEntry[] = [];
+  const ctx: AppContext = Object.freeze({ config, db, clock, keyring, jwtKey, chainClient, routes });
+
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+    },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    // Unknown body fields are refused (additionalProperties: false), not silently dropped.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    routerOptions: { maxParamLength: 200 },
+  });
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorate('ctx', ctx);
+  app.decorateRequest('user', null);
+  app.decorate('requireUser', createRequireUser(db, jwtKey, clock));
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      routes.push({ method, url: route.url, schema: route.schema as Record<string, unknown> | undefined });
+    }
+  });
+
+  await app.register(helmet, { global: true });
+  await app.register(cors, {
+    origin: config.corsOrigins.includes('*') ? '*' : [...config.corsOrigins],
+    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type'],
+    maxAge: 600,
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'gpumesh',
+        version: '0.1.0',
+        description: 'Wallet sign-in, credits and OpenAI-compatible inference.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'http', scheme: 'bearer', description: 'sk- inference key' },
+        },
+      },
+    },
+  });
+  if (config.rateLimit.enabled) await registerRateLimit(app, ctx);
+
+  await app.register(authRoutes, ctx);
+  await app.register(userRoutes, ctx);
+  await app.register(walletRoutes, ctx);
+  return app;
+}
+
+/**
+ * Rate limits: per IP on sign-in routes (their route config), per user elsewhere — the key is the
+ * JWT's subject when one verifies, the API key's hash for sk- keys, the IP otherwise. On Redis when
+ * configured, so every replica counts against the same limit.
+ */
+async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const { config } = ctx;
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  if (redis) {
+    redis.on('error', (error) => app.log.warn({ err: error }, 'rate-limit redis error'));
+    app.addHook('onClose', async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    });
+  }
+  const keyOf = async (request: FastifyRequest): Promise<string> => {
+    const token = bearerToken(request);
+    if (token?.startsWith('sk-')) return `k:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`;
+    if (token) {
+      const claims = await verifyToken(ctx.jwtKey, ctx.clock, token);
+      if (claims) return `u:${claims.sub}`;
+    }
+    return `ip:${request.ip}`;
+  };
+  await app.register(rateLimit, {
+    global: true,
+    timeWindow: config.rateLimit.windowMs,
+    keyGenerator: keyOf,
+    max: (_request, key) =>
+      key.startsWith('ip:') ? config.rateLimit.anonymousMax : config.rateLimit.userMax,
+    ...(redis ? { redis, nameSpace: config.rateLimit.namespace } : {}),
+    // Redis trouble must not take the API down: requests pass, the error is logged above.
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) =>
+      new ApiError('rate_limited', `Rate limit exceeded; retry in ${context.after}.`, {
+        retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
+}

@@ -1,0 +1,266 @@
+/**
+ * The coordinator's one configuration: defaults < JSON file < environment (GPUMESH_*) < flags.
+ *
+ * Every field is described once, in `CoordinatorConfigSchema` (TypeBox), with its default. The
+ * environment and flag names are derived from the field path, so a field added here is settable
+ * everywhere without another table: `chain.rpcUrl` ← `GPUMESH_CHAIN_RPC_URL` ← `--chain-rpc-url`.
+ * Object-valued fields (e.g. `chain.tokens`) take JSON in the environment and in flags.
+ * `DATABASE_URL` and `REDIS_URL` are also read, as the issue names them, below their GPUMESH_ forms.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ApiError } from './errors.js';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_DATA_DIR = './.gpumesh';
+export const DEFAULT_LOG_LEVEL = 'info';
+export const DEFAULT_JWT_TTL_S = 7 * 24 * 60 * 60;
+export const DEFAULT_NONCE_TTL_MS = 10 * 60 * 1000;
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+export const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
+/** Per IP, per window, on GET /api/auth/nonce and POST /api/auth/verify. */
+export const DEFAULT_RATE_LIMIT_SIGN_IN_MAX = 30;
+/** Per signed-in user (JWT) or per API key, per window, on every other route. */
+export const DEFAULT_RATE_LIMIT_USER_MAX = 600;
+/** Per IP, per window, on other routes called without a credential. */
+export const DEFAULT_RATE_LIMIT_ANONYMOUS_MAX = 300;
+export const DEFAULT_RATE_LIMIT_NAMESPACE = 'gpumesh-rl:';
+export const DEFAULT_MAX_ACTIVE_KEYS = 10;
+export const DEFAULT_CHAIN_ID = 800_000;
+export const DEFAULT_GAS_PRICE_WEI = 150_000_000_000n;
+export const DEFAULT_CONFIRMATIONS = 1;
+export const DEFAULT_NATIVE_SYMBOL = 'GPU';
+export const DEFAULT_NATIVE_DECIMALS = 18;
+/** nanousd (1e-9 USD) per one whole native token: 1 USD by default on the devnet. */
+export const DEFAULT_NATIVE_USD_PRICE_NANO = 1_000_000_000n;
+export const DEFAULT_BASE_APY_BPS = 500;
+export const DEFAULT_PLATFORM_FEE_BPS = 500;
+
+const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const Url = Type.String({ pattern: '^[a-z][a-z0-9+.-]*://' });
+
+/** One rung of the staking tier ladder: at least `minStake` whole native tokens staked. */
+const Tier = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 32 }),
+    minStake: Type.Integer({ minimum: 0 }),
+    multiplierBps: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+export const CoordinatorConfigSchema = Type.Object(
+  {
+    host: Type.String({ default: DEFAULT_HOST, minLength: 1 }),
+    port: Type.Integer({ default: DEFAULT_PORT, minimum: 0, maximum: 65535 }),
+    dataDir: Type.String({ default: DEFAULT_DATA_DIR, minLength: 1 }),
+    /** PostgreSQL URL; when absent the store is SQLite at <dataDir>/gpumesh.db. */
+    databaseUrl: Type.Optional(Url),
+    /** PostgreSQL schema to use (search_path); default public. */
+    databaseSchema: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$' })),
+    /** Redis URL; when set, rate limits are shared by every replica. */
+    redisUrl: Type.Optional(Url),
+    /** Base URL of the app API as clients see it; default http://<host>:<port>. */
+    publicUrl: Type.Optional(Url),
+    /** Base URL of the inference router as clients see it; default publicUrl. */
+    routerUrl: Type.Optional(Url),
+    /** 32-byte master key (64 hex chars) for secrets at rest; else <dataDir>/master.key (0600). */
+    masterKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: DEFAULT_LOG_LEVEL },
+    ),
+    /** CORS origins allowed to call the API; '*' (default) as bearer tokens, not cookies, carry auth. */
+    /** Trust X-Forwarded-For from a load balancer in front (per-IP limits then see clients). */
+    trustProxy: Type.Boolean({ default: false }),
+    corsOrigins: Type.Array(Type.String(), { default: ['*'] }),
+    jwtTtlS: Type.Integer({ default: DEFAULT_JWT_TTL_S, minimum: 1 }),
+    nonceTtlMs: Type.Integer({ default: DEFAULT_NONCE_TTL_MS, minimum: 1 }),
+    bodyLimitBytes: Type.Integer({ default: DEFAULT_BODY_LIMIT_BYTES, minimum: 1024 }),
+    maxActiveKeys: Type.Integer({ default: DEFAULT_MAX_ACTIVE_KEYS, minimum: 1 }),
+    rateLimit: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        windowMs: Type.Integer({ default: DEFAULT_RATE_LIMIT_WINDOW_MS, minimum: 1 }),
+        signInMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_SIGN_IN_MAX, minimum: 1 }),
+        userMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_USER_MAX, minimum: 1 }),
+        anonymousMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_ANONYMOUS_MAX, minimum: 1 }),
+        namespace: Type.String({ default: DEFAULT_RATE_LIMIT_NAMESPACE }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    chain: Type.Object(
+      {
+        rpcUrl: Type.Optional(Url),
+        explorerUrl: Type.Optional(Url),
+        chainId: Type.Integer({ default: DEFAULT_CHAIN_ID, minimum: 1 }),
+        gasPriceWei: Type.BigInt({ default: DEFAULT_GAS_PRICE_WEI, minimum: 0n }),
+        confirmations: Type.Integer({ default: DEFAULT_CONFIRMATIONS, minimum: 0 }),
+        nativeSymbol: Type.String({ default: DEFAULT_NATIVE_SYMBOL, pattern: '^[A-Z][A-Z0-9.]{0,11}$' }),
+        nativeDecimals: Type.Integer({ default: DEFAULT_NATIVE_DECIMALS, minimum: 0, maximum: 36 }),
+        nativeUsdPriceNano: Type.BigInt({ default: DEFAULT_NATIVE_USD_PRICE_NANO, minimum: 0n }),
+        /** Stable tokens accepted for top-up: symbol → ERC-20 address (filled when deployed). */
+        tokens: Type.Record(Type.String(), Address, { default: {} }),
+        stakingVault: Type.Optional(Address),
+        rewardsVault: Type.Optional(Address),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    staking: Type.Object(
+      {
+        baseApyBps: Type.Integer({ default: DEFAULT_BASE_APY_BPS, minimum: 0 }),
+        tiers: Type.Array(Tier, {
+          default: [
+            { name: 'none', minStake: 0, multiplierBps: 10_000 },
+            { name: 'basic', minStake: 100, multiplierBps: 10_000 },
+            { name: 'silver', minStake: 1_000, multiplierBps: 11_000 },
+            { name: 'gold', minStake: 10_000, multiplierBps: 12_500 },
+            { name: 'platinum', minStake: 100_000, multiplierBps: 15_000 },
+          ],
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    platformFeeBps: Type.Integer({ default: DEFAULT_PLATFORM_FEE_BPS, minimum: 0, maximum: 10_000 }),
+  },
+  { additionalProperties: false },
+);
+
+type ConfigInput = Static<typeof CoordinatorConfigSchema>;
+
+/** The validated, frozen configuration; publicUrl and routerUrl are always resolved. */
+export type CoordinatorConfig = DeepReadonly<ConfigInput & { publicUrl: string; routerUrl: string }>;
+
+type DeepReadonly<T> = T extends bigint | string | number | boolean | undefined
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : { readonly [K in keyof T]: DeepReadonly<T[K]> };
+
+export type LoadConfigOptions = {
+  /** Command-line flags (`--port 9000`, `--chain-rpc-url=http://…`); default none. */
+  argv?: readonly string[];
+  /** Environment; default none (only server.ts passes process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Path of a JSON config file; default none (or `--config` / GPUMESH_CONFIG). */
+  file?: string;
+  /** Values set in code (tests); they win over everything else. */
+  overrides?: Record<string, unknown>;
+};
+
+/** Loads, merges, validates and freezes the configuration. Throws ApiError('invalid_config'). */
+export function loadConfig(options: LoadConfigOptions = {}): CoordinatorConfig {
+  const env = options.env ?? {};
+  const flags = parseFlags(options.argv ?? []);
+  const filePath = (flags.config as string | undefined) ?? env.GPUMESH_CONFIG ?? options.file;
+  const fromFile = filePath ? readJsonFile(filePath) : {};
+  const fromEnv: Record<string, unknown> = {};
+  if (env.DATABASE_URL) fromEnv.databaseUrl = env.DATABASE_URL;
+  if (env.REDIS_URL) fromEnv.redisUrl = env.REDIS_URL;
+  const fromFlags: Record<string, unknown> = {};
+  for (const leaf of leaves(CoordinatorConfigSchema)) {
+    const envValue = env[`GPUMESH_${leaf.path.map(snake).join('_')}`];
+    if (envValue !== undefined && envValue !== '')
+      setPath(fromEnv, leaf.path, parseRaw(envValue, leaf.schema));
+    const flagValue = flags[leaf.path.map(kebab).join('-')];
+    if (flagValue !== undefined) setPath(fromFlags, leaf.path, parseRaw(String(flagValue), leaf.schema));
+  }
+  const merged = deepMerge(deepMerge(deepMerge(fromFile, fromEnv), fromFlags), options.overrides ?? {});
+  const withDefaults = Value.Default(CoordinatorConfigSchema, Value.Convert(CoordinatorConfigSchema, merged));
+  const first = Value.Errors(CoordinatorConfigSchema, withDefaults).First();
+  if (first) {
+    const where = first.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    throw new ApiError('invalid_config', `configuration ${where}: ${first.message}`, { param: where });
+  }
+  const config = withDefaults as ConfigInput;
+  const publicUrl = stripSlash(config.publicUrl ?? `http://${config.host}:${config.port}`);
+  const routerUrl = stripSlash(config.routerUrl ?? publicUrl);
+  return deepFreeze({ ...config, dataDir: path.resolve(config.dataDir), publicUrl, routerUrl });
+}
+
+function parseFlags(argv: readonly string[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) continue;
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      out[arg.slice(2, eq)] = arg.slice(eq + 1);
+    } else {
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('--')) {
+        out[arg.slice(2)] = next;
+        i++;
+      } else {
+        out[arg.slice(2)] = true;
+      }
+    }
+  }
+  return out;
+}
+
+type Leaf = { path: string[]; schema: TSchema };
+
+/** Every settable field: object-typed fields with fixed properties recurse, the rest are leaves. */
+function leaves(schema: TSchema, prefix: string[] = []): Leaf[] {
+  const props = (schema as { properties?: Record<string, TSchema> }).properties;
+  if (schema.type === 'object' && props) {
+    return Object.entries(props).flatMap(([key, sub]) => leaves(sub, [...prefix, key]));
+  }
+  return [{ path: prefix, schema }];
+}
+
+function parseRaw(raw: string, schema: TSchema): unknown {
+  if (schema.type === 'object' || schema.type === 'array') {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      throw new ApiError('invalid_config', `configuration value is not JSON: ${raw.slice(0, 40)}`);
+    }
+  }
+  return raw; // Value.Convert coerces numbers, booleans and bigints from strings.
+}
+
+function readJsonFile(file: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch (error) {
+    throw new ApiError('invalid_config', `cannot read config file ${file}`, { cause: error });
+  }
+}
+
+const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+const stripSlash = (s: string) => s.replace(/\/+$/, '');
+
+function setPath(target: Record<string, unknown>, keys: string[], value: unknown): void {
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? deepMerge(out[key], value) : value;
+  }
+  return out;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

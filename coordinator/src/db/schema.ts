@@ -1,0 +1,89 @@
+/**
+ * The Kysely `Database` interface: every table of the coordinator. Each capability adds its tables
+ * here (and a migration in ./migrations). Conventions, so both SQLite and PostgreSQL agree:
+ * ids are text; times are bigint milliseconds since the epoch; money is bigint nanousd
+ * (1e-9 USD); wei amounts are decimal TEXT (they can exceed int64). Read bigint columns back
+ * through `toBigInt` (pg returns int8 as string, SQLite as number).
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+/** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
+export type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;
+/** A nullable bigint column. */
+export type NullableBigIntColumn = ColumnType<
+  bigint | number | string | null,
+  bigint | number | null | undefined,
+  bigint | number | null
+>;
+
+export type UsersTable = {
+  id: string;
+  /** EIP-55 checksummed. */
+  address: string;
+  created_at: BigIntColumn;
+};
+
+export type AuthNoncesTable = {
+  nonce: string;
+  /** The checksummed address the nonce was issued to. */
+  address: string;
+  /** The exact message text handed out; verify compares it verbatim. */
+  message: string;
+  expires_at: BigIntColumn;
+  created_at: BigIntColumn;
+};
+
+export type RevokedTokensTable = {
+  jti: string;
+  /** The token's own exp, in SECONDS since the epoch (JWT convention); the row may go after it. */
+  expires_at: BigIntColumn;
+};
+
+/** Small secrets the coordinator creates once and keeps (e.g. the JWT signing key), encrypted. */
+export type AppSecretsTable = {
+  name: string;
+  /** keyring ciphertext, never plaintext. */
+  value: string;
+  created_at: BigIntColumn;
+};
+
+export type WalletsTable = {
+  user_id: string;
+  proxy_address: string;
+  /** keyring ciphertext of the proxy wallet's private key. */
+  proxy_key_enc: string;
+  native_account: string;
+  native_public_key: string;
+  /** keyring ciphertext of the native account's private key. */
+  native_key_enc: string;
+  created_at: BigIntColumn;
+};
+
+export type ApiKeysTable = {
+  id: string;
+  user_id: string;
+  name: string;
+  /** The first characters of the secret, shown in lists. */
+  prefix: string;
+  /** sha256 hex of the secret; the secret itself is never stored. */
+  secret_hash: string;
+  /** 'active' | 'revoked' (see keys/key-status.ts). */
+  status: string;
+  created_at: BigIntColumn;
+  revoked_at: NullableBigIntColumn;
+  last_used_at: NullableBigIntColumn;
+  /** Total charged through this key, nanousd. Updated by the ledger. */
+  spend_nano: ColumnType<bigint | number | string, bigint | number | undefined, bigint | number>;
+};
+
+export type Database = {
+  users: UsersTable;
+  auth_nonces: AuthNoncesTable;
+  revoked_tokens: RevokedTokensTable;
+  app_secrets: AppSecretsTable;
+  wallets: WalletsTable;
+  api_keys: ApiKeysTable;
+};
+
+// Kept so capabilities adding auto-increment columns have the helper at hand.
+export type { Generated };

@@ -1,0 +1,233 @@
+/**
+ * The coordinator's ONE error registry, and the handlers that turn anything thrown into the common
+ * error body `{"error":{"message","type","code","param"}}` (design.md). Capabilities add their codes
+ * to `ERRORS` (and to the table in coordinator/README.md — errors.test.ts keeps the two in sync).
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+type ErrorDefinition = {
+  readonly status: number;
+  /** OpenAI-style error type, so OpenAI SDKs classify our errors correctly. */
+  readonly type: string;
+  readonly message: string;
+  /** Whether the same request may succeed when retried later. */
+  readonly retryable: boolean;
+};
+
+export const ERRORS = {
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The request is malformed.',
+    retryable: false,
+  },
+  invalid_credential: {
+    status: 401,
+    type: 'authentication_error',
+    message: 'Missing, invalid or expired credential.',
+    retryable: false,
+  },
+  insufficient_credits: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: 'Not enough credits for this request.',
+    retryable: false,
+  },
+  forbidden: {
+    status: 403,
+    type: 'permission_error',
+    message: 'This credential may not do that.',
+    retryable: false,
+  },
+  not_found: { status: 404, type: 'not_found_error', message: 'Not found.', retryable: false },
+  model_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'The model does not exist or is not served.',
+    retryable: false,
+  },
+  method_not_allowed: {
+    status: 405,
+    type: 'invalid_request_error',
+    message: 'Method not allowed.',
+    retryable: false,
+  },
+  key_limit_reached: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This wallet already holds the maximum number of active keys.',
+    retryable: false,
+  },
+  payment_already_used: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This payment was already credited.',
+    retryable: false,
+  },
+  payload_too_large: {
+    status: 413,
+    type: 'invalid_request_error',
+    message: 'The request body is too large.',
+    retryable: false,
+  },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request_error',
+    message: 'Bodies must be application/json.',
+    retryable: false,
+  },
+  rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Too many requests; retry later.',
+    retryable: true,
+  },
+  internal_error: { status: 500, type: 'api_error', message: 'Internal error.', retryable: true },
+  invalid_config: { status: 500, type: 'api_error', message: 'Invalid configuration.', retryable: false },
+  provider_error: {
+    status: 502,
+    type: 'api_error',
+    message: 'The provider failed to serve the request.',
+    retryable: true,
+  },
+  no_provider_available: {
+    status: 503,
+    type: 'api_error',
+    message: 'No provider is available for this model.',
+    retryable: true,
+  },
+  provider_timeout: {
+    status: 504,
+    type: 'api_error',
+    message: 'The provider did not answer in time.',
+    retryable: true,
+  },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The wire body of every error. */
+export type ErrorBody = {
+  error: { message: string; type: string; code: string; param: string | null };
+};
+
+/** Our typed error. The message is client-safe by construction: never put secrets or SQL in it. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+  readonly retryAfterS: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    options: { param?: string | null; retryAfterS?: number; cause?: unknown } = {},
+  ) {
+    super(
+      message ?? ERRORS[code].message,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.param = options.param ?? null;
+    this.retryAfterS = options.retryAfterS;
+  }
+
+  /** The common wire shape. */
+  toBody(): ErrorBody {
+    return {
+      error: { message: this.message, type: ERRORS[this.code].type, code: this.code, param: this.param },
+    };
+  }
+}
+
+/** True for anything that looks like the common error body (used by tests and clients). */
+export function isErrorBody(value: unknown): value is ErrorBody {
+  if (typeof value !== 'object' || value === null) return false;
+  const e = (value as { error?: unknown }).error;
+  if (typeof e !== 'object' || e === null) return false;
+  const { message, type, code, param } = e as Record<string, unknown>;
+  return (
+    typeof message === 'string' &&
+    typeof type === 'string' &&
+    typeof code === 'string' &&
+    (param === null || typeof param === 'string') &&
+    Object.keys(e).length === 4
+  );
+}
+
+/**
+ * Maps anything thrown inside a request to an ApiError: ours pass through; fastify's own errors
+ * (validation, bad JSON, body too large, media type, rate limit) map by code; everything else is an
+ * internal_error whose details only reach the log.
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const e = error as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
+  if (e?.validation && Array.isArray(e.validation)) {
+    const issue = e.validation[0];
+    const param = paramOf(e.validationContext, issue);
+    const where = param ? `${param}: ` : '';
+    return new ApiError(
+      'invalid_request',
+      `Invalid ${e.validationContext ?? 'request'}: ${where}${issue?.message ?? 'invalid'}`,
+      {
+        param,
+      },
+    );
+  }
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'The JSON body is empty.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_request', 'The body is not valid JSON.');
+  }
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 429) return new ApiError('rate_limited');
+  if (status === 413) return new ApiError('payload_too_large');
+  if (status === 415) return new ApiError('unsupported_media_type');
+  if (status === 404) return new ApiError('not_found');
+  if (status === 405) return new ApiError('method_not_allowed');
+  if (status === 401) return new ApiError('invalid_credential');
+  if (status >= 400 && status < 500) {
+    // A client error raised by fastify or a plugin (bad JSON, bad header, …): its message names no
+    // secret, but we keep ours generic anyway so no library text leaks.
+    return new ApiError(
+      'invalid_request',
+      error instanceof SyntaxError ? 'The body is not valid JSON.' : undefined,
+    );
+  }
+  return new ApiError('internal_error', undefined, { cause: error });
+}
+
+type ValidationIssue = { instancePath?: string; params?: Record<string, unknown>; message?: string };
+
+function paramOf(context: string | undefined, issue: ValidationIssue | undefined): string | null {
+  if (!issue) return null;
+  const missing = issue.params?.missingProperty ?? issue.params?.additionalProperty;
+  const pathParts = (issue.instancePath ?? '').split('/').filter(Boolean);
+  if (typeof missing === 'string') pathParts.push(missing);
+  if (pathParts.length > 0) return pathParts.join('.');
+  return context === 'body' ? null : (context ?? null);
+}
+
+/** fastify error handler: every error leaves in the common shape. */
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(error);
+  if (apiError.status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+  }
+  if (apiError.retryAfterS !== undefined) reply.header('retry-after', String(apiError.retryAfterS));
+  void reply.status(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
+}
+
+/** fastify not-found handler: unknown routes answer 404 in the common shape. */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  const body = new ApiError('not_found', `No route for ${request.method} on this path.`).toBody();
+  void reply.status(404).type('application/json; charset=utf-8').send(body);
+}

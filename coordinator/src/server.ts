@@ -1,0 +1,53 @@
+/**
+ * The coordinator's only entry point that touches the process: reads flags and environment,
+ * opens and migrates the store, listens, and on SIGINT/SIGTERM closes gracefully then exits
+ * 130/143 (128 + signal number, as shells report it).
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { type CoordinatorConfig, loadConfig } from './config.js';
+import { createDatabase } from './db/create-database.js';
+import { migrate } from './db/migrate.js';
+
+export const EXIT_SIGINT = 130;
+export const EXIT_SIGTERM = 143;
+
+export type RunningServer = {
+  app: FastifyInstance;
+  config: CoordinatorConfig;
+  url: string;
+  close(): Promise<void>;
+};
+
+/** Starts a coordinator; resolves once it listens. */
+export async function startServer(options: {
+  argv?: readonly string[];
+  env?: Readonly<Record<string, string | undefined>>;
+}): Promise<RunningServer> {
+  const config = loadConfig({ argv: options.argv ?? [], env: options.env ?? {} });
+  const db = createDatabase(config);
+  await migrate(db);
+  const app = await buildApp({ config, db });
+  app.addHook('onClose', async () => {
+    await db.destroy();
+  });
+  const url = await app.listen({ host: config.host, port: config.port });
+  return { app, config, url, close: () => app.close() };
+}
+
+/** The CLI: start, log the URL, trap signals. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const server = await startServer({ argv, env });
+  server.app.log.info(
+    { url: server.url, publicUrl: server.config.publicUrl },
+    'gpumesh coordinator listening',
+  );
+  const stop = (code: number) => () => {
+    server.close().then(
+      () => process.exit(code),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop(EXIT_SIGINT));
+  process.once('SIGTERM', stop(EXIT_SIGTERM));
+}

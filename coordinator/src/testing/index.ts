@@ -1,0 +1,6 @@
+/** Test helpers for coordinator tests (and cross-package tests in test/). Not for production code. */
+export { createTestApp, type TestApp } from './create-test-app.js';
+export { describeBackends } from './describe-backends.js';
+export { signIn } from './sign-in.js';
+export { type TestBackend, type TestDatabase, testBackends } from './test-backends.js';
+export { createTestClock, type TestClock } from './test-clock.js';

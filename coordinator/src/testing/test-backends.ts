@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { createTestSchema, testPgUrl } from '../../../test/support/services.js';
+import { createDatabase } from '../db/create-database.js';
+import { migrate } from '../db/migrate.js';
+import type { Database } from '../db/schema.js';
+
+/** An open, migrated test database and where it lives (to build a config for the same store). */
+export type TestDatabase = {
+  db: Kysely<Database>;
+  /** A fresh temporary data directory (SQLite file, master key). */
+  dataDir: string;
+  /** Set for PostgreSQL. */
+  databaseUrl?: string;
+  databaseSchema?: string;
+  /** Closes the database and removes the directory / drops the schema. */
+  close(): Promise<void>;
+};
+
+export type TestBackend = {
+  name: 'sqlite' | 'postgres';
+  /** True when this backend is unavailable here (PostgreSQL absent; CI makes it mandatory). */
+  skip: boolean;
+  /** Opens a fresh, migrated database: a temp SQLite file, or a new PostgreSQL schema. */
+  open(label?: string): Promise<TestDatabase>;
+};
+
+/**
+ * The two storage backends, for running one suite on both:
+ * `describe.each(testBackends())('$name', (backend) => …)` with `describe.skipIf(backend.skip)`
+ * inside, or simply `describeBackends` from ./describe-backends.js.
+ */
+export function testBackends(): TestBackend[] {
+  const pgUrl = testPgUrl();
+  return [
+    {
+      name: 'sqlite',
+      skip: false,
+      async open() {
+        const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-test-'));
+        const db = createDatabase({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
+        await migrate(db);
+        return {
+          db,
+          dataDir,
+          async close() {
+            await db.destroy();
+            rmSync(dataDir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
+    {
+      name: 'postgres',
+      skip: !pgUrl,
+      async open(label = 't') {
+        if (!pgUrl) throw new Error('PostgreSQL is not available');
+        const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-test-'));
+        const { schema, drop } = await createTestSchema(pgUrl, label);
+        const db = createDatabase({ pgUrl, schema });
+        await migrate(db);
+        return {
+          db,
+          dataDir,
+          databaseUrl: pgUrl,
+          databaseSchema: schema,
+          async close() {
+            await db.destroy();
+            await drop();
+            rmSync(dataDir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
+  ];
+}
