@@ -8,7 +8,8 @@ describe('ERRORS', () => {
     const readme = readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('## Errors'));
     const documented = new Map<string, number>();
-    for (const m of table.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm)) documented.set(m[1]!, Number(m[2]));
+    for (const m of table.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/gm))
+      documented.set(m[1]!, Number(m[2]));
     const registry = new Map(Object.entries(ERRORS).map(([code, def]) => [code, def.status]));
     expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(registry));
   });
