@@ -1,0 +1,25 @@
+import type { LedgerDb } from './db.js';
+import { toBigInt } from './tables.js';
+
+export type Balance = {
+  /** Spendable now, nanousd. */
+  balanceNano: bigint;
+  /** Total charged for inference so far. */
+  spendNano: bigint;
+  /** Held for requests in flight. */
+  reservedNano: bigint;
+};
+
+/** An account's balance; zeros for an account that never held credits. */
+export async function getBalance(db: LedgerDb, userId: string): Promise<Balance> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select(['balance', 'spend', 'reserved'])
+    .where('account_id', '=', userId)
+    .executeTakeFirst();
+  return {
+    balanceNano: toBigInt(row?.balance),
+    spendNano: toBigInt(row?.spend),
+    reservedNano: toBigInt(row?.reserved),
+  };
+}

@@ -1,0 +1,213 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestSchema, testPgUrl } from '../../../test/support/services.js';
+import { credit } from './credit.js';
+import type { LedgerDb } from './db.js';
+import { getBalance } from './get-balance.js';
+import { up } from './migration.js';
+import { release } from './release.js';
+import { reserve } from './reserve.js';
+import { settle } from './settle.js';
+import { type LedgerTables, PLATFORM_ACCOUNT_ID, providerAccountId, toBigInt } from './tables.js';
+
+const pgUrl = testPgUrl();
+
+const backends = [
+  {
+    name: 'sqlite',
+    skip: false,
+    open: async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'ledger-'));
+      const database = new SQLite(path.join(dir, 'l.db'));
+      database.pragma('journal_mode = WAL');
+      database.pragma('busy_timeout = 5000');
+      const db = new Kysely<LedgerTables>({ dialect: new SqliteDialect({ database }) });
+      return { db, close: () => db.destroy() };
+    },
+  },
+  {
+    name: 'postgres',
+    skip: !pgUrl,
+    open: async () => {
+      const { schema, drop } = await createTestSchema(pgUrl!, 'ledger');
+      const pool = new pg.Pool({ connectionString: pgUrl, max: 10, options: `-c search_path=${schema}` });
+      const db = new Kysely<LedgerTables>({ dialect: new PostgresDialect({ pool }) });
+      return {
+        db,
+        close: async () => {
+          await db.destroy();
+          await drop();
+        },
+      };
+    },
+  },
+];
+
+async function sumOfEntries(db: LedgerDb, accountId: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_entries')
+    .select(sql<string | number>`coalesce(sum(amount), 0)`.as('total'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return toBigInt(row.total);
+}
+
+describe.each(backends)('ledger on $name', ({ skip, open }) => {
+  let db: LedgerDb;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    if (skip) return;
+    ({ db, close } = await open());
+    await up(db);
+  });
+  afterAll(async () => {
+    if (!skip) await close();
+  });
+
+  test.skipIf(skip)('default: credit, reserve, settle, release move money exactly', async () => {
+    const r0 = await credit(db, { userId: 'u1', amountNano: 1_000_000n, ref: 'pay-1' });
+    expect(r0).toMatchObject({ credited: true, balanceNano: 1_000_000n });
+    const hold = await reserve(db, { userId: 'u1', amountNano: 300_000n });
+    expect(hold).toMatchObject({ ok: true, balanceNano: 700_000n });
+    if (!hold.ok) throw new Error('unreachable');
+    expect(await getBalance(db, 'u1')).toEqual({
+      balanceNano: 700_000n,
+      reservedNano: 300_000n,
+      spendNano: 0n,
+    });
+    const outcome = await settle(db, {
+      reservationId: hold.reservationId,
+      providerNano: 100_000n,
+      feeNano: 5_000n,
+      providerAccountId: providerAccountId('0xAbC'),
+    });
+    expect(outcome).toEqual({
+      chargedNano: 105_000n,
+      providerNano: 100_000n,
+      feeNano: 5_000n,
+      releasedNano: 195_000n,
+      balanceNano: 895_000n,
+    });
+    expect(await getBalance(db, 'u1')).toEqual({
+      balanceNano: 895_000n,
+      reservedNano: 0n,
+      spendNano: 105_000n,
+    });
+    expect((await getBalance(db, 'provider:0xabc')).balanceNano).toBe(100_000n);
+    expect((await getBalance(db, PLATFORM_ACCOUNT_ID)).balanceNano).toBeGreaterThanOrEqual(5_000n);
+    // settle and release are once-only
+    expect(
+      await settle(db, {
+        reservationId: hold.reservationId,
+        providerNano: 1n,
+        feeNano: 0n,
+        providerAccountId: 'x',
+      }),
+    ).toBeNull();
+    expect(await release(db, { reservationId: hold.reservationId })).toBe(false);
+    const h2 = await reserve(db, { userId: 'u1', amountNano: 95_000n });
+    if (!h2.ok) throw new Error('unreachable');
+    expect(await release(db, { reservationId: h2.reservationId })).toBe(true);
+    expect(await release(db, { reservationId: h2.reservationId })).toBe(false);
+    expect(await getBalance(db, 'u1')).toEqual({
+      balanceNano: 895_000n,
+      reservedNano: 0n,
+      spendNano: 105_000n,
+    });
+    expect(await sumOfEntries(db, 'u1')).toBe(895_000n);
+    expect(await sumOfEntries(db, 'provider:0xabc')).toBe(100_000n);
+  });
+
+  test.skipIf(skip)('behavior: a ref credits once, also when concurrent', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        credit(db, { userId: i % 2 ? 'u2' : 'u3', amountNano: 7n, ref: 'pay-x' }),
+      ),
+    );
+    expect(results.filter((r) => r.credited)).toHaveLength(1);
+    const winner = results.find((r) => r.credited)!;
+    const owner = (await getBalance(db, 'u2')).balanceNano === 7n ? 'u2' : 'u3';
+    for (const r of results.filter((x) => !x.credited))
+      expect(r).toMatchObject({ userId: owner, amountNano: 7n });
+    expect(winner.balanceNano).toBe(7n);
+    expect((await getBalance(db, 'u2')).balanceNano + (await getBalance(db, 'u3')).balanceNano).toBe(7n);
+  });
+
+  test.skipIf(skip)('behavior: settle caps the charge at the reservation', async () => {
+    await credit(db, { userId: 'u4', amountNano: 1_000n, ref: 'pay-4' });
+    const hold = await reserve(db, { userId: 'u4', amountNano: 100n });
+    if (!hold.ok) throw new Error('unreachable');
+    const out = await settle(db, {
+      reservationId: hold.reservationId,
+      providerNano: 500n,
+      feeNano: 50n,
+      providerAccountId: 'provider:n',
+    });
+    expect(out).toMatchObject({ chargedNano: 100n, providerNano: 100n, feeNano: 0n });
+    expect(await getBalance(db, 'u4')).toEqual({ balanceNano: 900n, reservedNano: 0n, spendNano: 100n });
+  });
+
+  test.skipIf(skip)('error: reserving more than the balance, or with no account', async () => {
+    await credit(db, { userId: 'u5', amountNano: 10n, ref: 'pay-5' });
+    expect(await reserve(db, { userId: 'u5', amountNano: 11n })).toEqual({
+      ok: false,
+      reason: 'insufficient_credits',
+    });
+    expect(await reserve(db, { userId: 'nobody', amountNano: 1n })).toEqual({
+      ok: false,
+      reason: 'insufficient_credits',
+    });
+    expect(await getBalance(db, 'u5')).toEqual({ balanceNano: 10n, reservedNano: 0n, spendNano: 0n });
+    await expect(credit(db, { userId: 'u5', amountNano: 0n, ref: 'z' })).rejects.toThrow();
+  });
+
+  test.skipIf(skip)(
+    'behavior: 500 concurrent reservations against a balance covering exactly N',
+    async () => {
+      const COST = 1_234_567n;
+      const N = 137;
+      await credit(db, { userId: 'u6', amountNano: COST * BigInt(N), ref: 'pay-6' });
+      const outcomes = await Promise.all(
+        Array.from({ length: 500 }, async () => {
+          const hold = await reserve(db, { userId: 'u6', amountNano: COST });
+          if (!hold.ok) return 402;
+          await settle(db, {
+            reservationId: hold.reservationId,
+            providerNano: COST,
+            feeNano: 0n,
+            providerAccountId: 'p6',
+          });
+          return 200;
+        }),
+      );
+      expect(outcomes.filter((s) => s === 200)).toHaveLength(N);
+      expect(outcomes.filter((s) => s === 402)).toHaveLength(500 - N);
+      expect(await getBalance(db, 'u6')).toEqual({
+        balanceNano: 0n,
+        reservedNano: 0n,
+        spendNano: COST * BigInt(N),
+      });
+      expect(await sumOfEntries(db, 'u6')).toBe(0n);
+    },
+  );
+
+  test.skipIf(skip)(
+    'behavior: every account balance equals the sum of its entries, none negative',
+    async () => {
+      const accounts = await db
+        .selectFrom('ledger_accounts')
+        .select(['account_id', 'balance', 'reserved'])
+        .execute();
+      expect(accounts.length).toBeGreaterThan(3);
+      for (const a of accounts) {
+        expect(toBigInt(a.balance)).toBe(await sumOfEntries(db, a.account_id));
+        expect(toBigInt(a.balance) >= 0n && toBigInt(a.reserved) >= 0n).toBe(true);
+      }
+    },
+  );
+});

@@ -1,0 +1,102 @@
+import type { Transaction } from 'kysely';
+import { applyEntry } from './apply-entry.js';
+import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
+import { LedgerInputError } from './ledger-input.js';
+import { ENTRY_KINDS, type LedgerTables, PLATFORM_ACCOUNT_ID } from './tables.js';
+import { takeReservation } from './take-reservation.js';
+
+export type SettleParams = {
+  reservationId: string;
+  /** What the provider earns for the tokens delivered, nanousd. */
+  providerNano: bigint;
+  /** The platform fee on top, nanousd. The user pays providerNano + feeNano. */
+  feeNano: bigint;
+  /** The provider's earnings account (see providerAccountId). */
+  providerAccountId: string;
+  /** Runs inside the same transaction after the money moved (writes the usage row). */
+  record?: (trx: Transaction<LedgerTables>, settled: SettleOutcome) => Promise<void>;
+  clock?: LedgerClock;
+};
+
+export type SettleOutcome = {
+  /** What the user paid: providerNano + feeNano (never more than the reservation). */
+  chargedNano: bigint;
+  providerNano: bigint;
+  feeNano: bigint;
+  /** The reservation's unused part, back in the balance. */
+  releasedNano: bigint;
+  balanceNano: bigint;
+};
+
+/**
+ * Settles a reservation to the actual cost, in ONE transaction: releases the hold, charges the user
+ * what was delivered, credits the provider and the platform fee, and lets the caller record usage.
+ * The charge can never exceed the reservation (the worst case) — a node that over-reports is capped.
+ * Idempotent: a reservation settles or releases once; a repeat returns null and changes nothing.
+ */
+export async function settle(db: LedgerDb, params: SettleParams): Promise<SettleOutcome | null> {
+  if (params.providerNano < 0n || params.feeNano < 0n) throw new LedgerInputError('negative settlement');
+  const now = (params.clock ?? systemLedgerClock).now();
+  return db.transaction().execute(async (trx) => {
+    const held = await takeReservation(trx, params.reservationId, 'settled', now);
+    if (!held) return null;
+    let providerNano = params.providerNano;
+    let feeNano = params.feeNano;
+    if (providerNano + feeNano > held.amount) {
+      // Cap at the reservation, the fee first so the provider is paid what can be paid.
+      providerNano = providerNano > held.amount ? held.amount : providerNano;
+      feeNano = held.amount - providerNano;
+    }
+    const chargedNano = providerNano + feeNano;
+    const ref = params.reservationId;
+    const released = await applyEntry(trx, {
+      accountId: held.accountId,
+      kind: ENTRY_KINDS.release,
+      amount: held.amount,
+      reservedDelta: -held.amount,
+      ref,
+      now,
+    });
+    let balanceNano = released!.balanceAfter;
+    if (chargedNano > 0n) {
+      const charged = await applyEntry(trx, {
+        accountId: held.accountId,
+        kind: ENTRY_KINDS.charge,
+        amount: -chargedNano,
+        spendDelta: chargedNano,
+        ref,
+        now,
+      });
+      // Cannot fail: the charge is at most the amount just released into the balance.
+      if (!charged) throw new Error('charge exceeded the released reservation');
+      balanceNano = charged.balanceAfter;
+    }
+    if (providerNano > 0n) {
+      await applyEntry(trx, {
+        accountId: params.providerAccountId,
+        kind: ENTRY_KINDS.providerCredit,
+        amount: providerNano,
+        ref,
+        now,
+      });
+    }
+    if (feeNano > 0n) {
+      await applyEntry(trx, {
+        accountId: PLATFORM_ACCOUNT_ID,
+        kind: ENTRY_KINDS.fee,
+        amount: feeNano,
+        ref,
+        now,
+      });
+    }
+    const outcome: SettleOutcome = {
+      chargedNano,
+      providerNano,
+      feeNano,
+      releasedNano: held.amount - chargedNano,
+      balanceNano,
+    };
+    await params.record?.(trx, outcome);
+    return outcome;
+  });
+}

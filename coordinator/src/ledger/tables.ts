@@ -1,0 +1,85 @@
+/**
+ * The ledger's tables. Money columns are bigint integers of nanousd (1e-9 USD); PostgreSQL returns
+ * int8 as a string and SQLite as a number, so reads go through `toBigInt`.
+ */
+import type { ColumnType } from 'kysely';
+
+/** A money column: read as whatever the driver gives, written as bigint. */
+export type MoneyColumn = ColumnType<string | number | bigint, bigint, bigint>;
+/** Milliseconds since the epoch. */
+export type TimeColumn = ColumnType<string | number | bigint, number, number>;
+
+/**
+ * One account per holder of credits: a user (account id = user id), a provider's earnings
+ * (`provider:<owner address or node id>`) or the platform's fees (`platform`).
+ * `balance` is what the holder can spend now; `reserved` is held for requests in flight.
+ */
+export interface LedgerAccountsTable {
+  account_id: string;
+  balance: MoneyColumn;
+  reserved: MoneyColumn;
+  spend: MoneyColumn;
+  updated_at: TimeColumn;
+}
+
+/** Append-only: every change of a balance is one row; the sum of an account's amounts is its balance. */
+export interface LedgerEntriesTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  /** Signed change of `balance`. */
+  amount: MoneyColumn;
+  balance_after: MoneyColumn;
+  /** Idempotency reference, unique per kind (payment id, reservation id…). */
+  ref: string | null;
+  created_at: TimeColumn;
+}
+
+/** A hold on credits for one request, settled or released exactly once. */
+export interface LedgerReservationsTable {
+  id: string;
+  account_id: string;
+  amount: MoneyColumn;
+  status: string;
+  created_at: TimeColumn;
+  updated_at: TimeColumn;
+}
+
+export interface LedgerTables {
+  ledger_accounts: LedgerAccountsTable;
+  ledger_entries: LedgerEntriesTable;
+  ledger_reservations: LedgerReservationsTable;
+}
+
+/** Entry kinds. `topup` and `adjustment` come from outside (chain top-ups, operators). */
+export const ENTRY_KINDS = {
+  topup: 'topup',
+  reserve: 'reserve',
+  release: 'release',
+  charge: 'charge',
+  providerCredit: 'provider_credit',
+  fee: 'fee',
+  adjustment: 'adjustment',
+} as const;
+export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
+
+export const RESERVATION_STATUS = { held: 'held', settled: 'settled', released: 'released' } as const;
+
+/** Account id of the platform's fee income. */
+export const PLATFORM_ACCOUNT_ID = 'platform';
+
+/** Account id of a provider's earnings. */
+export function providerAccountId(ownerOrNodeId: string): string {
+  return `provider:${ownerOrNodeId.toLowerCase()}`;
+}
+
+/** Reads a driver's integer (pg string, sqlite number, bigint) as bigint. */
+export function toBigInt(value: string | number | bigint | null | undefined): bigint {
+  if (value === null || value === undefined) return 0n;
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new RangeError('money value is not a safe integer');
+    return BigInt(value);
+  }
+  return BigInt(value);
+}
