@@ -48,7 +48,7 @@ function linearPick(modelId: string): Entry[] {
   const best: Entry[] = [];
   for (const e of members.get(modelId) ?? []) {
     const n = e.node;
-    if ((n.state !== 'online' && n.state !== 'busy') || e.inflight >= e.offer.maxConcurrency) continue;
+    if (n.state !== 'online' || e.inflight >= e.offer.maxConcurrency) continue;
     if (!n.scopes.has('infer.chat')) continue;
     if (best.length < CANDIDATES) {
       best.push(e);

@@ -56,11 +56,11 @@ describe('PickIndex', () => {
   test('behavior: native prices compare through the configured USD price', () => {
     const index = makeIndex();
     // 1 native per million = 2 USD per million, dearer than 1.5 USD.
-    index.upsert(node('native', [offer('m', 10n ** 18n, 0n, { currency: 'native' })]));
+    index.upsert(node('native', [offer('m', 10n ** 18n, 0n, { currency: 'NATIVE' })]));
     index.upsert(node('usd', [offer('m', (3n * USD) / 2n, 0n)]));
     expect(ids(index.pick({ modelId: 'm', scope: 'infer.chat' }))).toEqual(['usd', 'native']);
     // 0.5 native = 1 USD: now cheaper.
-    index.upsert(node('native', [offer('m', 10n ** 18n / 2n, 0n, { currency: 'native' })]));
+    index.upsert(node('native', [offer('m', 10n ** 18n / 2n, 0n, { currency: 'NATIVE' })]));
     expect(ids(index.pick({ modelId: 'm', scope: 'infer.chat' }))).toEqual(['native', 'usd']);
   });
 
@@ -196,7 +196,7 @@ describe('PickIndex', () => {
             price: fc.integer({ min: 0, max: 5 }),
             tier: fc.integer({ min: 0, max: 4 }),
             load: fc.integer({ min: 0, max: 4 }),
-            state: fc.constantFrom('online', 'busy', 'draining', 'suspended'),
+            state: fc.constantFrom('online', 'online', 'busy', 'draining', 'suspended'),
             op: fc.constantFrom('upsert', 'remove', 'acquire', 'release', 'latency'),
           }),
           { maxLength: 120 },
@@ -224,7 +224,7 @@ describe('PickIndex', () => {
           }
           const expected = [...index.nodes()]
             .map((n) => n.entries.get('m')!)
-            .filter((e) => (e.node.state === 'online' || e.node.state === 'busy') && e.inflight < 2)
+            .filter((e) => e.node.state === 'online' && e.inflight < 2)
             .sort(compareEntries)
             .slice(0, limit)
             .map((e) => e.node.nodeId);

@@ -1,3 +1,5 @@
+import { type Currency, type ModelFamily, SCOPE_FOR_FAMILY } from '@gpumesh/protocol';
+
 /**
  * The router's pick index: the live nodes, indexed by model, kept ordered by routing preference so
  * that choosing a node is a look at the top of a heap rather than a scan of the network.
@@ -6,8 +8,8 @@
  * nanousd after converting native-token prices at the configured rate), then higher tier, then
  * lower load, then lower latency (EWMA), then node id (so equal nodes pick deterministically).
  *
- * Only nodes that can take a job right now sit in a model's heap: online (or busy but under their
- * concurrency) and with at least one free slot for that model. Draining, suspended and full nodes
+ * Only nodes that can take a job right now sit in a model's heap: online, with at least one free
+ * slot for that model. Draining, suspended and full nodes
  * stay in the model's member list (for the catalog and for explaining a 503) but out of the heap.
  * Request-specific constraints (scope, max_price, provider order) filter while walking the heap
  * best-first, so a pick visits only as many heap entries as it needs.
@@ -23,15 +25,12 @@ export type ModelOffer = {
   readonly priceIn: bigint;
   /** Advertised price per million output tokens, as sent. */
   readonly priceOut: bigint;
-  /** 'USD' prices are nanousd per million tokens; 'native' prices are wei per million tokens. */
-  readonly currency: PriceCurrency;
+  /** 'USD' prices are nanousd per million tokens; 'NATIVE' prices are wei per million tokens. */
+  readonly currency: Currency;
 };
 
-export const PRICE_CURRENCIES = { usd: 'USD', native: 'native' } as const;
-export type PriceCurrency = (typeof PRICE_CURRENCIES)[keyof typeof PRICE_CURRENCIES];
-
-/** Presence states the index distinguishes; anything else is not routable. */
-export const ROUTABLE_STATES = { online: 'online', busy: 'busy' } as const;
+/** The only presence state a node takes new jobs in (busy means full, draining means leaving). */
+export const ROUTABLE_STATE = 'online';
 
 /** What the hub tells the index about one node. */
 export type NodeInput = {
@@ -86,7 +85,8 @@ export type ProviderPreferences = {
 
 export type PickRequest = {
   readonly modelId: string;
-  readonly scope: string;
+  /** The scope the job needs; default: the scope of the model's family (SCOPE_FOR_FAMILY). */
+  readonly scope?: string;
   readonly provider?: ProviderPreferences;
   /** How many candidates to return for failover. */
   readonly limit?: number;
@@ -330,10 +330,7 @@ export class PickIndex {
 
 function isRoutable(entry: Entry): boolean {
   const state = entry.node.state;
-  return (
-    (state === ROUTABLE_STATES.online || state === ROUTABLE_STATES.busy) &&
-    entry.inflight < entry.offer.maxConcurrency
-  );
+  return state === ROUTABLE_STATE && entry.inflight < entry.offer.maxConcurrency;
 }
 
 function passes(entry: Entry, request: PickRequest): boolean {
@@ -342,7 +339,8 @@ function passes(entry: Entry, request: PickRequest): boolean {
 
 /** The first request-specific constraint the (routable) entry fails, or null. */
 function firstExclusion(entry: Entry, request: PickRequest): ExclusionReason | null {
-  if (!entry.node.scopes.has(request.scope)) return EXCLUSION_REASONS.scope;
+  const scope = request.scope ?? SCOPE_FOR_FAMILY[entry.offer.family as ModelFamily] ?? entry.offer.family;
+  if (!entry.node.scopes.has(scope)) return EXCLUSION_REASONS.scope;
   const p = request.provider;
   if (p?.maxPriceInNano !== undefined && entry.priceInNano > p.maxPriceInNano)
     return EXCLUSION_REASONS.maxPrice;
@@ -387,9 +385,9 @@ function explain(slot: ModelSlot, request: PickRequest): Partial<Record<Exclusio
     const state = entry.node.state;
     if (state === 'draining') bump(EXCLUSION_REASONS.draining);
     else if (state === 'suspended') bump(EXCLUSION_REASONS.suspended);
-    else if (state !== ROUTABLE_STATES.online && state !== ROUTABLE_STATES.busy)
-      bump(EXCLUSION_REASONS.notOnline);
-    else if (entry.inflight >= entry.offer.maxConcurrency) bump(EXCLUSION_REASONS.atCapacity);
+    else if (state === 'busy' || (state === ROUTABLE_STATE && entry.inflight >= entry.offer.maxConcurrency))
+      bump(EXCLUSION_REASONS.atCapacity);
+    else if (state !== ROUTABLE_STATE) bump(EXCLUSION_REASONS.notOnline);
     else {
       const reason = firstExclusion(entry, request);
       if (reason) bump(reason);
