@@ -1,0 +1,458 @@
+/**
+ * One node's WebSocket session, as the coordinator runs it: an explicit state machine
+ * hello → auth (challenge sent) → manifest (welcome sent) → ready (manifest acknowledged), with
+ * presence tracked by the protocol's presence machine. Every inbound frame goes through parseFrame
+ * and the session-order table; a violation ends the session with its documented close code.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  createFrame,
+  DEFAULT_CHALLENGE_TTL_MS,
+  encodeFrame,
+  type Frame,
+  type FrameOf,
+  frameAllowed,
+  grantScopes,
+  type Manifest,
+  NORMAL_CLOSE_CODE,
+  negotiateVersion,
+  nextPresence,
+  PRESENCE_EVENT_FOR_STATUS,
+  type PresenceEvent,
+  type PresenceState,
+  ProtocolError,
+  parseFrame,
+  SCOPE_FOR_FAMILY,
+  type Scope,
+  type SessionPhase,
+  TIER_BENEFITS,
+  TIER_NAMES,
+  type TierName,
+  verifyChallenge,
+  verifyManifest,
+  verifyOwnerProof,
+} from '@gpumesh/protocol';
+import WebSocket from 'ws';
+import type { Entry, ModelOffer } from '../router/pick-index.js';
+import type { Hub, JobHandle, JobHandlers, JobSpec } from './hub.js';
+
+type RunningJob = {
+  entry: Entry;
+  handlers: JobHandlers;
+  timer: NodeJS.Timeout;
+  startedAt: number;
+  firstSeen: boolean;
+  nextSeq: number;
+};
+
+export class NodeSession {
+  readonly #hub: Hub;
+  readonly #socket: WebSocket;
+  #phase: SessionPhase = 'hello';
+  #presence: PresenceState = 'connecting';
+  #nodeId = '';
+  #owner: string | null = null;
+  #tier: TierName = 'none';
+  #version = 0;
+  #challenge: Omit<FrameOf<'challenge'>, 'v' | 'type'> | undefined;
+  #lastHeardAt: number;
+  #handshakeDeadline: number;
+  #jobs = new Map<string, RunningJob>();
+  #ended = false;
+  #busy: Promise<void> = Promise.resolve();
+  #pingTimer: NodeJS.Timeout | undefined;
+  #pingSentAt = new Map<number, number>();
+
+  constructor(hub: Hub, socket: WebSocket) {
+    this.#hub = hub;
+    this.#socket = socket;
+    const now = hub.clock.now();
+    this.#lastHeardAt = now;
+    this.#handshakeDeadline = now + hub.handshakeTimeoutMs;
+    socket.on('message', (data, binary) => {
+      // Frames of one session are handled in order, one at a time (signature checks are async).
+      this.#busy = this.#busy.then(() => this.#onMessage(data as Buffer, binary));
+    });
+    socket.on('close', () => this.#end('closed'));
+    socket.on('error', () => {
+      // 'close' follows.
+    });
+  }
+
+  get nodeId(): string {
+    return this.#nodeId;
+  }
+
+  get ready(): boolean {
+    return this.#phase === 'ready' && !this.#ended;
+  }
+
+  get presence(): PresenceState {
+    return this.#presence;
+  }
+
+  get tier(): TierName {
+    return this.#tier;
+  }
+
+  /** Closes the session when it has been silent past the TTL or is stuck in its handshake. */
+  checkExpiry(now: number): void {
+    if (this.#ended) return;
+    if (this.#phase !== 'ready' && now > this.#handshakeDeadline) {
+      this.#fail(new ProtocolError('handshake_timeout'));
+    } else if (now - this.#lastHeardAt > this.#hub.ttlMs) {
+      this.#fail(new ProtocolError('heartbeat_timeout'));
+    }
+  }
+
+  /** A newer session of the same node took over. */
+  replaced(): void {
+    this.#fail(new ProtocolError('session_replaced'));
+  }
+
+  /** Graceful close from our side. */
+  shutdown(reason: string): void {
+    if (this.#ended) return;
+    this.#send(createFrame('bye', { reason }));
+    this.#socket.close(NORMAL_CLOSE_CODE, 'bye');
+    this.#end('shutdown');
+  }
+
+  drain(deadlineMs: number): void {
+    this.#send(createFrame('drain', { deadlineMs }));
+    this.#move('drain');
+  }
+
+  startJob(jobId: string, entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
+    const timer = setTimeout(() => {
+      this.#send(createFrame('cancel', { jobId, reason: 'timeout' }));
+      this.#finishJob(jobId, {
+        error: { code: 'job_timeout', message: 'The node did not finish in time.', retryable: true },
+      });
+    }, spec.timeoutMs);
+    this.#jobs.set(jobId, {
+      entry,
+      handlers,
+      timer,
+      startedAt: this.#hub.clock.now(),
+      firstSeen: false,
+      nextSeq: 0,
+    });
+    this.#hub.index.acquire(entry);
+    this.#send(
+      createFrame('job', {
+        jobId,
+        kind: spec.kind,
+        model: spec.model,
+        request: spec.request,
+        stream: spec.stream,
+        timeoutMs: spec.timeoutMs,
+      }),
+    );
+    return {
+      jobId,
+      cancel: (reason: string) => {
+        if (!this.#jobs.has(jobId)) return;
+        this.#send(createFrame('cancel', { jobId, reason: reason.slice(0, 256) }));
+        this.#finishJob(jobId, { error: { code: 'job_cancelled', message: reason, retryable: false } });
+      },
+    };
+  }
+
+  async #onMessage(data: Buffer, binary: boolean): Promise<void> {
+    if (this.#ended) return;
+    this.#lastHeardAt = this.#hub.clock.now();
+    let frame: Frame;
+    try {
+      frame = parseFrame(data, { maxBytes: this.#hub.maxFrameBytes, binary });
+      if (!frameAllowed('coordinator', this.#phase, frame.type)) {
+        throw new ProtocolError('out_of_order', `${frame.type} in phase ${this.#phase}.`);
+      }
+      await this.#handle(frame);
+    } catch (error) {
+      this.#fail(error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
+    }
+  }
+
+  async #handle(frame: Frame): Promise<void> {
+    switch (frame.type) {
+      case 'hello':
+        return this.#onHello(frame);
+      case 'auth':
+        return this.#onAuth(frame);
+      case 'manifest':
+        return this.#onManifest(frame);
+      case 'presence':
+        return this.#onPresence(frame);
+      case 'ping':
+        this.#send(createFrame('pong', { ts: frame.ts }));
+        return;
+      case 'pong': {
+        const sentAt = this.#pingSentAt.get(frame.ts);
+        if (sentAt !== undefined) {
+          this.#pingSentAt.delete(frame.ts);
+          this.#hub.index.observeLatency(this.#nodeId, Math.max(0.001, this.#hub.clock.now() - sentAt));
+        }
+        return;
+      }
+      case 'chunk':
+        return this.#onChunk(frame);
+      case 'result':
+        this.#finishJob(frame.jobId, { response: frame.response }, true);
+        return;
+      case 'error':
+        if (frame.jobId) {
+          this.#finishJob(
+            frame.jobId,
+            { error: { code: frame.code, message: frame.message, retryable: frame.retryable } },
+            true,
+          );
+        }
+        return;
+      case 'bye':
+        this.#socket.close(NORMAL_CLOSE_CODE, 'bye');
+        this.#end('bye');
+        return;
+      default:
+        throw new ProtocolError('out_of_order', `${frame.type} is not a node frame.`);
+    }
+  }
+
+  #onHello(frame: FrameOf<'hello'>): void {
+    const version = negotiateVersion(frame.versions);
+    if (version === undefined) throw new ProtocolError('unsupported_version');
+    this.#version = version;
+    this.#nodeId = frame.nodeId;
+    const now = this.#hub.clock.now();
+    this.#challenge = {
+      nonce: randomBytes(16).toString('hex'),
+      issuedAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + DEFAULT_CHALLENGE_TTL_MS).toISOString(),
+      coordinatorId: this.#hub.coordinatorId,
+    };
+    this.#phase = 'auth';
+    this.#send(createFrame('challenge', this.#challenge));
+  }
+
+  async #onAuth(frame: FrameOf<'auth'>): Promise<void> {
+    const challenge = this.#challenge!;
+    const ok = await verifyChallenge({
+      challenge,
+      nodeId: this.#nodeId,
+      signature: frame.signature,
+      now: this.#hub.clock.now(),
+    });
+    if (!ok) throw new ProtocolError('auth_failed', 'The challenge signature is not the node key’s.');
+    if (frame.owner) {
+      if (!(await verifyOwnerProof(this.#nodeId, frame.owner))) {
+        throw new ProtocolError('auth_failed', 'The owner proof is not valid.');
+      }
+      this.#owner = frame.owner.address;
+    }
+    let tier: TierName = 'none';
+    if (this.#owner) {
+      try {
+        const t = await this.#hub.tierOf(this.#owner);
+        if ((TIER_NAMES as readonly string[]).includes(t)) tier = t;
+      } catch {
+        tier = 'none'; // staking unavailable: route at the lowest tier rather than refuse the node
+      }
+    }
+    this.#tier = tier;
+    this.#phase = 'manifest';
+    this.#send(
+      createFrame('welcome', {
+        version: this.#version,
+        sessionId: randomBytes(12).toString('hex'),
+        heartbeatIntervalMs: this.#hub.heartbeatIntervalMs,
+        ttlMs: this.#hub.ttlMs,
+        maxFrameBytes: this.#hub.maxFrameBytes,
+        tier,
+        scopes: [...TIER_BENEFITS[tier].scopes],
+      }),
+    );
+    this.#pingTimer = setInterval(() => this.#ping(), this.#hub.heartbeatIntervalMs);
+    this.#pingTimer.unref();
+  }
+
+  async #onManifest(frame: FrameOf<'manifest'>): Promise<void> {
+    const manifest = frame.manifest;
+    if (!(await verifyManifest(manifest, frame.signature))) {
+      throw new ProtocolError('manifest_signature_invalid');
+    }
+    if (manifest.nodeId.toLowerCase() !== this.#nodeId.toLowerCase()) {
+      throw new ProtocolError('manifest_rejected', 'nodeId differs from the session.');
+    }
+    if (manifest.protocolVersion !== this.#version) {
+      throw new ProtocolError('manifest_rejected', 'protocolVersion differs from the session.');
+    }
+    if (manifest.owner && manifest.owner.toLowerCase() !== this.#owner?.toLowerCase()) {
+      throw new ProtocolError('manifest_rejected', 'owner differs from the proven owner.');
+    }
+    const scopes = grantScopes(this.#tier, manifest.scopes);
+    const models = routableModels(manifest, scopes, this.#tier);
+    const firstManifest = this.#phase === 'manifest';
+    this.#phase = 'ready';
+    this.#hub.register(this);
+    this.#hub.index.upsert({
+      nodeId: this.#nodeId,
+      owner: this.#owner,
+      tierRank: TIER_BENEFITS[this.#tier].routingPriority,
+      scopes: new Set<string>(scopes),
+      state: this.#presence,
+      models,
+    });
+    this.#send(createFrame('manifest_ack', { scopes, models: models.map((m) => m.modelId) }));
+    if (firstManifest)
+      this.#hub.log.info({ nodeId: this.#nodeId, tier: this.#tier, models: models.length }, 'node ready');
+  }
+
+  #onPresence(frame: FrameOf<'presence'>): void {
+    const event: PresenceEvent = PRESENCE_EVENT_FOR_STATUS[frame.status];
+    if (event === 'disconnect') {
+      this.#move('disconnect');
+      return;
+    }
+    this.#move(event);
+    const { inFlight, capacity } = frame.load;
+    this.#hub.index.setLoad(this.#nodeId, capacity > 0 ? Math.min(1, inFlight / capacity) : 1);
+  }
+
+  #onChunk(frame: FrameOf<'chunk'>): void {
+    const job = this.#jobs.get(frame.jobId);
+    if (!job) {
+      this.#send(
+        createFrame('error', {
+          jobId: frame.jobId,
+          code: 'unknown_job',
+          message: 'No such job.',
+          retryable: false,
+        }),
+      );
+      return;
+    }
+    if (frame.seq !== job.nextSeq) {
+      this.#finishJob(frame.jobId, {
+        error: { code: 'provider_error', message: 'Chunks arrived out of sequence.', retryable: false },
+      });
+      this.#send(createFrame('cancel', { jobId: frame.jobId, reason: 'chunk out of sequence' }));
+      return;
+    }
+    job.nextSeq++;
+    this.#firstSign(job);
+    job.handlers.onChunk?.(frame.chunk, frame.seq);
+  }
+
+  #firstSign(job: RunningJob): void {
+    if (job.firstSeen) return;
+    job.firstSeen = true;
+    this.#hub.index.observeLatency(this.#nodeId, Math.max(0.001, this.#hub.clock.now() - job.startedAt));
+  }
+
+  #finishJob(
+    jobId: string,
+    outcome:
+      | { response: FrameOf<'result'>['response'] }
+      | { error: { code: string; message: string; retryable: boolean } },
+    fromNode = false,
+  ): void {
+    const job = this.#jobs.get(jobId);
+    if (!job) {
+      if (fromNode) {
+        this.#send(
+          createFrame('error', { jobId, code: 'unknown_job', message: 'No such job.', retryable: false }),
+        );
+      }
+      return;
+    }
+    this.#jobs.delete(jobId);
+    clearTimeout(job.timer);
+    this.#hub.index.release(job.entry);
+    if ('response' in outcome) {
+      this.#firstSign(job);
+      job.handlers.onResult(outcome.response as Parameters<JobHandlers['onResult']>[0]);
+    } else {
+      job.handlers.onError(outcome.error);
+    }
+  }
+
+  #move(event: PresenceEvent): void {
+    let next: PresenceState;
+    try {
+      next = nextPresence(this.#presence, event);
+    } catch (error) {
+      // An illegal move (e.g. online after draining) is reported; the session continues.
+      const e = error as ProtocolError;
+      this.#send(createFrame('error', { code: e.code, message: e.message, retryable: false }));
+      return;
+    }
+    this.#presence = next;
+    if (next === 'offline') {
+      this.#end('offline');
+      return;
+    }
+    if (this.#phase === 'ready') this.#hub.index.setState(this.#nodeId, next);
+  }
+
+  #ping(): void {
+    if (this.#ended) return;
+    const ts = this.#hub.clock.now();
+    this.#pingSentAt.set(ts, ts);
+    if (this.#pingSentAt.size > 8) this.#pingSentAt.delete(this.#pingSentAt.keys().next().value!);
+    this.#send(createFrame('ping', { ts }));
+  }
+
+  #fail(error: ProtocolError): void {
+    if (this.#ended) return;
+    this.#send(
+      createFrame('error', {
+        code: error.code,
+        message: error.message.slice(0, 1024),
+        retryable: error.retryable,
+      }),
+    );
+    if (error.closeCode !== null) {
+      this.#socket.close(error.closeCode, error.code);
+      this.#end(error.code);
+    }
+  }
+
+  #send(frame: Frame): void {
+    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.send(encodeFrame(frame));
+  }
+
+  #end(why: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearInterval(this.#pingTimer);
+    this.#presence = 'offline';
+    if (this.#socket.readyState === WebSocket.OPEN || this.#socket.readyState === WebSocket.CONNECTING) {
+      // Closing from our side after a terminal event; the peer may already be gone.
+      this.#socket.close(NORMAL_CLOSE_CODE, why.slice(0, 100));
+    }
+    for (const jobId of [...this.#jobs.keys()]) {
+      this.#finishJob(jobId, {
+        error: { code: 'node_lost', message: 'The node disconnected during the job.', retryable: true },
+      });
+    }
+    this.#hub.unregister(this);
+    if (this.#nodeId && this.#phase === 'ready')
+      this.#hub.log.info({ nodeId: this.#nodeId, why }, 'node left');
+  }
+}
+
+/** The models the coordinator routes to a node: those whose family's scope was granted. */
+function routableModels(manifest: Manifest, scopes: readonly Scope[], tier: TierName): ModelOffer[] {
+  const tierCap = TIER_BENEFITS[tier].maxConcurrency;
+  return manifest.models
+    .filter((m) => scopes.includes(SCOPE_FOR_FAMILY[m.family]))
+    .map((m) => ({
+      modelId: m.id,
+      family: m.family,
+      contextLength: m.contextLength,
+      maxConcurrency: Math.min(m.maxConcurrency, tierCap),
+      priceIn: BigInt(m.price.inputPerMTok),
+      priceOut: BigInt(m.price.outputPerMTok),
+      currency: m.price.currency,
+    }));
+}
