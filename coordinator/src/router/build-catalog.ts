@@ -1,0 +1,73 @@
+import { usdNanoToNative } from './native-to-usd-nano.js';
+import type { Entry, PickIndex } from './pick-index.js';
+
+export type CatalogPrice = {
+  /** USD per million tokens. */
+  usd: number;
+  /** Native token per million tokens, as a decimal string of whole tokens. */
+  native: string;
+  /** The same in base units: nanousd and wei, as integer strings. */
+  usdNano: string;
+  wei: string;
+};
+
+export type CatalogModel = {
+  id: string;
+  family: string;
+  contextLength: number;
+  /** Nodes serving the model that are online now (any load). */
+  liveNodes: number;
+  cheapest: { prompt: CatalogPrice; completion: CatalogPrice };
+  median: { prompt: CatalogPrice; completion: CatalogPrice };
+};
+
+const LIVE_STATES = new Set(['online', 'busy']);
+
+/**
+ * The catalog of models live nodes serve right now, built from the pick index (the router's one
+ * source of truth): a model is listed while at least one node serving it is online or busy.
+ * Prices per million tokens: the cheapest and the median over live nodes, in USD and native.
+ */
+export function buildCatalog(index: PickIndex, nativeUsdPriceNano: bigint): CatalogModel[] {
+  const out: CatalogModel[] = [];
+  for (const [id, members] of index.models()) {
+    const live: Entry[] = [...members.values()].filter((e) => LIVE_STATES.has(e.node.state));
+    if (live.length === 0) continue;
+    const ins = live.map((e) => e.priceInNano).sort(cmp);
+    const outs = live.map((e) => e.priceOutNano).sort(cmp);
+    const price = (nano: bigint): CatalogPrice => {
+      const wei = usdNanoToNative(nano, nativeUsdPriceNano);
+      return {
+        usd: Number(nano) / 1e9,
+        native: weiToTokens(wei),
+        usdNano: nano.toString(),
+        wei: wei.toString(),
+      };
+    };
+    out.push({
+      id,
+      family: live[0]!.offer.family,
+      contextLength: Math.max(...live.map((e) => e.offer.contextLength)),
+      liveNodes: live.length,
+      cheapest: { prompt: price(ins[0]!), completion: price(outs[0]!) },
+      median: { prompt: price(median(ins)), completion: price(median(outs)) },
+    });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The median of sorted values; the lower middle one for an even count (stays an integer). */
+function median(sorted: bigint[]): bigint {
+  return sorted[(sorted.length - 1) >> 1]!;
+}
+
+/** wei as a decimal string of whole tokens, trailing zeros trimmed. */
+function weiToTokens(wei: bigint): string {
+  const whole = wei / 10n ** 18n;
+  const frac = (wei % 10n ** 18n).toString().padStart(18, '0').replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : whole.toString();
+}
