@@ -6,6 +6,8 @@
  * through `toBigInt` (pg returns int8 as string, SQLite as number).
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { LedgerTables } from '../ledger/tables.js';
+import type { UsageTables } from '../usage/tables.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
 export type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;
@@ -83,7 +85,8 @@ export type Database = {
   app_secrets: AppSecretsTable;
   wallets: WalletsTable;
   api_keys: ApiKeysTable;
-};
+} & LedgerTables &
+  UsageTables;
 
 // Kept so capabilities adding auto-increment columns have the helper at hand.
 export type { Generated };

@@ -136,7 +136,7 @@ export class Hub {
   dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
     const session = this.#sessions.get(entry.node.nodeId);
     const jobId = randomUUID();
-    if (!session || !session.ready) {
+    if (!session?.ready) {
       queueMicrotask(() =>
         handlers.onError({ code: 'node_lost', message: 'The node is no longer connected.', retryable: true }),
       );

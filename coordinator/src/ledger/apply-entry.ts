@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
-import type { EntryKind, LedgerTables } from './tables.js';
-import { toBigInt } from './tables.js';
+import { toBigInt } from '../db/bigint.js';
+import type { Database } from '../db/schema.js';
+import type { EntryKind } from './tables.js';
 
 /**
  * Inside a transaction: changes one account's balance by `amount` (and `reserved`/`spend` by their
@@ -10,7 +11,7 @@ import { toBigInt } from './tables.js';
  * returns null when it does not. Creates the account on a first credit.
  */
 export async function applyEntry(
-  trx: Transaction<LedgerTables>,
+  trx: Transaction<Database>,
   params: {
     accountId: string;
     kind: EntryKind;

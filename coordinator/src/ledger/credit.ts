@@ -1,7 +1,8 @@
+import { toBigInt } from '../db/bigint.js';
 import { applyEntry } from './apply-entry.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { assertPositive, LedgerInputError } from './ledger-input.js';
-import { ENTRY_KINDS, type EntryKind, toBigInt } from './tables.js';
+import { ENTRY_KINDS, type EntryKind } from './tables.js';
 
 export type CreditParams = {
   /** The account credited: a user id (or a provider/platform account id). */
@@ -48,7 +49,7 @@ export async function credit(db: LedgerDb, params: CreditParams): Promise<Credit
       entryId: row.id,
       userId: row.account_id,
       amountNano: toBigInt(row.amount),
-      balanceNano: toBigInt(account?.balance),
+      balanceNano: account ? toBigInt(account.balance) : 0n,
     };
   };
   const before = await existing();

@@ -1,5 +1,5 @@
+import { toBigInt } from '../db/bigint.js';
 import type { LedgerDb } from './db.js';
-import { toBigInt } from './tables.js';
 
 export type Balance = {
   /** Spendable now, nanousd. */
@@ -17,9 +17,10 @@ export async function getBalance(db: LedgerDb, userId: string): Promise<Balance>
     .select(['balance', 'spend', 'reserved'])
     .where('account_id', '=', userId)
     .executeTakeFirst();
+  if (!row) return { balanceNano: 0n, spendNano: 0n, reservedNano: 0n };
   return {
-    balanceNano: toBigInt(row?.balance),
-    spendNano: toBigInt(row?.spend),
-    reservedNano: toBigInt(row?.reserved),
+    balanceNano: toBigInt(row.balance),
+    spendNano: toBigInt(row.spend),
+    reservedNano: toBigInt(row.reserved),
   };
 }

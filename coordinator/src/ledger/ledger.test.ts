@@ -1,52 +1,14 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestSchema, testPgUrl } from '../../../test/support/services.js';
+import { toBigInt } from '../db/bigint.js';
+import { testBackends } from '../testing/test-backends.js';
 import { credit } from './credit.js';
 import type { LedgerDb } from './db.js';
 import { getBalance } from './get-balance.js';
-import { up } from './migration.js';
 import { release } from './release.js';
 import { reserve } from './reserve.js';
 import { settle } from './settle.js';
-import { type LedgerTables, PLATFORM_ACCOUNT_ID, providerAccountId, toBigInt } from './tables.js';
-
-const pgUrl = testPgUrl();
-
-const backends = [
-  {
-    name: 'sqlite',
-    skip: false,
-    open: async () => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'ledger-'));
-      const database = new SQLite(path.join(dir, 'l.db'));
-      database.pragma('journal_mode = WAL');
-      database.pragma('busy_timeout = 5000');
-      const db = new Kysely<LedgerTables>({ dialect: new SqliteDialect({ database }) });
-      return { db, close: () => db.destroy() };
-    },
-  },
-  {
-    name: 'postgres',
-    skip: !pgUrl,
-    open: async () => {
-      const { schema, drop } = await createTestSchema(pgUrl!, 'ledger');
-      const pool = new pg.Pool({ connectionString: pgUrl, max: 10, options: `-c search_path=${schema}` });
-      const db = new Kysely<LedgerTables>({ dialect: new PostgresDialect({ pool }) });
-      return {
-        db,
-        close: async () => {
-          await db.destroy();
-          await drop();
-        },
-      };
-    },
-  },
-];
+import { PLATFORM_ACCOUNT_ID, providerAccountId } from './tables.js';
 
 async function sumOfEntries(db: LedgerDb, accountId: string): Promise<bigint> {
   const row = await db
@@ -57,13 +19,12 @@ async function sumOfEntries(db: LedgerDb, accountId: string): Promise<bigint> {
   return toBigInt(row.total);
 }
 
-describe.each(backends)('ledger on $name', ({ skip, open }) => {
+describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
   let db: LedgerDb;
   let close: () => Promise<void>;
   beforeAll(async () => {
     if (skip) return;
-    ({ db, close } = await open());
-    await up(db);
+    ({ db, close } = await open('ledger'));
   });
   afterAll(async () => {
     if (!skip) await close();

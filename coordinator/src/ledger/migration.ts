@@ -4,8 +4,7 @@ import { type Kysely, sql } from 'kysely';
  * Creates the ledger tables (SQL that runs on SQLite and PostgreSQL). Money is bigint nanousd;
  * CHECK constraints back the conditional updates: no balance or hold below zero, ever.
  */
-// biome-ignore lint/suspicious/noExplicitAny: migrations run before the typed schema exists
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('ledger_accounts')
     .addColumn('account_id', 'text', (c) => c.primaryKey())

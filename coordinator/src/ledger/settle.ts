@@ -1,8 +1,9 @@
 import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
 import { applyEntry } from './apply-entry.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
-import { ENTRY_KINDS, type LedgerTables, PLATFORM_ACCOUNT_ID } from './tables.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
 import { takeReservation } from './take-reservation.js';
 
 export type SettleParams = {
@@ -14,7 +15,7 @@ export type SettleParams = {
   /** The provider's earnings account (see providerAccountId). */
   providerAccountId: string;
   /** Runs inside the same transaction after the money moved (writes the usage row). */
-  record?: (trx: Transaction<LedgerTables>, settled: SettleOutcome) => Promise<void>;
+  record?: (trx: Transaction<Database>, settled: SettleOutcome) => Promise<void>;
   clock?: LedgerClock;
 };
 
@@ -44,6 +45,7 @@ export async function settle(db: LedgerDb, params: SettleParams): Promise<Settle
     let feeNano = params.feeNano;
     if (providerNano + feeNano > held.amount) {
       // Cap at the reservation, the fee first so the provider is paid what can be paid.
+      // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
       providerNano = providerNano > held.amount ? held.amount : providerNano;
       feeNano = held.amount - providerNano;
     }

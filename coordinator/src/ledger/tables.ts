@@ -72,14 +72,3 @@ export const PLATFORM_ACCOUNT_ID = 'platform';
 export function providerAccountId(ownerOrNodeId: string): string {
   return `provider:${ownerOrNodeId.toLowerCase()}`;
 }
-
-/** Reads a driver's integer (pg string, sqlite number, bigint) as bigint. */
-export function toBigInt(value: string | number | bigint | null | undefined): bigint {
-  if (value === null || value === undefined) return 0n;
-  if (typeof value === 'bigint') return value;
-  if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) throw new RangeError('money value is not a safe integer');
-    return BigInt(value);
-  }
-  return BigInt(value);
-}

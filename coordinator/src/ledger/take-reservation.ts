@@ -1,13 +1,14 @@
 import type { Transaction } from 'kysely';
-import type { LedgerTables } from './tables.js';
-import { RESERVATION_STATUS, toBigInt } from './tables.js';
+import { toBigInt } from '../db/bigint.js';
+import type { Database } from '../db/schema.js';
+import { RESERVATION_STATUS } from './tables.js';
 
 /**
  * Inside a transaction: moves a held reservation to `status` and returns it, or null when it is not
  * held any more (already settled or released) — which makes settle and release idempotent.
  */
 export async function takeReservation(
-  trx: Transaction<LedgerTables>,
+  trx: Transaction<Database>,
   reservationId: string,
   status: 'settled' | 'released',
   now: number,

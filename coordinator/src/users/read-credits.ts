@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { getBalance } from '../ledger/get-balance.js';
 
 export const NANOUSD_PER_USD = 1_000_000_000n;
 
@@ -12,9 +13,10 @@ export function nanoToUsd(nano: bigint): number {
 }
 
 /**
- * A user's credit balance and spend. The ledger (ledger/, owned by LEDGER) is the record; until it
- * is wired in, every user has zero credits.
+ * A user's credit balance and spend, from the ledger (the record). `balance` is what the user can
+ * spend now plus what requests in flight hold (they settle within seconds).
  */
-export async function readCredits(_db: Kysely<Database>, _userId: string): Promise<Credits> {
-  return { balance: 0, spend: 0 };
+export async function readCredits(db: Kysely<Database>, userId: string): Promise<Credits> {
+  const b = await getBalance(db, userId);
+  return { balance: nanoToUsd(b.balanceNano + b.reservedNano), spend: nanoToUsd(b.spendNano) };
 }

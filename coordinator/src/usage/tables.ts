@@ -1,0 +1,38 @@
+import type { ColumnType } from 'kysely';
+
+type Int = ColumnType<string | number | bigint, number | bigint, number | bigint>;
+
+/**
+ * One row per billed inference request (written in the settlement transaction). Money in nanousd;
+ * `day` is the UTC date (YYYY-MM-DD) of `created_at`, so daily breakdowns group without dialect SQL.
+ */
+export interface UsageRecordsTable {
+  id: string;
+  request_id: string;
+  user_id: string;
+  key_id: string | null;
+  model: string;
+  node_id: string;
+  /** chat | completion | embedding */
+  kind: string;
+  prompt_tokens: Int;
+  completion_tokens: Int;
+  cost_nano: Int;
+  provider_nano: Int;
+  fee_nano: Int;
+  /** completed | client_disconnected | node_failed */
+  status: string;
+  created_at: Int;
+  day: string;
+}
+
+export interface UsageTables {
+  usage_records: UsageRecordsTable;
+}
+
+export const USAGE_STATUS = {
+  completed: 'completed',
+  clientDisconnected: 'client_disconnected',
+  nodeFailed: 'node_failed',
+} as const;
+export type UsageStatus = (typeof USAGE_STATUS)[keyof typeof USAGE_STATUS];
