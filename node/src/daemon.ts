@@ -1,0 +1,139 @@
+import { join } from 'node:path';
+import type { JobFrame } from '@gpumesh/protocol';
+import type { Llama } from 'node-llama-cpp';
+import { hubUrl, type NodeConfig } from './config.js';
+import { detectHardware } from './hardware/detect-hardware.js';
+import type { HardwareSource } from './hardware/hardware-source.js';
+import { type HealthServer, type HealthStatus, startHealthServer } from './health.js';
+import { HubClient, type HubLogger } from './hub-client.js';
+import { loadNodeIdentity } from './identity.js';
+import { buildManifest } from './manifest.js';
+import { createRuntime } from './runtimes/create-runtime.js';
+import type { LoadProgress, Runtime } from './runtimes/runtime.js';
+
+export type StartDaemonOptions = {
+  log?: HubLogger;
+  onLoadProgress?: (progress: LoadProgress) => void;
+  /** Replaces the configured runtime (tests and benchmarks). */
+  runtime?: Runtime;
+  hardwareSource?: HardwareSource;
+  /** Shares a loaded llama.cpp binding (tests). */
+  llama?: Llama;
+};
+
+export type Daemon = {
+  nodeId: string;
+  hub: HubClient;
+  health: HealthServer;
+  runtime: Runtime;
+  status(): HealthStatus;
+  /** Drains in-flight jobs (up to the configured timeout), goes offline, closes everything. */
+  shutdown(reason?: string): Promise<void>;
+};
+
+/** The node key's file in the state folder. */
+export function nodeKeyPath(config: NodeConfig): string {
+  return join(config.stateDir, 'node.key');
+}
+
+/**
+ * Starts the provider node: identity, hardware, runtime (models loaded), health endpoint, then the
+ * hub session. Reads no environment and traps no signal: the CLI does that.
+ */
+export async function startDaemon(config: NodeConfig, options: StartDaemonOptions = {}): Promise<Daemon> {
+  const identity = await loadNodeIdentity(nodeKeyPath(config));
+  const hardware = await detectHardware(options.hardwareSource);
+  const { runtime, prices } = options.runtime
+    ? { runtime: options.runtime, prices: {} }
+    : await createRuntime(config, options.llama ? { llama: options.llama } : {});
+  await runtime.load(options.onLoadProgress);
+  const models = runtime.models();
+  const capacity = Math.max(
+    1,
+    models.reduce((sum, model) => sum + model.maxConcurrency, 0),
+  );
+
+  const served = { jobs: 0, prompt: 0, completion: 0, earnings: 0n };
+  const runJob = async (
+    job: JobFrame,
+    io: { signal: AbortSignal; onChunk: (chunk: Record<string, unknown>) => void },
+  ) => {
+    const response = await runtime.run({
+      kind: job.kind,
+      model: job.model,
+      request: job.request,
+      stream: job.stream,
+      ...io,
+    });
+    const price = prices[job.model] ?? config.price;
+    served.jobs++;
+    served.prompt += response.usage.prompt_tokens;
+    served.completion += response.usage.completion_tokens;
+    if (price.currency === config.price.currency) {
+      served.earnings +=
+        (BigInt(response.usage.prompt_tokens) * BigInt(price.inputPerMTok) +
+          BigInt(response.usage.completion_tokens) * BigInt(price.outputPerMTok)) /
+        1_000_000n;
+    }
+    return response;
+  };
+
+  const owner =
+    config.ownerAddress && config.ownerSignature
+      ? { address: config.ownerAddress as `0x${string}`, signature: config.ownerSignature as `0x${string}` }
+      : undefined;
+  const hub = new HubClient({
+    url: hubUrl(config.coordinator),
+    account: identity.account,
+    role: config.role,
+    ...(owner ? { owner } : {}),
+    capacity,
+    runJob,
+    manifest: (allowedScopes) =>
+      buildManifest({
+        nodeId: identity.nodeId,
+        role: config.role,
+        hardware,
+        runtime: runtime.info,
+        models,
+        prices,
+        defaultPrice: config.price,
+        allowedScopes,
+        ...(owner ? { owner: owner.address } : {}),
+      }),
+    reconnectMinMs: config.reconnectMinMs,
+    reconnectMaxMs: config.reconnectMaxMs,
+    ...(options.log ? { log: options.log } : {}),
+  });
+
+  const status = (): HealthStatus => ({
+    nodeId: identity.nodeId,
+    hubConnected: hub.connected,
+    runtimeAlive: runtime.alive(),
+    presence: hub.presence,
+    jobsInFlight: hub.inFlight,
+    capacity,
+    jobsServed: served.jobs,
+    tokensServed: { prompt: served.prompt, completion: served.completion },
+    estimatedEarnings: { currency: config.price.currency, amount: served.earnings.toString() },
+  });
+  const health = await startHealthServer({ host: config.healthHost, port: config.healthPort, status });
+  hub.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    nodeId: identity.nodeId,
+    hub,
+    health,
+    runtime,
+    status,
+    shutdown: (reason = 'shutdown') => {
+      closing ??= (async () => {
+        await hub.shutdown(config.drainTimeoutMs, reason);
+        await health.close();
+        await runtime.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,393 @@
+import {
+  createFrame,
+  DEFAULT_MAX_FRAME_BYTES,
+  encodeFrame,
+  type Frame,
+  type JobFrame,
+  type Manifest,
+  NORMAL_CLOSE_CODE,
+  PROTOCOL_ERRORS,
+  type PresenceStatus,
+  ProtocolError,
+  type ProtocolErrorCode,
+  parseFrame,
+  type Scope,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  signChallenge,
+  signManifest,
+  ttlMsFor,
+  type WelcomeFrame,
+} from '@gpumesh/protocol';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import WebSocket from 'ws';
+import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
+import type { JobResponse, JsonObject } from './runtimes/runtime.js';
+import { SOFTWARE } from './software.js';
+
+/** Where the connection is. Only `online` and `draining` sessions are admitted ones. */
+export const HUB_STATES = ['idle', 'connecting', 'handshake', 'online', 'draining', 'stopped'] as const;
+export type HubState = (typeof HUB_STATES)[number];
+
+export type HubLogger = {
+  info(message: string, fields?: object): void;
+  warn(message: string, fields?: object): void;
+};
+
+export type HubClientOptions = {
+  /** The hub's ws/wss URL. */
+  url: string;
+  account: PrivateKeyAccount;
+  role: 'gpu' | 'cpu' | 'network';
+  /** The owner wallet's proof for `auth.owner`. */
+  owner?: { address: `0x${string}`; signature: `0x${string}` };
+  /** The manifest for the scopes the tier allows (called after each welcome). */
+  manifest: (allowedScopes: readonly Scope[]) => Manifest;
+  /** Jobs this node runs at once; at this many it reports busy. */
+  capacity: number;
+  /** Runs one job; rejects with a NodeError. */
+  runJob: (
+    job: JobFrame,
+    io: { signal: AbortSignal; onChunk: (chunk: JsonObject) => void },
+  ) => Promise<JobResponse>;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  log?: HubLogger;
+  /** Jitter source (tests pass a fixed one). */
+  random?: () => number;
+};
+
+type RunningJob = { controller: AbortController; done: Promise<void> };
+
+const SILENT_LOG: HubLogger = { info() {}, warn() {} };
+
+/**
+ * The node's side of NODE_PROTOCOL.md over one WebSocket at a time: hello → challenge → auth →
+ * welcome → manifest → manifest_ack → presence; heartbeats at the coordinator's interval; jobs
+ * answered with chunk/result/error; cancel; drain. Every inbound frame is validated. When the socket
+ * ends for any reason the client reconnects forever, with capped exponential backoff and jitter,
+ * until `stop()` or `shutdown()`.
+ */
+export class HubClient {
+  state: HubState = 'idle';
+  /** The status last reported in `presence`. */
+  presence: PresenceStatus = 'offline';
+  private ws?: WebSocket;
+  private welcome?: WelcomeFrame;
+  private readonly jobs = new Map<string, RunningJob>();
+  private heartbeat?: NodeJS.Timeout;
+  private reconnectTimer?: NodeJS.Timeout;
+  private lastHeard = 0;
+  private attempt = 0;
+  private leaving?: Promise<void>;
+  private readonly log: HubLogger;
+  private readonly random: () => number;
+
+  constructor(private readonly options: HubClientOptions) {
+    this.log = options.log ?? SILENT_LOG;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Jobs running now. */
+  get inFlight(): number {
+    return this.jobs.size;
+  }
+
+  /** True while an admitted session is open. */
+  get connected(): boolean {
+    return (this.state === 'online' || this.state === 'draining') && this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Opens the first session; later ones open by themselves. */
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.connect();
+  }
+
+  /**
+   * Graceful leave (SIGTERM/SIGINT): report draining, take no new job, let in-flight jobs finish
+   * (up to `timeoutMs`, then cancel them), report offline, say bye, close, and stay closed.
+   */
+  shutdown(timeoutMs: number, reason = 'shutdown'): Promise<void> {
+    this.leaving ??= this.leave(timeoutMs, reason, false);
+    return this.leaving;
+  }
+
+  /** Closes at once without ceremony (tests). */
+  stop(): void {
+    this.state = 'stopped';
+    clearTimeout(this.reconnectTimer);
+    this.endSession();
+    this.ws?.terminate();
+  }
+
+  private connect() {
+    this.state = 'connecting';
+    const ws = new WebSocket(this.options.url, {
+      maxPayload: DEFAULT_MAX_FRAME_BYTES * 2,
+      handshakeTimeout: 10_000,
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.state = 'handshake';
+      this.lastHeard = Date.now();
+      this.send(
+        createFrame('hello', {
+          nodeId: this.options.account.address,
+          role: this.options.role,
+          versions: [...SUPPORTED_PROTOCOL_VERSIONS],
+          software: SOFTWARE,
+        }),
+      );
+    });
+    ws.on('message', (data, isBinary) => {
+      if (ws !== this.ws) return;
+      this.lastHeard = Date.now();
+      let frame: Frame;
+      try {
+        frame = parseFrame(data as Buffer, {
+          binary: isBinary,
+          maxBytes: this.welcome?.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+        });
+      } catch (error) {
+        return this.fail(error instanceof ProtocolError ? error : new ProtocolError('malformed_frame'));
+      }
+      this.receive(frame).catch((error: unknown) =>
+        this.fail(error instanceof ProtocolError ? error : new ProtocolError('internal_error')),
+      );
+    });
+    ws.on('close', (code, reason) => {
+      if (ws !== this.ws) return;
+      this.log.info('hub session closed', { code, reason: reason.toString() });
+      this.endSession();
+      this.scheduleReconnect();
+    });
+    ws.on('error', (error) => {
+      this.log.warn('hub socket error', { error: error.message });
+    });
+  }
+
+  private async receive(frame: Frame) {
+    switch (frame.type) {
+      case 'challenge': {
+        if (this.state !== 'handshake' || this.welcome) throw new ProtocolError('out_of_order', 'challenge');
+        const signature = await signChallenge(frame, this.options.account);
+        this.send(
+          createFrame('auth', { signature, ...(this.options.owner ? { owner: this.options.owner } : {}) }),
+        );
+        return;
+      }
+      case 'welcome': {
+        if (this.state !== 'handshake' || this.welcome) throw new ProtocolError('out_of_order', 'welcome');
+        this.welcome = frame;
+        this.startHeartbeat(frame.heartbeatIntervalMs, frame.ttlMs);
+        const manifest = this.options.manifest(frame.scopes);
+        this.send(
+          createFrame('manifest', {
+            manifest,
+            signature: await signManifest(manifest, this.options.account),
+          }),
+        );
+        return;
+      }
+      case 'manifest_ack': {
+        if (this.state !== 'handshake' || !this.welcome)
+          throw new ProtocolError('out_of_order', 'manifest_ack');
+        this.state = 'online';
+        this.attempt = 0;
+        this.log.info('hub session admitted', { sessionId: this.welcome.sessionId, models: frame.models });
+        this.reportPresence();
+        return;
+      }
+      case 'ping':
+        this.send(createFrame('pong', { ts: frame.ts }));
+        return;
+      case 'pong':
+        return;
+      case 'job':
+        if (this.state !== 'online' && this.state !== 'draining')
+          throw new ProtocolError('out_of_order', 'job');
+        this.startJob(frame);
+        return;
+      case 'cancel':
+        this.jobs.get(frame.jobId)?.controller.abort();
+        return;
+      case 'drain':
+        if (this.state !== 'online' && this.state !== 'draining')
+          throw new ProtocolError('out_of_order', 'drain');
+        this.leaving ??= this.leave(frame.deadlineMs, 'drained by the coordinator', true).finally(() => {
+          this.leaving = undefined;
+        });
+        return;
+      case 'error':
+        this.log.warn('hub reported an error', {
+          code: frame.code,
+          message: frame.message,
+          jobId: frame.jobId,
+        });
+        return;
+      case 'bye':
+        this.log.info('hub said bye', { reason: frame.reason });
+        return;
+      default:
+        // A frame only nodes send (hello, auth, manifest, presence, chunk, result) is out of order here.
+        throw new ProtocolError('out_of_order', frame.type);
+    }
+  }
+
+  private startJob(job: JobFrame) {
+    const refuse = (code: ProtocolErrorCode) =>
+      this.send(
+        createFrame('error', {
+          jobId: job.jobId,
+          code,
+          message: PROTOCOL_ERRORS[code].message,
+          retryable: PROTOCOL_ERRORS[code].retryable,
+        }),
+      );
+    if (this.jobs.has(job.jobId)) return refuse('duplicate_job');
+    if (this.state === 'draining' || this.leaving) return refuse('draining');
+    if (this.jobs.size >= this.options.capacity) return refuse('overloaded');
+
+    const controller = new AbortController();
+    const timeout = setTimeout(() => controller.abort(new Error('timeout')), job.timeoutMs);
+    const ws = this.ws;
+    let seq = 0;
+    // Frames of a job go only to the session it came on, and never after a cancel.
+    const sendForJob = (frame: Frame) => {
+      if (ws === this.ws && !(controller.signal.aborted && frame.type !== 'error')) this.send(frame);
+    };
+    const done = this.options
+      .runJob(job, {
+        signal: controller.signal,
+        onChunk: (chunk) => sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk })),
+      })
+      .then((response) => {
+        if (controller.signal.aborted) throw new Error('aborted');
+        sendForJob(createFrame('result', { jobId: job.jobId, response }));
+      })
+      .catch((error: unknown) => {
+        const timedOut =
+          controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
+        const nodeError: NodeError = toNodeError(error, 'runtime_error');
+        const code = timedOut
+          ? 'job_timeout'
+          : controller.signal.aborted
+            ? 'job_cancelled'
+            : (NODE_ERRORS[nodeError.code].wire ?? 'internal_error');
+        sendForJob(
+          createFrame('error', {
+            jobId: job.jobId,
+            code,
+            message:
+              timedOut || controller.signal.aborted
+                ? PROTOCOL_ERRORS[code as ProtocolErrorCode].message
+                : nodeError.message,
+            retryable: PROTOCOL_ERRORS[code as ProtocolErrorCode].retryable,
+          }),
+        );
+      })
+      .finally(() => {
+        clearTimeout(timeout);
+        this.jobs.delete(job.jobId);
+        if (ws === this.ws) this.reportPresence();
+      });
+    this.jobs.set(job.jobId, { controller, done });
+    this.reportPresence();
+  }
+
+  private async leave(deadlineMs: number, reason: string, reconnect: boolean) {
+    clearTimeout(this.reconnectTimer);
+    if (!reconnect) this.state = this.connected ? 'draining' : 'stopped';
+    else this.state = 'draining';
+    if (this.connected) this.reportPresence();
+    const inFlight = [...this.jobs.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs);
+    });
+    await Promise.race([Promise.all(inFlight.map((job) => job.done)), deadline]);
+    clearTimeout(timer);
+    for (const job of this.jobs.values()) job.controller.abort();
+    await Promise.all([...this.jobs.values()].map((job) => job.done));
+    const ws = this.ws;
+    if (ws && ws.readyState === WebSocket.OPEN && this.welcome) {
+      this.presence = 'offline';
+      this.send(
+        createFrame('presence', {
+          status: 'offline',
+          load: { inFlight: 0, capacity: this.options.capacity },
+        }),
+      );
+      this.send(createFrame('bye', { reason }));
+      const closed = new Promise((resolve) => ws.once('close', resolve));
+      if (!reconnect) this.state = 'stopped';
+      ws.close(NORMAL_CLOSE_CODE, reason);
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    }
+    if (!reconnect) {
+      this.state = 'stopped';
+      this.ws?.terminate();
+    }
+  }
+
+  private reportPresence() {
+    if (!this.welcome || this.ws?.readyState !== WebSocket.OPEN) return;
+    const inFlight = this.jobs.size;
+    const { capacity } = this.options;
+    const status: PresenceStatus =
+      this.state === 'draining' ? 'draining' : inFlight >= capacity ? 'busy' : 'online';
+    this.presence = status;
+    this.send(createFrame('presence', { status, load: { inFlight, capacity } }));
+  }
+
+  private startHeartbeat(intervalMs: number, ttlMs: number) {
+    clearInterval(this.heartbeat);
+    const ttl = Math.max(ttlMs, ttlMsFor(intervalMs));
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastHeard > ttl) return this.fail(new ProtocolError('heartbeat_timeout'));
+      this.send(createFrame('ping', { ts: Date.now() }));
+    }, intervalMs);
+  }
+
+  /** Reports a session-ending protocol error to the peer, then closes with its code. */
+  private fail(error: ProtocolError) {
+    this.log.warn('hub protocol error', { code: error.code, message: error.message });
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    this.send(
+      createFrame('error', {
+        code: error.code,
+        message: error.message.slice(0, 1024),
+        retryable: error.retryable,
+      }),
+    );
+    ws.close(error.closeCode ?? 4000, error.code);
+  }
+
+  private send(frame: Frame) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(encodeFrame(frame));
+  }
+
+  /** Clears the session: timers stop, running jobs are abandoned (the coordinator fails them). */
+  private endSession() {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.welcome = undefined;
+    this.presence = 'offline';
+    for (const job of this.jobs.values()) job.controller.abort();
+  }
+
+  private scheduleReconnect() {
+    if (this.state === 'stopped' || (this.leaving && this.state !== 'draining')) {
+      this.state = 'stopped';
+      return;
+    }
+    const base = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
+    // Full jitter on the upper half: spreads a fleet's reconnects after a coordinator restart.
+    const delay = Math.round(base / 2 + (this.random() * base) / 2);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    this.state = 'connecting';
+    this.log.info('reconnecting', { inMs: delay, attempt: this.attempt });
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+}

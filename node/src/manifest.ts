@@ -1,0 +1,58 @@
+import {
+  type Manifest,
+  type ModelOffer,
+  type NodeRole,
+  PROTOCOL_VERSION,
+  type Price,
+  SCOPE_FOR_FAMILY,
+  type Scope,
+} from '@gpumesh/protocol';
+import type { Hardware } from './hardware/detect-hardware.js';
+import type { ServedModel } from './runtimes/runtime.js';
+import { SOFTWARE } from './software.js';
+
+export type BuildManifestOptions = {
+  nodeId: string;
+  role: NodeRole;
+  hardware: Hardware;
+  runtime: { name: string; version: string };
+  models: ServedModel[];
+  /** Price per model id; `defaultPrice` for the rest. */
+  prices: Record<string, Price>;
+  defaultPrice: Price;
+  /** Scopes the coordinator allows at this node's tier (from `welcome`). */
+  allowedScopes: readonly Scope[];
+  owner?: string;
+  issuedAt?: Date;
+};
+
+/**
+ * The capability manifest: hardware, runtime, the models offered with their prices, and the scopes
+ * they need. Models whose scope the tier does not allow are left out rather than refused later.
+ */
+export function buildManifest(options: BuildManifestOptions): Manifest {
+  const models: ModelOffer[] = options.models
+    .filter((model) => options.allowedScopes.includes(SCOPE_FOR_FAMILY[model.family]))
+    .map((model) => ({
+      id: model.id,
+      family: model.family,
+      contextLength: model.contextLength,
+      maxConcurrency: model.maxConcurrency,
+      price: options.prices[model.id] ?? options.defaultPrice,
+    }));
+  const scopes: Scope[] = [...new Set(models.map((model) => SCOPE_FOR_FAMILY[model.family]))];
+  if (options.role === 'network' && options.allowedScopes.includes('relay')) scopes.push('relay');
+  const { backend: _backend, ...hardware } = options.hardware;
+  return {
+    nodeId: options.nodeId,
+    role: options.role,
+    hardware,
+    runtimes: [options.runtime],
+    models,
+    scopes,
+    ...(options.owner ? { owner: options.owner } : {}),
+    software: SOFTWARE,
+    protocolVersion: PROTOCOL_VERSION,
+    issuedAt: (options.issuedAt ?? new Date()).toISOString(),
+  };
+}

@@ -1,0 +1,46 @@
+import type { Price } from '@gpumesh/protocol';
+import type { Llama } from 'node-llama-cpp';
+import type { NodeConfig } from '../config.js';
+import { createLlamaRuntime } from './llama/llama-runtime.js';
+import { listLocalModels } from './local-models.js';
+import { createOpenAiRuntime } from './openai/openai-runtime.js';
+import type { Runtime } from './runtime.js';
+
+/** The configured runtime, and the price of each model id it will offer. */
+export async function createRuntime(
+  config: NodeConfig,
+  options: { llama?: Llama } = {},
+): Promise<{ runtime: Runtime; prices: Record<string, Price> }> {
+  const prices: Record<string, Price> = {};
+  if (config.runtime === 'openai') {
+    for (const model of config.models) prices[model.id] = model.price ?? config.price;
+    const runtime = createOpenAiRuntime({
+      baseUrl: config.openaiUrl!,
+      ...(config.openaiApiKey ? { apiKey: config.openaiApiKey } : {}),
+      ...(config.models.length > 0
+        ? {
+            models: config.models.map((model) => ({
+              id: model.id,
+              ...(model.upstream ? { upstream: model.upstream } : {}),
+              ...(model.family ? { family: model.family } : {}),
+              ...(model.contextLength ? { contextLength: model.contextLength } : {}),
+              maxConcurrency: model.maxConcurrency ?? config.maxConcurrency,
+            })),
+          }
+        : {}),
+    });
+    return { runtime, prices };
+  }
+  const models = await listLocalModels(config);
+  for (const model of models) {
+    prices[model.id] = model.price;
+    if (model.embeddingId) prices[model.embeddingId] = model.embeddingPrice;
+  }
+  const runtime = createLlamaRuntime({
+    models,
+    gpu: config.gpu === 'cpu' ? false : 'auto',
+    ...(config.threads ? { threads: config.threads } : {}),
+    ...(options.llama ? { llama: options.llama } : {}),
+  });
+  return { runtime, prices };
+}
