@@ -29,6 +29,7 @@ export class FrameSocket {
   private wake?: () => void;
   autoPong: boolean;
   maxBytes: number;
+  private heartbeat?: NodeJS.Timeout;
 
   constructor(
     readonly ws: WebSocket,
@@ -38,6 +39,7 @@ export class FrameSocket {
     this.maxBytes = options.maxBytes;
     ws.on('message', (data, isBinary) => this.receive(data as Buffer | Buffer[] | ArrayBuffer, isBinary));
     ws.on('close', (code, reason) => {
+      this.stopHeartbeat();
       this.closed = { code, reason: reason.toString(), at: Date.now() };
       this.push({ kind: 'close', ...this.closed });
     });
@@ -145,12 +147,24 @@ export class FrameSocket {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame(frame));
   }
 
+  /** Sends `ping` every `intervalMs` (as a node does from welcome on) until stopHeartbeat or close. */
+  startHeartbeat(intervalMs: number): void {
+    this.stopHeartbeat();
+    this.heartbeat = setInterval(() => this.trySend({ v: 0, type: 'ping', ts: Date.now() }), intervalMs);
+  }
+
+  stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
   get open(): boolean {
     return this.ws.readyState === this.ws.OPEN;
   }
 
   /** Ends the session politely (bye + close 1000) unless it is already closing; waits for the close. */
   async end(reason: string, timeoutMs = 1000): Promise<void> {
+    this.stopHeartbeat();
     if (this.ws.readyState === this.ws.OPEN) {
       this.trySend({ v: 0, type: 'bye', reason });
       this.ws.close(1000, reason);

@@ -4,8 +4,19 @@
  * node against a coordinator. The CLI (`gpumesh-conformance`) is a thin wrapper around these.
  */
 
+export type { InferenceRequest, TriggerInference } from './coordinator/context.js';
+export { COORDINATOR_SCENARIO_NAMES, COORDINATOR_SCENARIOS } from './coordinator/coordinatorScenarios.js';
+export {
+  type CoordinatorConformanceOptions,
+  runCoordinatorConformance,
+} from './coordinator/runCoordinatorConformance.js';
 export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/nodeScenarios.js';
 export { type NodeConformanceOptions, runNodeConformance } from './node/runNodeConformance.js';
+export {
+  type ReferenceCoordinator,
+  type ReferenceCoordinatorOptions,
+  startReferenceCoordinator,
+} from './reference/referenceCoordinator.js';
 export {
   REFERENCE_CHAT_MODEL,
   REFERENCE_EMBEDDING_MODEL,
