@@ -21,6 +21,10 @@ import { type Clock, systemClock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
+import { createMetrics } from './metrics/create-metrics.js';
+import { healthRoutes } from './metrics/health-routes.js';
+import { metricsRoutes } from './metrics/metrics-routes.js';
+import { pagesRoutes } from './pages/pages-routes.js';
 import { userRoutes } from './users/routes.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
 import { loadMasterKey } from './wallets/load-master-key.js';
@@ -92,6 +96,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   app.decorate('ctx', ctx);
+  // First, so every route is timed and `app.metrics` exists for every capability.
+  await app.register(metricsRoutes, { metrics: createMetrics() });
   app.decorateRequest('user', null);
   app.decorate('requireUser', createRequireUser(db, jwtKey, clock));
   app.addHook('onRoute', (route) => {
@@ -130,6 +136,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(authRoutes, ctx);
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
+  await app.register(healthRoutes, { db });
+  await app.register(pagesRoutes, {
+    appUrl: config.publicUrl,
+    routerUrl: config.routerUrl,
+    nativeSymbol: config.chain.nativeSymbol,
+    nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
+    now: () => clock.now(),
+  });
   return app;
 }
 

@@ -96,6 +96,12 @@ export const ERRORS = {
     message: 'No provider is available for this model.',
     retryable: true,
   },
+  not_ready: {
+    status: 503,
+    type: 'api_error',
+    message: 'The coordinator is not ready to serve requests.',
+    retryable: true,
+  },
   provider_timeout: {
     status: 504,
     type: 'api_error',

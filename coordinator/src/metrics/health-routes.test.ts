@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { testPgUrl } from '../../../test/support/services.js';
+import { errorHandler } from '../errors.js';
 import { healthRoutes } from './health-routes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumesh-health-'));
@@ -14,6 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function appWith(db: Kysely<unknown>) {
   const app = Fastify();
+  app.setErrorHandler(errorHandler);
   await app.register(healthRoutes, { db, readyTimeoutMs: 1_000 });
   return app;
 }
@@ -45,7 +47,7 @@ describe('healthRoutes (sqlite)', () => {
     expect(ready.json()).toEqual({
       error: {
         message: 'The coordinator is not ready: its database does not answer.',
-        type: 'service_unavailable',
+        type: 'api_error',
         code: 'not_ready',
         param: null,
       },

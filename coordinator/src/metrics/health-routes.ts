@@ -1,9 +1,14 @@
-import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
+import type {} from '@fastify/rate-limit'; // types of `config.rateLimit`
+import type {} from '@fastify/swagger'; // types of `schema.hide`
 import type { FastifyInstance } from 'fastify';
 import { type QueryExecutorProvider, sql } from 'kysely';
+import { ApiError } from '../errors.js';
 
 /** How long /readyz waits for the database before it calls it unreachable. */
 export const DEFAULT_READY_TIMEOUT_MS = 2_000;
+
+/** Retry-After of a 503 from /readyz, in seconds. */
+const NOT_READY_RETRY_AFTER_S = 5;
 
 export type HealthRoutesOptions = {
   /** The coordinator's database (any Kysely instance). */
@@ -13,25 +18,23 @@ export type HealthRoutesOptions = {
 
 /**
  * `GET /healthz`: the process is alive and serving HTTP (200 always).
- * `GET /readyz`: the database answers `select 1` within the timeout (200), else 503. While the app
- * closes, Fastify itself answers 503 to new requests, so load balancers stop routing here first.
+ * `GET /readyz`: the database answers `select 1` within the timeout (200), else 503 `not_ready`.
+ * While the app closes, Fastify itself answers 503 to new requests, so load balancers stop routing
+ * here before the connections drain. Probes are exempt from rate limits.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   const timeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const routeOptions = { schema: { hide: true }, config: { rateLimit: false } } as const;
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', routeOptions, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
-    if (await databaseAnswers(options.db, timeoutMs)) return { status: 'ready', checks: { database: 'ok' } };
-    reply.code(503).header('retry-after', '5');
-    return {
-      error: {
-        message: 'The coordinator is not ready: its database does not answer.',
-        type: 'service_unavailable',
-        code: 'not_ready',
-        param: null,
-      },
-    };
+  app.get('/readyz', routeOptions, async () => {
+    if (!(await databaseAnswers(options.db, timeoutMs))) {
+      throw new ApiError('not_ready', 'The coordinator is not ready: its database does not answer.', {
+        retryAfterS: NOT_READY_RETRY_AFTER_S,
+      });
+    }
+    return { status: 'ready', checks: { database: 'ok' } };
   });
 }
 

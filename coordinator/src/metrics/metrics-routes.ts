@@ -1,4 +1,5 @@
-import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
+import type {} from '@fastify/rate-limit'; // types of `config.rateLimit`
+import type {} from '@fastify/swagger'; // types of `schema.hide`
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Metrics, UNMATCHED_ROUTE } from './create-metrics.js';
@@ -35,7 +36,7 @@ export const metricsRoutes = fp<MetricsRoutesOptions>(
       });
     });
 
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/metrics', { schema: { hide: true }, config: { rateLimit: false } }, async (_request, reply) => {
       reply.type(metrics.registry.contentType);
       return metrics.registry.metrics();
     });

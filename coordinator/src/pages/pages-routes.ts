@@ -28,6 +28,12 @@ export const PAGES_CSP = [
 export const DEFAULT_INSTALL_SCRIPT_PATH = fileURLToPath(new URL('../../../install.sh', import.meta.url));
 const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
+/** A coordinator without a hub: no node connected, nothing served. */
+const EMPTY_NETWORK: NetworkSource = {
+  listNodes: () => [],
+  tokensServed: async () => ({ prompt: 0n, completion: 0n }),
+};
+
 /** How long browsers and proxies may reuse the public stats, in seconds. */
 const STATS_MAX_AGE_S = 2;
 
@@ -39,8 +45,8 @@ export type PagesRoutesOptions = {
   readonly nativeSymbol: string;
   /** Nanousd per 1 native token, to rank native-priced offers against USD-priced ones. */
   readonly nativeUsdPriceNano: bigint;
-  /** The hub's live nodes and the usage totals. */
-  readonly network: NetworkSource;
+  /** The hub's live nodes and the usage totals; default: no node, no usage. */
+  readonly network?: NetworkSource;
   readonly installScriptPath?: string;
   /** Milliseconds since the epoch (the app's clock). */
   readonly now?: () => number;
@@ -53,6 +59,7 @@ export type PagesRoutesOptions = {
  */
 export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOptions): Promise<void> {
   const now = options.now ?? Date.now;
+  const network = options.network ?? EMPTY_NETWORK;
   const installScriptPath = options.installScriptPath ?? DEFAULT_INSTALL_SCRIPT_PATH;
   const assets = await loadAssets(ASSETS_DIR);
   const appUrl = options.appUrl.replace(/\/+$/, '');
@@ -61,8 +68,8 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
 
   async function stats() {
     return buildNetworkStats({
-      nodes: options.network.listNodes(),
-      tokensServed: await options.network.tokensServed(),
+      nodes: network.listNodes(),
+      tokensServed: await network.tokensServed(),
       nativeUsdPriceNano: options.nativeUsdPriceNano,
       nativeSymbol: options.nativeSymbol,
       now: now(),
