@@ -1,0 +1,205 @@
+import { parseArgs } from 'node:util';
+import { ownerProofText } from '@gpumesh/protocol';
+import { CONFIG_FLAGS, loadConfig, type NodeConfig } from './config.js';
+import { nodeKeyPath, startDaemon } from './daemon.js';
+import { runDoctor } from './doctor.js';
+import { NodeError } from './errors.js';
+import { detectHardware, type Hardware } from './hardware/detect-hardware.js';
+import type { HubLogger } from './hub-client.js';
+import { loadNodeIdentity } from './identity.js';
+import { listLocalModels } from './runtimes/local-models.js';
+
+const USAGE = `Usage: gpumesh-node <command> [flags]
+
+Commands:
+  start     connect to the coordinator and serve inference (SIGTERM/SIGINT drain, then exit)
+  detect    show this machine's hardware (--json: the manifest's hardware part)
+  id        print the node id (the node key's address) and the text an owner wallet signs
+  doctor    check coordinator, models, runtime, GPU backend and clock; each failure with a fix
+  models    list local GGUF models and how they will be offered, with prices
+
+Settings (flags > GPUMESH_* environment > --config file > defaults):
+  --coordinator URL  --role gpu|cpu|network  --state-dir DIR  --models-dir DIR  --config FILE
+  --runtime llama|openai  --openai-url URL  --gpu auto|cpu  --threads N  --max-concurrency N
+  --offer-embeddings  --health-port N  --owner-address 0x…  --owner-signature 0x…`;
+
+/** Exit codes after a signal: 128 + its number, as shells report it. */
+const EXIT_AFTER = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/** Runs one CLI command; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { command, values } = parsed;
+  if (!command || values.help) {
+    console.log(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  try {
+    const config = loadConfig({ flags: values as Record<string, string | boolean | undefined> });
+    switch (command) {
+      case 'start':
+        return await start(config);
+      case 'detect':
+        return await detect(values.json === true);
+      case 'id':
+        return await id(config);
+      case 'doctor':
+        return await doctor(config);
+      case 'models':
+        return await models(config);
+      default:
+        console.error(`Unknown command ${command}.\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (error) {
+    const code = error instanceof NodeError ? error.code : 'internal_error';
+    console.error(`gpumesh-node: ${code}: ${(error as Error).message}`);
+    return 1;
+  }
+}
+
+function parse(argv: string[]) {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      ...CONFIG_FLAGS,
+      config: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  return { command: positionals[0], values };
+}
+
+function logger(): HubLogger {
+  const line = (level: string, message: string, fields?: object) =>
+    console.error(JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields }));
+  return { info: (m, f) => line('info', m, f), warn: (m, f) => line('warn', m, f) };
+}
+
+async function start(config: NodeConfig): Promise<number> {
+  const log = logger();
+  let lastShown = '';
+  const daemon = await startDaemon(config, {
+    log,
+    onLoadProgress: ({ model, loaded, total, fraction }) => {
+      const shown = `loading ${model} (${loaded + 1}/${total}) ${Math.floor(fraction * 100)}%`;
+      if (shown !== lastShown) process.stderr.write(`${shown}\n`);
+      lastShown = shown;
+    },
+  });
+  log.info('node started', {
+    nodeId: daemon.nodeId,
+    health: daemon.health.url,
+    models: daemon.runtime.models(),
+  });
+  const signal = await new Promise<keyof typeof EXIT_AFTER>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  log.info('draining before exit', { signal, inFlight: daemon.hub.inFlight });
+  await daemon.shutdown(signal);
+  log.info('node stopped', { signal });
+  return EXIT_AFTER[signal];
+}
+
+async function detect(json: boolean): Promise<number> {
+  const hardware = await detectHardware();
+  if (json) {
+    const { backend: _backend, ...manifestPart } = hardware;
+    console.log(JSON.stringify(manifestPart, null, 2));
+    return 0;
+  }
+  console.log(formatHardware(hardware));
+  return 0;
+}
+
+/** Hardware as an aligned table. */
+export function formatHardware(hardware: Hardware): string {
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  const rows: string[][] = [
+    [
+      'CPU',
+      `${hardware.cpu.model} — ${hardware.cpu.cores} cores, ${hardware.cpu.threads} threads, ${hardware.cpu.arch}`,
+    ],
+    ['RAM', gib(hardware.ramBytes)],
+    ['Backend', hardware.backend],
+    ...hardware.gpus.map((gpu) => [
+      `GPU ${gpu.index}`,
+      `${gpu.vendor} ${gpu.name} — ${gib(gpu.vramTotalBytes)} (${gib(gpu.vramFreeBytes)} free), driver ${gpu.driver || 'unknown'}, ${gpu.backend}`,
+    ]),
+  ];
+  if (hardware.gpus.length === 0) rows.push(['GPUs', 'none found']);
+  return table(rows);
+}
+
+async function id(config: NodeConfig): Promise<number> {
+  const identity = await loadNodeIdentity(nodeKeyPath(config));
+  console.log(identity.nodeId);
+  console.error(
+    `\nTo link this node to your staking wallet, sign this exact text with it (personal_sign) and set\n` +
+      `--owner-address and --owner-signature:\n\n${ownerProofText(identity.nodeId)}\n`,
+  );
+  return 0;
+}
+
+async function doctor(config: NodeConfig): Promise<number> {
+  const checks = await runDoctor(config);
+  for (const check of checks) {
+    console.log(
+      `${check.ok ? 'ok  ' : 'FAIL'}  ${check.name}: ${check.detail}${check.ok ? '' : `\n      fix: ${check.fix}`}`,
+    );
+  }
+  return checks.every((check) => check.ok) ? 0 : 1;
+}
+
+async function models(config: NodeConfig): Promise<number> {
+  if (config.runtime === 'openai') {
+    console.log(`Models come from ${config.openaiUrl}; run doctor to list them.`);
+    return 0;
+  }
+  const local = await listLocalModels(config);
+  if (local.length === 0) {
+    console.log(`No .gguf files in ${config.modelsDir}.`);
+    return 0;
+  }
+  const price = (p: { currency: string; inputPerMTok: string; outputPerMTok: string }) =>
+    `${p.inputPerMTok}/${p.outputPerMTok} ${p.currency === 'USD' ? 'nanousd' : 'wei'} per M tokens (in/out)`;
+  const rows = [['FILE', 'OFFERED AS', 'CONCURRENCY', 'PRICE']];
+  for (const model of local) {
+    rows.push([
+      model.file,
+      `${model.id} (${model.family ?? 'chat'})`,
+      String(model.maxConcurrency),
+      price(model.price),
+    ]);
+    if (model.embeddingId)
+      rows.push([
+        '',
+        `${model.embeddingId} (embedding)`,
+        String(model.maxConcurrency),
+        price(model.embeddingPrice),
+      ]);
+  }
+  console.log(table(rows));
+  return 0;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
