@@ -25,6 +25,7 @@ import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { pagesRoutes } from './pages/pages-routes.js';
+import { readTokensServed } from './pages/read-tokens-served.js';
 import { userRoutes } from './users/routes.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
 import { loadMasterKey } from './wallets/load-master-key.js';
@@ -142,6 +143,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerUrl: config.routerUrl,
     nativeSymbol: config.chain.nativeSymbol,
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
+    network: { listNodes: () => [], tokensServed: () => readTokensServed(db) },
     now: () => clock.now(),
   });
   return app;
