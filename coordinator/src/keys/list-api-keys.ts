@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import { toBigInt, toMillis } from '../db/bigint.js';
+import type { Database } from '../db/schema.js';
+import type { KeyStatus } from './key-status.js';
+
+export type ApiKeyInfo = {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAtMs: number;
+  lastUsedAtMs: number | null;
+  status: KeyStatus;
+  spendNano: bigint;
+};
+
+/** A user's keys, newest first (never the secret or its hash). */
+export async function listApiKeys(db: Kysely<Database>, userId: string): Promise<ApiKeyInfo[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'prefix', 'created_at', 'last_used_at', 'status', 'spend_nano'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    createdAtMs: toMillis(r.created_at),
+    lastUsedAtMs: r.last_used_at === null ? null : toMillis(r.last_used_at),
+    status: r.status as KeyStatus,
+    spendNano: toBigInt(r.spend_nano),
+  }));
+}
