@@ -145,6 +145,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerUrl: config.routerUrl,
     nativeSymbol: config.chain.nativeSymbol,
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
+    staking: config.staking,
     network: { listNodes: () => [], tokensServed: () => readTokensServed(db) },
     now: () => clock.now(),
   });

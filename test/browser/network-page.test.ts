@@ -20,6 +20,7 @@ beforeAll(async () => {
     routerUrl: baseUrl,
     nativeSymbol: 'GPU',
     nativeUsdPriceNano: 1_000_000_000n,
+    staking: { baseApyBps: 500, tiers: [{ name: 'none', minStake: 0, multiplierBps: 10_000 }] },
     network: { listNodes: () => nodes, tokensServed: async () => ({ prompt: 0n, completion: 0n }) },
   });
   await app.listen({ port, host: '127.0.0.1' });

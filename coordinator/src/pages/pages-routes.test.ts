@@ -33,6 +33,7 @@ async function build(overrides: Partial<PagesRoutesOptions> = {}) {
     routerUrl: 'http://mesh.test:8080',
     nativeSymbol: 'GM',
     nativeUsdPriceNano: 1_000_000_000n,
+    staking: { baseApyBps: 500, tiers: [{ name: 'none', minStake: 0, multiplierBps: 10_000 }] },
     network: { listNodes: () => nodes, tokensServed: async () => ({ prompt: 1000n, completion: 234n }) },
     installScriptPath: installPath,
     now: () => Date.UTC(2026, 0, 1, 12, 0, 0),

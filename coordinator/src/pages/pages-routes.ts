@@ -4,7 +4,7 @@ import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { loadAssets } from './load-assets.js';
 import { buildNetworkStats, type NetworkSource } from './network-stats.js';
-import { renderDashboardPage } from './render-dashboard-page.js';
+import { renderDashboardPage, type TierRung } from './render-dashboard-page.js';
 import { renderInstallScript } from './render-install-script.js';
 import { ASSETS_PREFIX } from './render-layout.js';
 import { renderNetworkPage } from './render-network-page.js';
@@ -43,6 +43,8 @@ export type PagesRoutesOptions = {
   /** Base URL of the OpenAI-compatible router. */
   readonly routerUrl: string;
   readonly nativeSymbol: string;
+  /** Staking terms shown on the dashboard (config `staking`). */
+  readonly staking: { readonly baseApyBps: number; readonly tiers: readonly TierRung[] };
   /** Nanousd per 1 native token, to rank native-priced offers against USD-priced ones. */
   readonly nativeUsdPriceNano: bigint;
   /** The hub's live nodes and the usage totals; default: no node, no usage. */
@@ -64,7 +66,12 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   const assets = await loadAssets(ASSETS_DIR);
   const appUrl = options.appUrl.replace(/\/+$/, '');
   const routerUrl = options.routerUrl.replace(/\/+$/, '');
-  const dashboard = renderDashboardPage({ nativeSymbol: options.nativeSymbol, routerUrl });
+  const dashboard = renderDashboardPage({
+    nativeSymbol: options.nativeSymbol,
+    baseApyBps: options.staking.baseApyBps,
+    tiers: options.staking.tiers,
+    routerUrl,
+  });
 
   async function stats() {
     return buildNetworkStats({

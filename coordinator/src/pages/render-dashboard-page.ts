@@ -4,9 +4,16 @@ import { renderLayout } from './render-layout.js';
 /** Top-up sources the API accepts (design.md), in the order the form lists them. */
 const TOPUP_SOURCES = ['USD.s', 'USDT.s', 'USDC.s', 'native'] as const;
 
+/** One rung of the staking tier ladder (coordinator config `staking.tiers`). */
+export type TierRung = { readonly name: string; readonly minStake: number; readonly multiplierBps: number };
+
 export type DashboardPageOptions = {
   /** Symbol of the native token (staking amounts, native top-ups). */
   readonly nativeSymbol: string;
+  /** Base APY of staking, in basis points. */
+  readonly baseApyBps: number;
+  /** The tier ladder, lowest first. */
+  readonly tiers: readonly TierRung[];
   /** Base URL of the OpenAI-compatible router, shown beside a new key. */
   readonly routerUrl: string;
 };
@@ -82,6 +89,14 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
         <p class="hint">Rewards accrue every second. <button type="button" class="secondary" id="claim">Claim rewards</button></p>
       </div>
       <p id="stake-status" class="status" role="status" aria-live="polite"></p>
+      <table class="data compact">
+        <caption>Tier ladder: base APY ${formatBps(options.baseApyBps)}, times the tier's multiplier</caption>
+        <thead><tr><th scope="col">Tier</th><th scope="col" class="num">Stake from</th><th scope="col" class="num">Reward multiplier</th><th scope="col" class="num">APY</th></tr></thead>
+        <tbody>${options.tiers.map(
+          (tier) =>
+            html`<tr><th scope="row">${tier.name}</th><td class="num">${tier.minStake.toLocaleString('en-US')} ${symbol}</td><td class="num">×${(tier.multiplierBps / 10_000).toFixed(2)}</td><td class="num">${formatBps((options.baseApyBps * tier.multiplierBps) / 10_000)}</td></tr>`,
+        )}</tbody>
+      </table>
     </section>
   </div>
 
@@ -115,6 +130,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
       <h2 id="usage-title">Usage, last 14 days</h2>
       <p class="muted" id="usage-totals"></p>
     </div>
+    <p id="usage-status" class="status" role="status" aria-live="polite"></p>
     <div class="grid-2">
       <figure>
         <figcaption class="legend"><span><span class="swatch"></span>Cost per day (USD)</span></figcaption>
@@ -141,4 +157,9 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     main,
     data: { 'native-symbol': symbol },
   });
+}
+
+/** 500 → "5%", 625 → "6.25%". */
+function formatBps(bps: number): string {
+  return `${Number((bps / 100).toFixed(2))}%`;
 }

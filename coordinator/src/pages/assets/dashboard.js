@@ -62,8 +62,11 @@
     el.className = `status${kind ? ` ${kind}` : ''}`;
   }
 
-  function failure(id) {
-    return (error) => setStatus(id, error instanceof Error ? error.message : String(error), 'error');
+  function failure(id, what) {
+    return (error) => {
+      const message = error instanceof Error ? error.message : String(error);
+      setStatus(id, what ? `${what}: ${message}` : message, 'error');
+    };
   }
 
   function formatUsd(value) {
@@ -208,11 +211,11 @@
 
   function refreshAll() {
     if (!session) return;
-    loadUser().catch(failure('app-status'));
-    loadProxy().catch(failure('topup-status'));
-    loadKeys().catch(failure('key-status'));
-    loadUsage().catch(failure('app-status'));
-    loadStake().catch(failure('stake-status'));
+    loadUser().catch(failure('app-status', 'Could not load your credits'));
+    loadProxy().catch(failure('topup-status', 'Could not load your proxy wallet'));
+    loadKeys().catch(failure('key-status', 'Could not load your keys'));
+    loadUsage().catch(failure('usage-status', 'Could not load your usage'));
+    loadStake().catch(failure('stake-status', 'Could not load your stake'));
   }
 
   // ---------- credits ----------

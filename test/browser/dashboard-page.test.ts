@@ -1,0 +1,93 @@
+import type { Page } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createTestApp, type TestApp, testBackends } from '../../coordinator/src/testing/index.js';
+import { artifactPath } from './artifact-path.js';
+import { freePort } from './free-port.js';
+import { installTestWallet } from './install-test-wallet.js';
+import { type Chromium, launchChromium } from './launch-chromium.js';
+
+const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
+let t: TestApp;
+let baseUrl: string;
+let browser: Chromium;
+
+beforeAll(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  t = await createTestApp(sqlite, { label: 'dashboard', overrides: { publicUrl: baseUrl } });
+  await t.app.listen({ port, host: '127.0.0.1' });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+/** Collects uncaught page errors and CSP refusals (the page must produce neither). */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Refused|Content Security Policy/i.test(message.text())) {
+      errors.push(message.text());
+    }
+  });
+  return errors;
+}
+
+describe('/dashboard in Chromium', () => {
+  test('default: sign in with the injected wallet, see credits and the proxy wallet, sign out', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const page = await browser.context.newPage();
+    const errors = watchErrors(page);
+    const wallet = await installTestWallet(page, account);
+
+    await page.goto(`${baseUrl}/dashboard`);
+    await page.click('#connect');
+    await page.waitForSelector('#app:not([hidden])');
+    expect(await page.textContent('#account-address')).toBe(account.address);
+    expect(wallet.signed).toHaveLength(1);
+    expect(wallet.signed[0]).toMatch(/^Sign this message to authenticate with gpumesh\./);
+    expect(wallet.signed[0]).toContain(`Address: ${account.address}`);
+
+    await page.waitForFunction(() => document.getElementById('balance')?.textContent === '$0.00');
+    expect(await page.textContent('#spend')).toBe('$0.00');
+    await page.waitForFunction(() =>
+      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
+    );
+    const proxyAddress = await page.textContent('#proxy-address');
+    const proxy = await t.app.inject({
+      url: '/api/keys/proxy',
+      headers: {
+        authorization: `Bearer ${await page.evaluate(() => JSON.parse(sessionStorage.getItem('gpumesh.session') ?? '{}').token)}`,
+      },
+    });
+    expect(proxy.json()).toEqual({ proxyAddress });
+
+    // The session survives a reload (this tab's sessionStorage), without a second signature.
+    await page.reload();
+    await page.waitForSelector('#app:not([hidden])');
+    expect(wallet.signed).toHaveLength(1);
+    await page.screenshot({ path: artifactPath('dashboard-signed-in.png'), fullPage: true });
+
+    await page.click('#signout');
+    await page.waitForSelector('#signin:not([hidden])');
+    expect(await page.evaluate(() => sessionStorage.getItem('gpumesh.session'))).toBeNull();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('error: no wallet in the browser → a clear message, no request', async () => {
+    const page = await browser.context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${baseUrl}/dashboard`);
+    await page.click('#connect');
+    await page.waitForFunction(() => document.getElementById('signin-status')?.textContent !== '');
+    expect(await page.textContent('#signin-status')).toContain('No browser wallet found');
+    expect(await page.isHidden('#app')).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
