@@ -17,6 +17,7 @@ import { loadJwtKey } from './auth/load-jwt-key.js';
 import { bearerToken, createRequireUser } from './auth/require-user.js';
 import { authRoutes } from './auth/routes.js';
 import { verifyToken } from './auth/verify-token.js';
+import { chainRoutes } from './chain/routes.js';
 import { type Clock, systemClock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
@@ -149,6 +150,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     network: { listNodes: () => [], tokensServed: () => readTokensServed(db) },
     now: () => clock.now(),
   });
+  await app.register(chainRoutes, ctx);
   return app;
 }
 

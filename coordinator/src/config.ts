@@ -38,6 +38,12 @@ export const DEFAULT_NATIVE_DECIMALS = 18;
 export const DEFAULT_NATIVE_USD_PRICE_NANO = 1_000_000_000n;
 export const DEFAULT_BASE_APY_BPS = 500;
 export const DEFAULT_PLATFORM_FEE_BPS = 500;
+/** Most USD (nanousd) a user may withdraw from the proxy wallet in 24 hours: 10,000 USD. */
+export const DEFAULT_WITHDRAW_DAILY_LIMIT_NANO = 10_000_000_000_000n;
+/** Unstaked tokens return after this long: 7 days. */
+export const DEFAULT_UNBONDING_PERIOD_S = 7 * 24 * 60 * 60;
+/** How often unbonded stakes are paid back. */
+export const DEFAULT_RELEASE_INTERVAL_MS = 10_000;
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Url = Type.String({ pattern: '^[a-z][a-z0-9+.-]*://' });
@@ -106,12 +112,19 @@ export const CoordinatorConfigSchema = Type.Object(
         tokens: Type.Record(Type.String(), Address, { default: {} }),
         stakingVault: Type.Optional(Address),
         rewardsVault: Type.Optional(Address),
+        /** Private key (0x + 64 hex) of the staking vault, to pay unbonded stakes back. Secret. */
+        stakingVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
+        /** Private key (0x + 64 hex) of the rewards vault, to pay claimed rewards. Secret. */
+        rewardsVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
+        withdrawDailyLimitNano: Type.BigInt({ default: DEFAULT_WITHDRAW_DAILY_LIMIT_NANO, minimum: 0n }),
       },
       { default: {}, additionalProperties: false },
     ),
     staking: Type.Object(
       {
         baseApyBps: Type.Integer({ default: DEFAULT_BASE_APY_BPS, minimum: 0 }),
+        unbondingPeriodS: Type.Integer({ default: DEFAULT_UNBONDING_PERIOD_S, minimum: 0 }),
+        releaseIntervalMs: Type.Integer({ default: DEFAULT_RELEASE_INTERVAL_MS, minimum: 10 }),
         tiers: Type.Array(Tier, {
           default: [
             { name: 'none', minStake: 0, multiplierBps: 10_000 },

@@ -108,6 +108,60 @@ export const ERRORS = {
     message: 'The provider did not answer in time.',
     retryable: true,
   },
+  amount_mismatch: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'amountUsd differs from what the transaction paid.',
+    retryable: false,
+  },
+  payment_failed: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The payment transaction failed on chain.',
+    retryable: false,
+  },
+  payment_wrong_recipient: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The payment sent nothing to your proxy wallet.',
+    retryable: false,
+  },
+  payment_wrong_token: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The payment was not made in the token named by source.',
+    retryable: false,
+  },
+  insufficient_funds: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The wallet cannot cover this amount plus gas.',
+    retryable: false,
+  },
+  payment_not_found: {
+    status: 404,
+    type: 'not_found_error',
+    message: 'No transaction with this hash is known to the chain.',
+    retryable: false,
+  },
+  withdraw_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This withdrawal would exceed the daily withdrawal limit.',
+    retryable: true,
+  },
+  chain_tx_failed: {
+    status: 502,
+    type: 'api_error',
+    message: 'A transaction the service sent failed on chain.',
+    retryable: false,
+  },
+  chain_unavailable: {
+    status: 503,
+    type: 'api_error',
+    message: 'The chain is unavailable; try again shortly.',
+    retryable: true,
+  },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;

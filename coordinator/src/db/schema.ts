@@ -6,6 +6,7 @@
  * through `toBigInt` (pg returns int8 as string, SQLite as number).
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { ChainTables } from '../chain/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { UsageTables } from '../usage/tables.js';
 
@@ -86,7 +87,8 @@ export type Database = {
   wallets: WalletsTable;
   api_keys: ApiKeysTable;
 } & LedgerTables &
-  UsageTables;
+  UsageTables &
+  ChainTables;
 
 // Kept so capabilities adding auto-increment columns have the helper at hand.
 export type { Generated };

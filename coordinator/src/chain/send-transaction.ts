@@ -1,0 +1,88 @@
+import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
+import { ApiError } from '../errors.js';
+import type { ChainContext } from './chain-context.js';
+import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
+import { wrapChainError } from './wrap-chain-error.js';
+
+/** How long to wait for a sent transaction to be mined. */
+export const DEFAULT_RECEIPT_TIMEOUT_MS = 30_000;
+
+/** Headroom over the gas estimate for contract calls (percent); plain transfers use the estimate. */
+export const CONTRACT_GAS_HEADROOM_PERCENT = 20n;
+
+export type SendTransactionParameters = {
+  /** The signer: a proxy wallet, a vault, or the devnet funder. */
+  account: LocalAccount;
+  /** Recipient; absent for a contract creation. */
+  to?: Address;
+  value?: bigint;
+  data?: Hex;
+  /** Gas limit; estimated when absent. */
+  gas?: bigint;
+  /** Name of the request field the amount came from, for insufficient_funds errors. */
+  param?: string;
+  /**
+   * Runs inside the wallet's queue right before signing (e.g. a balance check that must not race
+   * another send of the same wallet). Throwing aborts the send.
+   */
+  precheck?: () => Promise<void>;
+  /** Called once the transaction is broadcast, before waiting for its receipt. */
+  onBroadcast?: (hash: Hex) => Promise<void> | void;
+};
+
+export type SentTransaction = { hash: Hex; receipt: TransactionReceipt };
+
+/**
+ * The ONE function that sends a transaction for gpumesh: legacy (type 0), gasPrice 150 gwei,
+ * chain id 800000, always — the chain refuses EIP-1559, and a node that would accept it must not
+ * get it from us. The nonce comes from the per-wallet signer queue (concurrent sends of one wallet
+ * are serialized until broadcast). Waits for the receipt; a reverted transaction is chain_tx_failed.
+ * Every viem/RPC error is wrapped into an ApiError.
+ */
+export async function sendTransaction(
+  context: ChainContext,
+  { account, to, value = 0n, data, gas, param, precheck, onBroadcast }: SendTransactionParameters,
+): Promise<SentTransaction> {
+  const { client, queue } = context;
+  const hash = await queue.run(account.address, async () => {
+    try {
+      await precheck?.();
+      const nonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
+      let gasLimit = gas;
+      if (gasLimit === undefined) {
+        const estimate = await client.estimateGas({
+          account: account.address,
+          to,
+          value,
+          data,
+          gasPrice: GAS_PRICE_WEI,
+        });
+        gasLimit = data ? (estimate * (100n + CONTRACT_GAS_HEADROOM_PERCENT)) / 100n : estimate;
+      }
+      const serializedTransaction = await account.signTransaction({
+        type: 'legacy',
+        chainId: CHAIN_ID,
+        nonce,
+        gas: gasLimit,
+        gasPrice: GAS_PRICE_WEI,
+        to: to ?? null,
+        value,
+        data,
+      });
+      return await client.sendRawTransaction({ serializedTransaction });
+    } catch (error) {
+      throw wrapChainError(error, param);
+    }
+  });
+  await onBroadcast?.(hash);
+  let receipt: TransactionReceipt;
+  try {
+    receipt = await client.waitForTransactionReceipt({ hash, timeout: DEFAULT_RECEIPT_TIMEOUT_MS });
+  } catch (error) {
+    throw wrapChainError(error);
+  }
+  if (receipt.status !== 'success') {
+    throw new ApiError('chain_tx_failed', `Transaction ${hash} failed on chain.`);
+  }
+  return { hash, receipt };
+}

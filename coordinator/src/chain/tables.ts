@@ -1,0 +1,137 @@
+/**
+ * Tables of the chain capabilities (top-up, staking, withdraw). Conventions of db/schema.ts:
+ * text ids, bigint milliseconds, bigint nanousd; wei and token amounts as decimal TEXT (they can
+ * exceed int64). Read bigint columns back through toBigInt.
+ */
+import type { ColumnType } from 'kysely';
+
+type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;
+type NullableBigIntColumn = ColumnType<
+  bigint | number | string | null,
+  bigint | number | null | undefined,
+  bigint | number | null
+>;
+
+/** One row per payment ever credited (or being credited): the paymentId credits once, ever. */
+export type TopupsTable = {
+  /** The transaction hash, lowercase. */
+  payment_id: string;
+  user_id: string;
+  /** native | USD.s | USDT.s | USDC.s */
+  source: string;
+  /** What the transaction paid the proxy wallet, in the source's smallest unit (decimal text). */
+  amount: string;
+  credited_nano: BigIntColumn;
+  /** 'crediting' (claimed, ledger credit in progress) | 'credited'. */
+  status: string;
+  /** The user's balance right after the credit, nanousd (repeats return the original result). */
+  balance_nano: NullableBigIntColumn;
+  block_number: BigIntColumn;
+  created_at: BigIntColumn;
+};
+
+/** One position per staker: what the tier ladder and the rewards read. */
+export type StakesTable = {
+  user_id: string;
+  /** The owner's connected wallet (checksummed): tierOf(address) reads this. */
+  address: string;
+  quantity_wei: string;
+  /** Tier name at the current quantity. */
+  tier: string;
+  multiplier_bps: BigIntColumn;
+  /** Global reward index value up to which accrued_scaled is settled (decimal text). */
+  index_snapshot: string;
+  /** Unpaid rewards × REWARD_SCALE (decimal text). */
+  accrued_scaled: string;
+  updated_at: BigIntColumn;
+};
+
+/** The global reward index (one row, id 'global'): value at at_s, growing apy_bps per second since. */
+export type RewardIndexTable = {
+  id: string;
+  value: string;
+  at_s: BigIntColumn;
+  apy_bps: BigIntColumn;
+};
+
+/** Append-only audit of stake changes, each with the transaction that moved the tokens. */
+export type StakeEventsTable = {
+  id: string;
+  user_id: string;
+  /** stake | unstake | claim | release */
+  kind: string;
+  amount_wei: string;
+  tx_hash: string | null;
+  created_at: BigIntColumn;
+};
+
+/** Unstaked funds waiting out the unbonding period, then returned from the staking vault. */
+export type UnbondingsTable = {
+  id: string;
+  user_id: string;
+  amount_wei: string;
+  release_at: BigIntColumn;
+  /** unbonding | releasing | released */
+  status: string;
+  tx_hash: string | null;
+  created_at: BigIntColumn;
+};
+
+/** Reward payouts: reserved in the database before the transfer, so a claim pays once. */
+export type RewardPayoutsTable = {
+  id: string;
+  user_id: string;
+  amount_wei: string;
+  /** pending | paid | failed */
+  status: string;
+  tx_hash: string | null;
+  created_at: BigIntColumn;
+};
+
+/** Audit of every well-formed withdrawal attempt, refused ones included. */
+export type WithdrawalsTable = {
+  id: string;
+  user_id: string;
+  to_address: string;
+  /** native | USD.s | USDT.s | USDC.s */
+  token: string;
+  /** Smallest unit, decimal text. */
+  amount: string;
+  /** USD value at the time, nanousd (the daily limit sums it). */
+  usd_nano: BigIntColumn;
+  /** refused | sending | sent | failed */
+  status: string;
+  tx_hash: string | null;
+  error_code: string | null;
+  created_at: BigIntColumn;
+};
+
+export type ChainTables = {
+  topups: TopupsTable;
+  stakes: StakesTable;
+  reward_index: RewardIndexTable;
+  stake_events: StakeEventsTable;
+  unbondings: UnbondingsTable;
+  reward_payouts: RewardPayoutsTable;
+  withdrawals: WithdrawalsTable;
+};
+
+export const TOPUP_STATUS = { crediting: 'crediting', credited: 'credited' } as const;
+export const UNBONDING_STATUS = {
+  unbonding: 'unbonding',
+  releasing: 'releasing',
+  released: 'released',
+} as const;
+export const PAYOUT_STATUS = { pending: 'pending', paid: 'paid', failed: 'failed' } as const;
+export const WITHDRAWAL_STATUS = {
+  refused: 'refused',
+  sending: 'sending',
+  sent: 'sent',
+  failed: 'failed',
+} as const;
+export const STAKE_EVENT_KIND = {
+  stake: 'stake',
+  unstake: 'unstake',
+  claim: 'claim',
+  release: 'release',
+} as const;
