@@ -4,7 +4,7 @@
  */
 import { encodeFunctionData, erc20Abi, type Hash, type Hex, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, type StableSymbol } from '../coordinator/src/chain/constants.js';
 import { sendTransaction } from '../coordinator/src/chain/send-transaction.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
