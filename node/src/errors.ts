@@ -7,8 +7,6 @@ export const NODE_ERRORS = {
   config_invalid: { wire: null, retryable: false, message: 'The configuration is not valid.' },
   hardware_detection_failed: { wire: null, retryable: true, message: 'Hardware detection failed.' },
   identity_invalid: { wire: null, retryable: false, message: 'The node key file is not valid.' },
-  hub_unreachable: { wire: null, retryable: true, message: 'The coordinator could not be reached.' },
-  hub_rejected: { wire: null, retryable: false, message: 'The coordinator closed the session.' },
   model_load_failed: { wire: 'runtime_error', retryable: false, message: 'The model could not be loaded.' },
   model_not_found: {
     wire: 'model_not_found',

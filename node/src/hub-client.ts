@@ -21,6 +21,7 @@ import {
 import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
+import { reconnectDelayMs } from './reconnect-delay.js';
 import type { JobResponse, JsonObject } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
 
@@ -382,10 +383,9 @@ export class HubClient {
       this.state = 'stopped';
       return;
     }
-    const base = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
-    // Full jitter on the upper half: spreads a fleet's reconnects after a coordinator restart.
-    const delay = Math.round(base / 2 + (this.random() * base) / 2);
-    this.attempt = Math.min(this.attempt + 1, 30);
+    const { reconnectMinMs, reconnectMaxMs } = this.options;
+    const delay = reconnectDelayMs(this.attempt, reconnectMinMs, reconnectMaxMs, this.random);
+    this.attempt++;
     this.state = 'connecting';
     this.log.info('reconnecting', { inMs: delay, attempt: this.attempt });
     this.reconnectTimer = setTimeout(() => this.connect(), delay);

@@ -1,164 +1,18 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  createFrame,
-  encodeFrame,
-  type Frame,
-  type FrameOf,
-  type FrameType,
-  parseFrame,
-  SCOPES,
-  verifyChallenge,
-  verifyManifest,
-} from '@gpumesh/protocol';
+import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import si from 'systeminformation';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type WebSocket, WebSocketServer } from 'ws';
 import { writeTinyModel } from './models/write-tiny-model.js';
+import { CoordinatorPeer, PEER_TTL_MS } from './testing/coordinator-peer.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'gpumesh-node.js');
-const HEARTBEAT_MS = 100;
-const TTL_MS = 2 * HEARTBEAT_MS;
 const NO_EOS = { '2': -100 };
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-node-process-'));
-
-/** One admitted node session as the coordinator side sees it. */
-type Session = {
-  ws: WebSocket;
-  nodeId: string;
-  frames: Frame[];
-  lastHeard: number;
-  closedAt?: number;
-  next<T extends FrameType>(
-    type: T,
-    match?: (frame: FrameOf<T>) => boolean,
-    timeoutMs?: number,
-  ): Promise<FrameOf<T>>;
-};
-
-/**
- * The coordinator's side of the protocol, enough to watch a real node process: verifies the
- * challenge signature and the manifest, acknowledges, and records every frame. A session counts as
- * offline at its close or after TTL without a frame, as a coordinator's presence tracking does.
- */
-class CoordinatorPeer {
-  readonly wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  readonly sessions: Session[] = [];
-  private waiters: (() => void)[] = [];
-
-  constructor() {
-    this.wss.on('connection', (ws) => this.admit(ws));
-  }
-
-  get url() {
-    return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}/node`;
-  }
-
-  async nextSession(after: number, timeoutMs = 60_000): Promise<Session> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.sessions.length <= after) {
-      if (Date.now() > deadline) throw new Error('no new node session');
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 200);
-      });
-    }
-    return this.sessions[after]!;
-  }
-
-  private admit(ws: WebSocket) {
-    const frames: Frame[] = [];
-    const listeners: (() => void)[] = [];
-    const session: Session = {
-      ws,
-      nodeId: '',
-      frames,
-      lastHeard: Date.now(),
-      next: async (type, match = () => true, timeoutMs = 60_000) => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const found = frames.find((f) => f.type === type && match(f as never));
-          if (found) {
-            frames.splice(frames.indexOf(found), 1);
-            return found as never;
-          }
-          if (Date.now() > deadline || session.closedAt) throw new Error(`no ${type} frame`);
-          await new Promise<void>((resolve) => {
-            listeners.push(resolve);
-            setTimeout(resolve, 50);
-          });
-        }
-      },
-    };
-    ws.on('message', async (data) => {
-      session.lastHeard = Date.now();
-      const frame = parseFrame(data as Buffer);
-      if (frame.type === 'ping') return ws.send(encodeFrame(createFrame('pong', { ts: frame.ts })));
-      if (frame.type === 'hello') {
-        session.nodeId = frame.nodeId;
-        const now = Date.now();
-        const challenge = createFrame('challenge', {
-          nonce: 'ab'.repeat(16),
-          issuedAt: new Date(now).toISOString(),
-          expiresAt: new Date(now + 60_000).toISOString(),
-          coordinatorId: 'test-coordinator',
-        });
-        (session as Session & { challenge?: typeof challenge }).challenge = challenge;
-        return ws.send(encodeFrame(challenge));
-      }
-      if (frame.type === 'auth') {
-        const { challenge } = session as Session & { challenge: FrameOf<'challenge'> };
-        expect(await verifyChallenge({ challenge, nodeId: session.nodeId, signature: frame.signature })).toBe(
-          true,
-        );
-        const welcome = createFrame('welcome', {
-          version: 0,
-          sessionId: `s-${this.sessions.length}`,
-          heartbeatIntervalMs: HEARTBEAT_MS,
-          ttlMs: TTL_MS,
-          maxFrameBytes: 1024 * 1024,
-          tier: 'basic',
-          scopes: [...SCOPES],
-        });
-        return ws.send(encodeFrame(welcome));
-      }
-      if (frame.type === 'manifest') {
-        expect(await verifyManifest(frame.manifest, frame.signature)).toBe(true);
-        this.sessions.push(session);
-        for (const wake of this.waiters.splice(0)) wake();
-        const models = frame.manifest.models.map((m) => m.id);
-        return ws.send(encodeFrame(createFrame('manifest_ack', { scopes: frame.manifest.scopes, models })));
-      }
-      frames.push(frame);
-      for (const wake of listeners.splice(0)) wake();
-    });
-    ws.on('close', () => {
-      session.closedAt = Date.now();
-      for (const wake of listeners.splice(0)) wake();
-    });
-  }
-
-  /** When the session was seen offline: its close, or TTL after its last frame. */
-  async offlineAt(session: Session, timeoutMs = 10_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (session.closedAt) return session.closedAt;
-      if (Date.now() - session.lastHeard > TTL_MS) return session.lastHeard + TTL_MS;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the session never went offline');
-  }
-
-  close() {
-    for (const client of this.wss.clients) client.terminate();
-    return new Promise<void>((resolve) => this.wss.close(() => resolve()));
-  }
-}
 
 let peer: CoordinatorPeer;
 const children: ChildProcess[] = [];
@@ -239,7 +93,7 @@ describe('gpumesh-node process', () => {
     await session.next('presence', (p) => p.status === 'online');
     const killedAt = Date.now();
     first.kill('SIGKILL');
-    expect((await peer.offlineAt(session)) - killedAt).toBeLessThanOrEqual(TTL_MS);
+    expect((await peer.offlineAt(session)) - killedAt).toBeLessThanOrEqual(PEER_TTL_MS);
 
     startNode();
     const again = await peer.nextSession(1);

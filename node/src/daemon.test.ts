@@ -1,0 +1,64 @@
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFrame, encodeFrame } from '@gpumesh/protocol';
+import { afterAll, describe, expect, test } from 'vitest';
+import { loadConfig } from './config.js';
+import { startDaemon } from './daemon.js';
+import { createFixedReplyRuntime } from './runtimes/fixed-reply-runtime.js';
+import { CoordinatorPeer } from './testing/coordinator-peer.js';
+
+const dir = await mkdtemp(join(tmpdir(), 'gpumesh-daemon-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('startDaemon', () => {
+  test('default: health is 200 with counters while the hub socket is open, 503 after', async () => {
+    const peer = new CoordinatorPeer();
+    await once(peer.wss, 'listening');
+    const config = loadConfig({
+      env: {},
+      flags: { coordinator: peer.url, 'state-dir': dir, 'health-port': '0', 'reconnect-min-ms': '50' },
+    });
+    const runtime = createFixedReplyRuntime({
+      models: [{ id: 'fixed', family: 'chat', contextLength: 2048, maxConcurrency: 2 }],
+      reply: 'one two three',
+    });
+    const daemon = await startDaemon(config, { runtime });
+    const session = await peer.nextSession(0);
+    await session.next('presence');
+    const healthy = await fetch(daemon.health.url);
+    expect(healthy.status).toBe(200);
+    expect(await healthy.json()).toMatchObject({
+      status: 'ok',
+      nodeId: daemon.nodeId,
+      hubConnected: true,
+      runtimeAlive: true,
+      presence: 'online',
+      jobsInFlight: 0,
+      capacity: 2,
+    });
+
+    const job = createFrame('job', {
+      jobId: 'j1',
+      kind: 'chat',
+      model: 'fixed',
+      request: { messages: [{ role: 'user', content: 'hi' }] },
+      stream: false,
+      timeoutMs: 5_000,
+    });
+    session.ws.send(encodeFrame(job));
+    const { response } = await session.next('result');
+    const served = await (await fetch(daemon.health.url)).json();
+    expect(served.jobsServed).toBe(1);
+    expect(served.tokensServed).toEqual({ prompt: response.usage.prompt_tokens, completion: 3 });
+    // Default prices: 100_000_000 and 200_000_000 nanousd per million tokens.
+    const expected = (BigInt(response.usage.prompt_tokens) * 100_000_000n + 3n * 200_000_000n) / 1_000_000n;
+    expect(served.estimatedEarnings).toEqual({ currency: 'USD', amount: expected.toString() });
+
+    await peer.close();
+    await expect.poll(async () => (await fetch(daemon.health.url)).status, { timeout: 5_000 }).toBe(503);
+    expect((await (await fetch(daemon.health.url)).json()).hubConnected).toBe(false);
+    await daemon.shutdown();
+  });
+});
