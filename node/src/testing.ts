@@ -2,6 +2,12 @@
 // configuration, so a provider cannot offer the fixed-reply runtime by mistake.
 export { createFixedReplyRuntime, type FixedReplyRuntimeOptions } from './runtimes/fixed-reply-runtime.js';
 export {
+  CoordinatorPeer,
+  PEER_HEARTBEAT_MS,
+  PEER_TTL_MS,
+  type PeerSession,
+} from './testing/coordinator-peer.js';
+export {
   type OpenAiCompatibleServer,
   startOpenAiCompatibleServer,
 } from './testing/start-openai-compatible-server.js';
