@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { authenticateApiKey } from '../../coordinator/src/keys/authenticate-api-key.js';
 import { createTestApp, type TestApp, testBackends } from '../../coordinator/src/testing/index.js';
 import { artifactPath } from './artifact-path.js';
 import { freePort } from './free-port.js';
@@ -75,6 +76,49 @@ describe('/dashboard in Chromium', () => {
     await page.click('#signout');
     await page.waitForSelector('#signin:not([hidden])');
     expect(await page.evaluate(() => sessionStorage.getItem('gpumesh.session'))).toBeNull();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('behavior: create a key (secret shown once), list it, revoke it', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const page = await browser.context.newPage();
+    const errors = watchErrors(page);
+    await installTestWallet(page, account);
+    await page.goto(`${baseUrl}/dashboard`);
+    await page.click('#connect');
+    await page.waitForSelector('#app:not([hidden])');
+    await page.waitForSelector('#keys-body tr.empty');
+
+    await page.fill('#key-name', 'laptop');
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#key-secret:not([hidden])');
+    const secret = (await page.textContent('#key-secret-value')) ?? '';
+    expect(secret).toMatch(/^sk-[0-9A-Za-z]{32,}$/);
+    // The secret the page shows is a working key of this user.
+    expect(await authenticateApiKey(t.db, secret)).toMatchObject({ keyId: expect.any(String) });
+
+    const row = page.locator('#keys-body tr', { hasText: 'laptop' });
+    await row.waitFor();
+    const shown = (await row.locator('code').textContent()) ?? '';
+    expect(shown).toMatch(/^sk-.+…$/); // only the prefix is listed
+    expect(secret.startsWith(shown.slice(0, -1))).toBe(true);
+    expect(shown.length).toBeLessThan(16);
+    expect(await row.locator('.badge').textContent()).toBe('active');
+    await page.screenshot({ path: artifactPath('dashboard-key-created.png'), fullPage: true });
+
+    // Shown once: after a reload the secret is gone from the page, only the prefix is listed.
+    await page.reload();
+    await page.waitForSelector('#app:not([hidden])');
+    await page.locator('#keys-body tr', { hasText: 'laptop' }).waitFor();
+    expect(await page.isHidden('#key-secret')).toBe(true);
+    expect(await page.content()).not.toContain(secret);
+
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.click('#keys-body tr:has-text("laptop") button.danger');
+    await page.waitForSelector('#keys-body tr:has-text("laptop") .badge.revoked');
+    expect(await authenticateApiKey(t.db, secret)).toBeNull();
+    expect(await page.textContent('#key-status')).toBe('Key “laptop” revoked.');
     expect(errors).toEqual([]);
     await page.close();
   });

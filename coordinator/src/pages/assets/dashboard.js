@@ -262,8 +262,7 @@
 
   async function loadKeys() {
     const { data } = await api('GET', '/api/router/keys');
-    const keys = Array.isArray(data) ? data : data.data || data.keys || [];
-    const rows = keys.map((key) => {
+    const rows = data.data.map((key) => {
       const tr = el('tr');
       const name = el('th', key.name);
       name.scope = 'row';
