@@ -1,2 +1,80 @@
-// Placeholder until the local-network launcher lands (issue 7).
-console.log('gpumesh: the local network launcher is coming; run `npm test` meanwhile.');
+/**
+ * `npm start`: the whole local network — devnet chain, coordinator, local CPU node(s) — then prints
+ * the URLs, the funded dev wallet and an example that works as printed. Ctrl-C stops everything.
+ *
+ * Flags: --port N (coordinator, default 8080), --data-dir DIR (default ./.gpumesh), --nodes N
+ * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain).
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_APP_PORT, DEFAULT_DATA_DIR, startNetwork } from './network.js';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: String(DEFAULT_APP_PORT) },
+    'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
+    nodes: { type: 'string', default: '1' },
+    'no-node': { type: 'boolean', default: false },
+    'rpc-url': { type: 'string' },
+  },
+});
+
+const port = Number(values.port);
+const nodes = values['no-node'] ? 0 : Number(values.nodes);
+if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(nodes) || nodes < 0) {
+  console.error('usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL]');
+  process.exit(2);
+}
+
+console.log('gpumesh: starting the local network…');
+const network = await startNetwork({
+  dataDir: values['data-dir'],
+  port,
+  nodes,
+  rpcUrl: values['rpc-url'],
+  env: process.env,
+  log: (line) => console.log(`  ${line}`),
+}).catch((error: unknown) => {
+  console.error(`gpumesh: could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
+
+const key = network.apiKey ?? '<API_KEY>';
+console.log(`
+gpumesh is running.
+  App API      ${network.appUrl}/api      (dashboard: ${network.appUrl}/dashboard, network: ${network.appUrl}/network)
+  Router       ${network.routerUrl}/v1
+  Chain RPC    ${network.rpcUrl}      (chain id ${network.chainId})
+  Node hub     ${network.nodeWsUrl}
+  Network file ${values['data-dir']}/network.json${
+    network.devWallet
+      ? `
+  Dev wallet   ${network.devWallet.address}  (devnet only) private key ${network.devWallet.privateKey}
+  API key      ${key}  (funded with devnet USDC.s)`
+      : ''
+  }
+
+Try it (curl):
+  curl -s ${network.routerUrl}/v1/chat/completions \\
+    -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"Hello!"}],"max_tokens":16}'
+
+Try it (openai SDK, node --input-type=module):
+  import OpenAI from 'openai';
+  const client = new OpenAI({ apiKey: '${key}', baseURL: '${network.routerUrl}/v1' });
+  const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 16 });
+  console.log(reply.choices[0].message.content, reply.usage);
+
+Press Ctrl-C to stop.`);
+
+let stopping = false;
+const shutdown = (code: number) => () => {
+  if (stopping) return;
+  stopping = true;
+  console.log('\ngpumesh: stopping…');
+  network.stop().then(
+    () => process.exit(code),
+    () => process.exit(1),
+  );
+};
+process.once('SIGINT', shutdown(130));
+process.once('SIGTERM', shutdown(143));

@@ -1,0 +1,108 @@
+/**
+ * `npm run demo`: a scripted API client that walks the whole product, printing each step:
+ * sign in with the dev wallet → create a key → send real USDC.s to the proxy wallet → top up →
+ * a streamed chat through the official openai SDK → usage and the new balance → stake → claim.
+ *
+ * Without flags it starts its own local network (temporary data directory, free ports) and stops
+ * it at the end; `--network <path/to/network.json>` runs against a network `npm start` is running.
+ * Exits non-zero on any failure, so it doubles as an end-to-end test.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { privateKeyToAccount } from 'viem/accounts';
+import { signIn } from './demo-client.js';
+import { type NetworkInfo, type RunningNetwork, startNetwork } from './network.js';
+
+const TOPUP_USD = 5;
+const STAKE_TOKENS = 100;
+
+const { values } = parseArgs({ options: { network: { type: 'string' } } });
+
+const step = (n: number, text: string) => console.log(`\n[${n}] ${text}`);
+const show = (text: string) => console.log(`    ${text}`);
+
+let network: NetworkInfo;
+let own: { running: RunningNetwork; dir: string } | undefined;
+if (values.network) {
+  network = JSON.parse(await readFile(values.network, 'utf8')) as NetworkInfo;
+} else {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gpumesh-demo-'));
+  console.log(`starting a local network in ${dir} …`);
+  const running = await startNetwork({ dataDir: dir, port: 0, rpcPort: 0, nodes: 1 });
+  own = { running, dir };
+  network = running;
+}
+
+try {
+  if (!network.devWallet) throw new Error('the network has no dev wallet (devnet only)');
+  const account = privateKeyToAccount(network.devWallet.privateKey);
+
+  step(1, `Sign in with the dev wallet ${account.address} (EIP-191 signature, no password)`);
+  const client = await signIn(network, account);
+  show(`JWT ${client.token.slice(0, 24)}…`);
+
+  step(2, 'Create an inference API key');
+  const { key, id } = await client.createKey('demo');
+  show(`key id ${id}, secret ${key.slice(0, 7)}… (shown once)`);
+
+  step(3, `Send ${TOPUP_USD} USDC.s to the proxy wallet and top up`);
+  const proxy = await client.proxyAddress();
+  const before = (await client.user()).credits;
+  const hash = await client.sendStable('USDC.s', proxy, String(TOPUP_USD));
+  show(`transfer ${hash} → ${proxy}`);
+  const topup = await client.topup(hash, 'USDC.s', TOPUP_USD);
+  show(`top-up ${topup.status}: credited $${topup.creditedUsd}, balance $${topup.balance}`);
+
+  step(4, 'Chat through the official openai SDK (streamed)');
+  const openai = client.openai(key);
+  const models = await openai.models.list();
+  show(`models: ${models.data.map((m) => m.id).join(', ')}`);
+  const stream = await openai.chat.completions.create({
+    model: network.models.chat,
+    messages: [{ role: 'user', content: 'Say hello to gpumesh.' }],
+    max_tokens: 24,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let text = '';
+  let usage: { prompt_tokens: number; completion_tokens: number; cost?: number } | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.usage) usage = chunk.usage as typeof usage;
+  }
+  show(`reply (random weights, so random text): ${JSON.stringify(text)}`);
+  if (!usage) throw new Error('the stream carried no usage');
+  show(`usage: ${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens, cost $${usage.cost}`);
+
+  step(5, 'Usage summary and the new balance');
+  const summary = (await client.usage()) as { totals?: { requests?: number; cost?: number } };
+  show(`usage totals: ${JSON.stringify(summary.totals ?? summary)}`);
+  const after = (await client.user()).credits;
+  show(`balance $${before.balance} → $${after.balance}, spend $${after.spend}`);
+  if (!(after.spend > before.spend)) throw new Error('the chat was not billed');
+
+  step(6, `Stake ${STAKE_TOKENS} ${network.nativeSymbol} from the proxy wallet`);
+  await client.sendNative(proxy, String(STAKE_TOKENS + 1)); // the stake plus gas
+  const amount = `${STAKE_TOKENS}.0000 ${network.nativeSymbol}`;
+  const staked = await client.tx<{ txId: string; stake: { quantity: string; tier: string; claimable: string } }>(
+    'chain_stake',
+    [account.address, amount],
+  );
+  show(`stake tx ${staked.txId}: quantity ${staked.stake.quantity}, tier ${staked.stake.tier}`);
+
+  step(7, 'Read the stake and claim the rewards accrued so far');
+  await new Promise((r) => setTimeout(r, 2_000));
+  const { stake } = await client.tx<{ stake: { claimable: string } }>('chain_getStake', [account.address]);
+  show(`claimable ${stake.claimable}`);
+  const claim = await client.tx<{ txId: string; claimed: string }>('chain_claim', [account.address]);
+  show(`claim tx ${claim.txId}: claimed ${claim.claimed}`);
+
+  console.log('\ndemo: every step passed.');
+} finally {
+  if (own) {
+    await own.running.stop();
+    await rm(own.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * The whole local network in one call: the devnet chain (anvil, chain 800000), one coordinator
+ * (SQLite in the data directory) and N local CPU nodes serving the generated tiny model, plus a
+ * funded dev wallet with an API key, so the printed example works as printed.
+ *
+ * A second start with the same data directory reuses everything: the chain state, the database,
+ * the node keys and the dev API key, so balances and keys survive restarts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { startDevnet } from '@gpumesh/coordinator/devnet';
+import { type RunningServer, startServer } from '@gpumesh/coordinator/server';
+import { tinyModelPath } from '@gpumesh/node';
+import type { Address, Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { signIn } from './demo-client.js';
+
+export const DEFAULT_APP_PORT = 8080;
+export const DEFAULT_RPC_PORT = 8545;
+export const DEFAULT_DATA_DIR = './.gpumesh';
+export const NETWORK_FILE_NAME = 'network.json';
+/** The tiny model's ids on the network. */
+export const CHAT_MODEL_ID = 'gpumesh/tiny-chat';
+export const EMBEDDING_MODEL_ID = 'gpumesh/tiny-embed';
+/** Node i asks (i + 1) × these prices, nanousd per million tokens: node 0 is the cheapest. */
+const BASE_INPUT_PRICE_NANO_PER_MTOK = 100_000_000n;
+const BASE_OUTPUT_PRICE_NANO_PER_MTOK = 200_000_000n;
+/** The dev wallet tops itself up to this many USD of credits on start. */
+const DEV_CREDIT_TARGET_USD = 10;
+const NODE_READY_TIMEOUT_MS = 60_000;
+const NODE_STOP_TIMEOUT_MS = 10_000;
+const POLL_MS = 200;
+
+export type StartNetworkOptions = {
+  dataDir?: string;
+  /** Coordinator port; 0 picks a free one. */
+  port?: number;
+  /** Devnet RPC port; 0 picks a free one. Ignored with rpcUrl. */
+  rpcPort?: number;
+  /** Local nodes to start (0 for none). */
+  nodes?: number;
+  /** Use this chain instead of starting the devnet (its addresses come from the environment). */
+  rpcUrl?: string;
+  /** One line of progress; default silent. */
+  log?: (line: string) => void;
+  /** Environment passed to the coordinator for the settings not chosen here. */
+  env?: Readonly<Record<string, string | undefined>>;
+};
+
+/** What `npm start` writes to `<dataDir>/network.json` (devnet only: it holds the dev wallet key). */
+export type NetworkInfo = {
+  appUrl: string;
+  routerUrl: string;
+  rpcUrl: string;
+  nodeWsUrl: string;
+  chainId: number;
+  nativeSymbol: string;
+  tokens: Record<string, Address>;
+  models: { chat: string; embedding: string };
+  devWallet?: { address: Address; privateKey: Hex };
+  apiKey?: string;
+};
+
+export type RunningNetwork = NetworkInfo & { stop(): Promise<void> };
+
+/** Starts the chain, the coordinator and the nodes; resolves once a node serves the chat model. */
+export async function startNetwork(options: StartNetworkOptions = {}): Promise<RunningNetwork> {
+  const log = options.log ?? (() => {});
+  const dataDir = path.resolve(options.dataDir ?? DEFAULT_DATA_DIR);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const s of stops.splice(0).reverse()) await s().catch(() => {});
+  };
+
+  try {
+    // 1. The chain.
+    const devnet = options.rpcUrl
+      ? undefined
+      : await startDevnet({ port: options.rpcPort ?? DEFAULT_RPC_PORT, dataDir, persist: true });
+    if (devnet) stops.push(() => devnet.stop());
+    const rpcUrl = options.rpcUrl ?? devnet!.rpcUrl;
+    log(devnet ? `chain     ${rpcUrl} (devnet, chain ${devnet.chainId})` : `chain     ${rpcUrl}`);
+
+    // 2. The coordinator, in this process.
+    const env: Record<string, string | undefined> = {
+      ...options.env,
+      GPUMESH_DATA_DIR: dataDir,
+      GPUMESH_PORT: String(options.port ?? DEFAULT_APP_PORT),
+      GPUMESH_LOG_LEVEL: options.env?.GPUMESH_LOG_LEVEL ?? 'warn',
+      GPUMESH_CHAIN_RPC_URL: rpcUrl,
+      ...(devnet ? devnet.coordinatorEnv : {}),
+    };
+    const server: RunningServer = await startServer({ argv: [], env });
+    stops.push(() => server.close());
+    const appUrl = server.config.publicUrl.replace(/\/$/, '');
+    const routerUrl = server.config.routerUrl.replace(/\/$/, '');
+    const nodeWsUrl = `${appUrl.replace(/^http/, 'ws')}/node`;
+    log(`app       ${appUrl}`);
+
+    // 3. The nodes, each its own process, serving the generated model at its own price.
+    const modelsDir = path.join(dataDir, 'models');
+    await tinyModelPath({ dir: modelsDir });
+    const nodeCount = options.nodes ?? 1;
+    const children: ChildProcess[] = [];
+    for (let i = 0; i < nodeCount; i++) children.push(await startNode(dataDir, modelsDir, appUrl, i));
+    stops.push(() => Promise.all(children.map(stopChild)).then(() => {}));
+    if (nodeCount > 0) {
+      await waitFor(async () => (await liveNodes(appUrl)) >= nodeCount, NODE_READY_TIMEOUT_MS, 'nodes to come online');
+      log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
+    }
+
+    const info: NetworkInfo = {
+      appUrl,
+      routerUrl,
+      rpcUrl,
+      nodeWsUrl,
+      chainId: server.config.chain.chainId,
+      nativeSymbol: server.config.chain.nativeSymbol,
+      tokens: { ...(server.config.chain.tokens as Record<string, Address>) },
+      models: { chat: CHAT_MODEL_ID, embedding: EMBEDDING_MODEL_ID },
+    };
+
+    // 4. The dev wallet (devnet only): signed in, an API key, credits.
+    if (devnet) {
+      const previous = await readNetworkFile(dataDir);
+      const dev = devnet.accounts[0]!;
+      info.devWallet = { address: dev.address, privateKey: dev.privateKey };
+      const client = await signIn(info, privateKeyToAccount(dev.privateKey));
+      info.apiKey = previous?.apiKey ?? (await client.createKey('npm-start')).key;
+      const { credits } = await client.user();
+      if (credits.balance < DEV_CREDIT_TARGET_USD / 2) {
+        const hash = await client.sendStable('USDC.s', await client.proxyAddress(), String(DEV_CREDIT_TARGET_USD));
+        await client.topup(hash, 'USDC.s', DEV_CREDIT_TARGET_USD);
+      }
+    }
+    const file = path.join(dataDir, NETWORK_FILE_NAME);
+    await writeFile(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+    await chmod(file, 0o600);
+    return { ...info, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Reads `<dataDir>/network.json` of an earlier start, if any. */
+export async function readNetworkFile(dataDir: string): Promise<NetworkInfo | undefined> {
+  const file = path.join(dataDir, NETWORK_FILE_NAME);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(await readFile(file, 'utf8')) as NetworkInfo;
+}
+
+const require = createRequire(import.meta.url);
+const NODE_BIN = path.join(path.dirname(require.resolve('@gpumesh/node/package.json')), 'bin', 'gpumesh-node.js');
+
+async function startNode(dataDir: string, modelsDir: string, appUrl: string, index: number): Promise<ChildProcess> {
+  const stateDir = path.join(dataDir, 'nodes', String(index));
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const configFile = path.join(stateDir, 'config.json');
+  const factor = BigInt(index + 1);
+  const config = {
+    coordinator: appUrl,
+    role: 'cpu',
+    stateDir,
+    modelsDir,
+    healthPort: 0,
+    offerEmbeddings: true,
+    models: [
+      {
+        file: 'gpumesh-tiny.gguf',
+        id: CHAT_MODEL_ID,
+        family: 'chat',
+        embeddingId: EMBEDDING_MODEL_ID,
+        price: {
+          currency: 'USD',
+          inputPerMTok: String(BASE_INPUT_PRICE_NANO_PER_MTOK * factor),
+          outputPerMTok: String(BASE_OUTPUT_PRICE_NANO_PER_MTOK * factor),
+        },
+      },
+    ],
+  };
+  await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
+  const child = spawn(process.execPath, [NODE_BIN, 'start', '--config', configFile, '--gpu', 'cpu'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && code !== 130 && code !== 143 && signal === null) {
+      process.stderr.write(`gpumesh-node ${index} exited with ${code}:\n${stderr}\n`);
+    }
+  });
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), NODE_STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Nodes online per the public network stats. */
+async function liveNodes(appUrl: string): Promise<number> {
+  const response = await fetch(`${appUrl}/api/network/stats`).catch(() => undefined);
+  if (!response?.ok) return 0;
+  const stats = (await response.json()) as { nodes?: { online?: number; byState?: Record<string, number> } };
+  return stats.nodes?.byState?.online ?? stats.nodes?.online ?? 0;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
