@@ -46,7 +46,12 @@ export type DemoClient = Awaited<ReturnType<typeof signIn>>;
 
 /** Signs in with the wallet (nonce → EIP-191 signature → JWT) and returns a client bound to it. */
 export async function signIn(network: Network, account: LocalAccount) {
-  const call = async <T>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> => {
+  const call = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+  ): Promise<{ status: number; body: T }> => {
     const response = await fetch(new URL(path, network.appUrl), {
       method,
       headers: {
@@ -56,11 +61,15 @@ export async function signIn(network: Network, account: LocalAccount) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json = (await response.json()) as T & { error?: { code: string; message: string } };
-    if (!response.ok) throw new ApiResponseError(response.status, json.error?.code ?? 'unknown', json.error?.message ?? '');
+    if (!response.ok)
+      throw new ApiResponseError(response.status, json.error?.code ?? 'unknown', json.error?.message ?? '');
     return { status: response.status, body: json };
   };
 
-  const { body: nonce } = await call<{ message: string }>('GET', `/api/auth/nonce?address=${account.address}`);
+  const { body: nonce } = await call<{ message: string }>(
+    'GET',
+    `/api/auth/nonce?address=${account.address}`,
+  );
   const signature = await account.signMessage({ message: nonce.message });
   const {
     body: { token },
@@ -78,13 +87,15 @@ export async function signIn(network: Network, account: LocalAccount) {
   } as const;
   const publicClient = createPublicClient({ chain, transport: http(network.rpcUrl) });
   const wallet = createWalletClient({ account, chain, transport: http(network.rpcUrl) });
-  const authed = <T>(method: string, path: string, body?: unknown) => call<T>(method, path, body, token).then((r) => r.body);
+  const authed = <T>(method: string, path: string, body?: unknown) =>
+    call<T>(method, path, body, token).then((r) => r.body);
 
   return {
     token,
     address: account.address,
     user: () => authed<{ credits: { balance: number; spend: number } }>('GET', '/api/user'),
-    proxyAddress: async () => (await authed<{ proxyAddress: Address }>('GET', '/api/keys/proxy')).proxyAddress,
+    proxyAddress: async () =>
+      (await authed<{ proxyAddress: Address }>('GET', '/api/keys/proxy')).proxyAddress,
     createKey: (name: string) => authed<{ key: string; id: string }>('POST', '/api/router/keys', { name }),
     usage: () => authed<Record<string, unknown>>('GET', '/api/router/usage'),
     tx: <T>(method: string, params: unknown[]) => authed<T>('POST', '/tx', { method, params }),
@@ -93,7 +104,11 @@ export async function signIn(network: Network, account: LocalAccount) {
     async sendStable(symbol: string, to: Address, amount: string): Promise<Hex> {
       const token = network.tokens[symbol];
       if (!token) throw new Error(`unknown token ${symbol}`);
-      const decimals = await publicClient.readContract({ address: token, abi: erc20Abi, functionName: 'decimals' });
+      const decimals = await publicClient.readContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: 'decimals',
+      });
       const hash = await wallet.writeContract({
         address: token,
         abi: erc20Abi,
@@ -108,7 +123,12 @@ export async function signIn(network: Network, account: LocalAccount) {
 
     /** Sends native token (whole units) from the wallet; resolves with the mined hash. */
     async sendNative(to: Address, amount: string): Promise<Hex> {
-      const hash = await wallet.sendTransaction({ to, value: parseEther(amount), type: 'legacy', gasPrice: GAS_PRICE_WEI });
+      const hash = await wallet.sendTransaction({
+        to,
+        value: parseEther(amount),
+        type: 'legacy',
+        gasPrice: GAS_PRICE_WEI,
+      });
       await publicClient.waitForTransactionReceipt({ hash });
       return hash;
     },

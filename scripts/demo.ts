@@ -74,7 +74,9 @@ try {
   }
   show(`reply (random weights, so random text): ${JSON.stringify(text)}`);
   if (!usage) throw new Error('the stream carried no usage');
-  show(`usage: ${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens, cost $${usage.cost}`);
+  show(
+    `usage: ${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens, cost $${usage.cost}`,
+  );
 
   step(5, 'Usage summary and the new balance');
   const summary = (await client.usage()) as { totals?: { requests?: number; cost?: number } };
@@ -86,10 +88,10 @@ try {
   step(6, `Stake ${STAKE_TOKENS} ${network.nativeSymbol} from the proxy wallet`);
   await client.sendNative(proxy, String(STAKE_TOKENS + 1)); // the stake plus gas
   const amount = `${STAKE_TOKENS}.0000 ${network.nativeSymbol}`;
-  const staked = await client.tx<{ txId: string; stake: { quantity: string; tier: string; claimable: string } }>(
-    'chain_stake',
-    [account.address, amount],
-  );
+  const staked = await client.tx<{
+    txId: string;
+    stake: { quantity: string; tier: string; claimable: string };
+  }>('chain_stake', [account.address, amount]);
   show(`stake tx ${staked.txId}: quantity ${staked.stake.quantity}, tier ${staked.stake.tier}`);
 
   step(7, 'Read the stake and claim the rewards accrued so far');

@@ -10,8 +10,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import path from 'node:path';
-import { startDevnet } from '@gpumesh/coordinator/devnet';
+import { devnetChainConfig, startDevnet } from '@gpumesh/coordinator/devnet';
 import { type RunningServer, startServer } from '@gpumesh/coordinator/server';
 import { tinyModelPath } from '@gpumesh/node';
 import type { Address, Hex } from 'viem';
@@ -80,21 +81,28 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     // 1. The chain.
     const devnet = options.rpcUrl
       ? undefined
-      : await startDevnet({ port: options.rpcPort ?? DEFAULT_RPC_PORT, dataDir, persist: true });
+      : await startDevnet({
+          port: options.rpcPort ?? DEFAULT_RPC_PORT,
+          dataDir,
+          persist: true,
+          env: options.env,
+        });
     if (devnet) stops.push(() => devnet.stop());
     const rpcUrl = options.rpcUrl ?? devnet!.rpcUrl;
     log(devnet ? `chain     ${rpcUrl} (devnet, chain ${devnet.chainId})` : `chain     ${rpcUrl}`);
 
     // 2. The coordinator, in this process.
-    const env: Record<string, string | undefined> = {
-      ...options.env,
-      GPUMESH_DATA_DIR: dataDir,
-      GPUMESH_PORT: String(options.port ?? DEFAULT_APP_PORT),
-      GPUMESH_LOG_LEVEL: options.env?.GPUMESH_LOG_LEVEL ?? 'warn',
-      GPUMESH_CHAIN_RPC_URL: rpcUrl,
-      ...(devnet ? devnet.coordinatorEnv : {}),
-    };
-    const server: RunningServer = await startServer({ argv: [], env });
+    // Port 0 means "any free port": resolve it now so the coordinator's public URLs are right.
+    const port = options.port === 0 ? await freePort() : (options.port ?? DEFAULT_APP_PORT);
+    const server: RunningServer = await startServer({
+      argv: [],
+      env: { GPUMESH_LOG_LEVEL: 'warn', ...options.env },
+      overrides: {
+        dataDir,
+        port,
+        ...(devnet ? devnetChainConfig(devnet) : { chain: { rpcUrl } }),
+      },
+    });
     stops.push(() => server.close());
     const appUrl = server.config.publicUrl.replace(/\/$/, '');
     const routerUrl = server.config.routerUrl.replace(/\/$/, '');
@@ -109,7 +117,11 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     for (let i = 0; i < nodeCount; i++) children.push(await startNode(dataDir, modelsDir, appUrl, i));
     stops.push(() => Promise.all(children.map(stopChild)).then(() => {}));
     if (nodeCount > 0) {
-      await waitFor(async () => (await liveNodes(appUrl)) >= nodeCount, NODE_READY_TIMEOUT_MS, 'nodes to come online');
+      await waitFor(
+        async () => (await liveNodes(appUrl)) >= nodeCount,
+        NODE_READY_TIMEOUT_MS,
+        'nodes to come online',
+      );
       log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
     }
 
@@ -133,7 +145,11 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       info.apiKey = previous?.apiKey ?? (await client.createKey('npm-start')).key;
       const { credits } = await client.user();
       if (credits.balance < DEV_CREDIT_TARGET_USD / 2) {
-        const hash = await client.sendStable('USDC.s', await client.proxyAddress(), String(DEV_CREDIT_TARGET_USD));
+        const hash = await client.sendStable(
+          'USDC.s',
+          await client.proxyAddress(),
+          String(DEV_CREDIT_TARGET_USD),
+        );
         await client.topup(hash, 'USDC.s', DEV_CREDIT_TARGET_USD);
       }
     }
@@ -155,9 +171,18 @@ export async function readNetworkFile(dataDir: string): Promise<NetworkInfo | un
 }
 
 const require = createRequire(import.meta.url);
-const NODE_BIN = path.join(path.dirname(require.resolve('@gpumesh/node/package.json')), 'bin', 'gpumesh-node.js');
+const NODE_BIN = path.join(
+  path.dirname(require.resolve('@gpumesh/node/package.json')),
+  'bin',
+  'gpumesh-node.js',
+);
 
-async function startNode(dataDir: string, modelsDir: string, appUrl: string, index: number): Promise<ChildProcess> {
+async function startNode(
+  dataDir: string,
+  modelsDir: string,
+  appUrl: string,
+  index: number,
+): Promise<ChildProcess> {
   const stateDir = path.join(dataDir, 'nodes', String(index));
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(stateDir, 'config.json');
@@ -223,4 +248,18 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+}
+
+/** A TCP port that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }

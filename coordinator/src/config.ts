@@ -11,7 +11,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { DEFAULT_NATIVE_SYMBOL } from './chain/constants.js';
 import { ApiError } from './errors.js';
+
+export { DEFAULT_NATIVE_SYMBOL };
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
@@ -32,7 +35,6 @@ export const DEFAULT_MAX_ACTIVE_KEYS = 10;
 export const DEFAULT_CHAIN_ID = 800_000;
 export const DEFAULT_GAS_PRICE_WEI = 150_000_000_000n;
 export const DEFAULT_CONFIRMATIONS = 1;
-export const DEFAULT_NATIVE_SYMBOL = 'GPU';
 export const DEFAULT_NATIVE_DECIMALS = 18;
 /** nanousd (1e-9 USD) per one whole native token: 1 USD by default on the devnet. */
 export const DEFAULT_NATIVE_USD_PRICE_NANO = 1_000_000_000n;

@@ -23,8 +23,14 @@ export type RunningServer = {
 export async function startServer(options: {
   argv?: readonly string[];
   env?: Readonly<Record<string, string | undefined>>;
+  /** Values set in code (the local-network launcher); they win over flags and environment. */
+  overrides?: Record<string, unknown>;
 }): Promise<RunningServer> {
-  const config = loadConfig({ argv: options.argv ?? [], env: options.env ?? {} });
+  const config = loadConfig({
+    argv: options.argv ?? [],
+    env: options.env ?? {},
+    overrides: options.overrides,
+  });
   const db = createDatabase(config);
   await migrate(db);
   const app = await buildApp({ config, db });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type Address,
@@ -47,6 +47,12 @@ export const DEVNET_STOP_TIMEOUT_MS = 5_000;
 /** File in the data directory holding the devnet's addresses. */
 export const DEVNET_FILE_NAME = 'devnet.json';
 
+/** File in the data directory holding the persisted chain state (`persist: true`). */
+export const DEVNET_STATE_FILE_NAME = 'devnet-state.json';
+
+/** How often anvil saves a persisted chain state, besides on exit. */
+export const DEVNET_STATE_INTERVAL_S = 2;
+
 const TOKEN_NAMES: Readonly<Record<StableSymbol, string>> = {
   'USD.s': 'gpumesh USD',
   'USDT.s': 'gpumesh Tether USD',
@@ -66,6 +72,11 @@ export type StartDevnetParameters = {
   accounts?: number;
   /** Extra addresses funded with native token and stables after deployment. */
   fund?: readonly Address[];
+  /**
+   * Keep the chain across restarts (needs dataDir): anvil loads and saves its state in
+   * `<dataDir>/devnet-state.json`, and a restart with that state skips deployment and funding.
+   */
+  persist?: boolean;
   /** Environment for locating anvil (GPUMESH_ANVIL_BIN); the process env is never read here. */
   env?: Readonly<Record<string, string | undefined>>;
 };
@@ -127,6 +138,12 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     '--mnemonic',
     DEVNET_MNEMONIC,
   ];
+  const persisted =
+    parameters.persist && parameters.dataDir ? await readPersisted(parameters.dataDir) : undefined;
+  if (parameters.persist && parameters.dataDir) {
+    args.push('--state', join(parameters.dataDir, DEVNET_STATE_FILE_NAME));
+    args.push('--state-interval', String(DEVNET_STATE_INTERVAL_S));
+  }
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // If our process exits without stop() (a crashed test worker), anvil must not outlive it.
@@ -155,58 +172,25 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     const vaults = { staking: all[accountCount - 2]!, rewards: all[accountCount - 1]! };
     const accounts = all.slice(1, accountCount - 2);
 
-    const deployments = await Promise.all(
-      STABLE_SYMBOLS.map((symbol) =>
-        sendTransaction(context, {
-          account: funder.account,
-          data: encodeDeployData({
-            abi: stableTokenArtifact.abi,
-            bytecode: stableTokenArtifact.bytecode,
-            args: [TOKEN_NAMES[symbol], symbol],
-          }),
-        }),
-      ),
-    );
-    const tokens = Object.fromEntries(
-      STABLE_SYMBOLS.map((symbol, i) => [symbol, getAddress(deployments[i]!.receipt.contractAddress!)]),
-    ) as Record<StableSymbol, Address>;
-
-    const fund = async (
-      address: Address,
-      { nativeWei = 0n, stables = {} }: FundParameters,
-    ): Promise<void> => {
-      const sends: Promise<unknown>[] = [];
-      if (nativeWei > 0n)
-        sends.push(sendTransaction(context, { account: funder.account, to: address, value: nativeWei }));
-      for (const symbol of STABLE_SYMBOLS) {
-        const amount = stables[symbol] ?? 0n;
-        if (amount <= 0n) continue;
-        sends.push(
-          sendTransaction(context, {
-            account: funder.account,
-            to: tokens[symbol],
-            data: encodeFunctionData({
-              abi: stableTokenArtifact.abi,
-              functionName: 'mint',
-              args: [address, amount],
-            }),
-          }),
-        );
-      }
-      await Promise.all(sends);
-    };
-
-    const perAccount = parseUnits(String(DEFAULT_DEVNET_STABLES_PER_ACCOUNT), STABLE_DECIMALS);
-    const stables = Object.fromEntries(STABLE_SYMBOLS.map((s) => [s, perAccount])) as Record<
-      StableSymbol,
-      bigint
-    >;
-    await Promise.all([
-      ...[funder, ...accounts, vaults.rewards].map((a) => fund(a.address, { stables })),
-      ...(parameters.fund ?? []).map((address) =>
-        fund(address, { nativeWei: parseEther(String(DEFAULT_DEVNET_BALANCE_TOKENS)), stables }),
-      ),
-    ]);
+    let tokens: Record<StableSymbol, Address>;
+    const fund = fundWith(context, funder);
+    if (persisted) {
+      // The chain state came back from disk: the tokens and balances are already there.
+      tokens = persisted.tokens;
+    } else {
+      tokens = await deployTokens(context, funder);
+      const perAccount = parseUnits(String(DEFAULT_DEVNET_STABLES_PER_ACCOUNT), STABLE_DECIMALS);
+      const stables = Object.fromEntries(STABLE_SYMBOLS.map((s) => [s, perAccount])) as Record<
+        StableSymbol,
+        bigint
+      >;
+      await Promise.all([
+        ...[funder, ...accounts, vaults.rewards].map((a) => fund(tokens, a.address, { stables })),
+        ...(parameters.fund ?? []).map((address) =>
+          fund(tokens, address, { nativeWei: parseEther(String(DEFAULT_DEVNET_BALANCE_TOKENS)), stables }),
+        ),
+      ]);
+    }
 
     const devnet: Devnet = {
       rpcUrl,
@@ -217,7 +201,7 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
       accounts,
       funder,
       vaults,
-      fund,
+      fund: (address, amounts) => fund(tokens, address, amounts),
       stop,
     };
     if (parameters.dataDir) await writeDevnetFile(parameters.dataDir, devnet);
@@ -298,4 +282,89 @@ async function writeDevnetFile(dataDir: string, devnet: Devnet): Promise<void> {
   const path = join(dataDir, DEVNET_FILE_NAME);
   await writeFile(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
   await chmod(path, 0o600);
+}
+
+/** Deploys USD.s, USDT.s and USDC.s from the funder; resolves with their addresses. */
+async function deployTokens(
+  context: ChainContext,
+  funder: DevAccount,
+): Promise<Record<StableSymbol, Address>> {
+  const deployments = await Promise.all(
+    STABLE_SYMBOLS.map((symbol) =>
+      sendTransaction(context, {
+        account: funder.account,
+        data: encodeDeployData({
+          abi: stableTokenArtifact.abi,
+          bytecode: stableTokenArtifact.bytecode,
+          args: [TOKEN_NAMES[symbol], symbol],
+        }),
+      }),
+    ),
+  );
+  return Object.fromEntries(
+    STABLE_SYMBOLS.map((symbol, i) => [symbol, getAddress(deployments[i]!.receipt.contractAddress!)]),
+  ) as Record<StableSymbol, Address>;
+}
+
+/** Sends native token and mints stables from the funder (legacy transactions, waits for receipts). */
+function fundWith(context: ChainContext, funder: DevAccount) {
+  return async (
+    tokens: Readonly<Record<StableSymbol, Address>>,
+    address: Address,
+    { nativeWei = 0n, stables = {} }: FundParameters,
+  ): Promise<void> => {
+    const sends: Promise<unknown>[] = [];
+    if (nativeWei > 0n)
+      sends.push(sendTransaction(context, { account: funder.account, to: address, value: nativeWei }));
+    for (const symbol of STABLE_SYMBOLS) {
+      const amount = stables[symbol] ?? 0n;
+      if (amount <= 0n) continue;
+      sends.push(
+        sendTransaction(context, {
+          account: funder.account,
+          to: tokens[symbol],
+          data: encodeFunctionData({
+            abi: stableTokenArtifact.abi,
+            functionName: 'mint',
+            args: [address, amount],
+          }),
+        }),
+      );
+    }
+    await Promise.all(sends);
+  };
+}
+
+/** The devnet file of an earlier persisted run, when its chain state is also on disk. */
+async function readPersisted(dataDir: string): Promise<DevnetFile | undefined> {
+  try {
+    await access(join(dataDir, DEVNET_STATE_FILE_NAME));
+    return JSON.parse(await readFile(join(dataDir, DEVNET_FILE_NAME), 'utf8')) as DevnetFile;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The coordinator's chain settings for this devnet: RPC, tokens and the vault keys (devnet keys
+ * are public anyway). Pass as `overrides` to loadConfig / startServer.
+ */
+export function devnetChainConfig(devnet: Devnet): {
+  chain: {
+    rpcUrl: string;
+    nativeSymbol: string;
+    tokens: Record<string, Address>;
+    stakingVaultKey: Hex;
+    rewardsVaultKey: Hex;
+  };
+} {
+  return {
+    chain: {
+      rpcUrl: devnet.rpcUrl,
+      nativeSymbol: devnet.nativeSymbol,
+      tokens: { ...devnet.tokens },
+      stakingVaultKey: devnet.vaults.staking.privateKey,
+      rewardsVaultKey: devnet.vaults.rewards.privateKey,
+    },
+  };
 }
