@@ -134,6 +134,20 @@ describeBackends('staking via /tx', (backend) => {
     expect((await tx('chain_nope', [])).statusCode).toBe(400);
   });
 
+  test('behavior: concurrent stakes cannot spend the same balance twice', async () => {
+    const spare = privateKeyToAccount(generatePrivateKey());
+    const spareToken = await signIn(t.app, spare);
+    const spareProxy = await proxyAddressOf(t.app, spareToken);
+    await devnet.fund(spareProxy, { nativeWei: parseEther('15') });
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => tx('chain_stake', [spare.address, '6.0000 TOK'], spareToken)),
+    );
+    const statuses = responses.map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([200, 200, 400]);
+    for (const r of responses.filter((r) => r.statusCode === 200)) serviceSent.push(r.json().txId);
+    expect((await tx('chain_getStake', [spare.address])).json().stake.quantity).toBe('12.0000 TOK');
+  });
+
   test('behavior: a simulated year pays quantity × APY × multiplier to the last wei, once', async () => {
     t.clock.advance(YEAR_MS);
     token = await signIn(t.app, owner); // the old session expired during the year

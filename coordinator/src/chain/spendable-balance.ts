@@ -11,7 +11,8 @@ export type SpendableBalanceParameters = { userId: string; proxyAddress: Address
 /**
  * What the proxy wallet may spend of `token` (smallest unit): its on-chain balance minus what it
  * received as credited top-ups. Those tokens back the user's credits, so staking or withdrawing
- * them would spend the same money twice; they stay in the wallet.
+ * them would spend the same money twice; they stay in the wallet. Reads the pending state, so a
+ * send of the same wallet that is broadcast but not yet mined is already deducted.
  */
 export async function spendableBalance(
   db: Kysely<Database>,
@@ -21,7 +22,7 @@ export async function spendableBalance(
   let onChain: bigint;
   try {
     if (token === 'native') {
-      onChain = await services.context.client.getBalance({ address: proxyAddress });
+      onChain = await services.context.client.getBalance({ address: proxyAddress, blockTag: 'pending' });
     } else {
       const address = services.tokens[token];
       if (!address)
@@ -31,6 +32,7 @@ export async function spendableBalance(
         abi: erc20Abi,
         functionName: 'balanceOf',
         args: [proxyAddress],
+        blockTag: 'pending',
       });
     }
   } catch (error) {
