@@ -28,6 +28,22 @@ export * from './manifest.js';
 export * from './messages.js';
 export { negotiateVersion } from './negotiateVersion.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parseFrame.js';
+export {
+  loadPeerProto,
+  PEER_METHODS,
+  PEER_PROTO_OPTIONS,
+  PEER_PROTO_PATH,
+  PEER_SERVICE,
+} from './peer/loadPeerProto.js';
+export { type PeerCall, peerCallText } from './peer/peerCallText.js';
+export { signPeerCall } from './peer/signPeerCall.js';
+export type * from './peer/types.js';
+export {
+  DEFAULT_PEER_CALL_SKEW_MS,
+  type PeerCallRejection,
+  type VerifyPeerCallOptions,
+  verifyPeerCall,
+} from './peer/verifyPeerCall.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export * from './scopes.js';

@@ -1,0 +1,52 @@
+import { type Metadata, status } from '@grpc/grpc-js';
+import { recoverSigner } from '../identity/recoverSigner.js';
+import { peerCallText } from './peerCallText.js';
+
+/** Largest accepted distance between a call's timestamp and the server clock. */
+export const DEFAULT_PEER_CALL_SKEW_MS = 60_000;
+
+export type VerifyPeerCallOptions = {
+  /** Addresses (any case) allowed to call; anyone else gets PERMISSION_DENIED. */
+  trusted: readonly string[];
+  /** Nonces seen within the skew window (the caller keeps it; entries older than 2 × skew may go). */
+  seenNonces: Map<string, number>;
+  now?: number;
+  maxSkewMs?: number;
+};
+
+/** Why a call was refused, as a gRPC status. */
+export type PeerCallRejection = { code: status.UNAUTHENTICATED | status.PERMISSION_DENIED; details: string };
+
+/** The caller's lower-case address, or the gRPC status to refuse the call with. */
+export async function verifyPeerCall(
+  method: string,
+  metadata: Metadata,
+  options: VerifyPeerCallOptions,
+): Promise<{ caller: string } | { rejection: PeerCallRejection }> {
+  const now = options.now ?? Date.now();
+  const maxSkewMs = options.maxSkewMs ?? DEFAULT_PEER_CALL_SKEW_MS;
+  const field = (name: string) => {
+    const value = metadata.get(`x-gpumesh-${name}`)[0];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const unauthenticated = (details: string) => ({
+    rejection: { code: status.UNAUTHENTICATED, details } as const,
+  });
+  const caller = field('caller');
+  const nonce = field('nonce');
+  const timestamp = field('timestamp');
+  const signature = field('signature');
+  if (!caller || !nonce || !timestamp || !signature) return unauthenticated('missing x-gpumesh-* metadata');
+  if (!/^[0-9a-f]{32,128}$/.test(nonce)) return unauthenticated('bad nonce');
+  const at = Date.parse(timestamp);
+  if (!Number.isFinite(at) || Math.abs(now - at) > maxSkewMs)
+    return unauthenticated('timestamp outside the window');
+  const signer = await recoverSigner(peerCallText({ method, caller, nonce, timestamp }), signature);
+  if (!signer || signer !== caller.toLowerCase()) return unauthenticated('bad signature');
+  if (options.seenNonces.has(nonce)) return unauthenticated('nonce reused');
+  options.seenNonces.set(nonce, now);
+  if (!options.trusted.some((address) => address.toLowerCase() === signer)) {
+    return { rejection: { code: status.PERMISSION_DENIED, details: 'caller not trusted' } };
+  }
+  return { caller: signer };
+}
