@@ -1,8 +1,11 @@
 import type { Page } from 'playwright-core';
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sendTransaction } from '../../coordinator/src/chain/send-transaction.js';
 import { authenticateApiKey } from '../../coordinator/src/keys/authenticate-api-key.js';
 import { createTestApp, type TestApp, testBackends } from '../../coordinator/src/testing/index.js';
+import { chainOverrides, type Devnet, startDevnet } from '../chain-fixture.js';
 import { artifactPath } from './artifact-path.js';
 import { freePort } from './free-port.js';
 import { installTestWallet } from './install-test-wallet.js';
@@ -12,11 +15,18 @@ const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
 let t: TestApp;
 let baseUrl: string;
 let browser: Chromium;
+let devnet: Devnet;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 beforeAll(async () => {
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  t = await createTestApp(sqlite, { label: 'dashboard', overrides: { publicUrl: baseUrl } });
+  devnet = await startDevnet();
+  t = await createTestApp(sqlite, {
+    label: 'dashboard',
+    overrides: { publicUrl: baseUrl, ...chainOverrides(devnet) },
+  });
   await t.app.listen({ port, host: '127.0.0.1' });
   browser = await launchChromium();
 });
@@ -24,7 +34,20 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+  await devnet?.stop();
 });
+
+/** Opens /dashboard with a fresh test wallet and signs in through the page. */
+async function signedInPage() {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  const wallet = await installTestWallet(page, account);
+  await page.goto(`${baseUrl}/dashboard`);
+  await page.click('#connect');
+  await page.waitForSelector('#app:not([hidden])');
+  return { account, page, errors, wallet };
+}
 
 /** Collects uncaught page errors and CSP refusals (the page must produce neither). */
 function watchErrors(page: Page): string[] {
@@ -119,6 +142,77 @@ describe('/dashboard in Chromium', () => {
     await page.waitForSelector('#keys-body tr:has-text("laptop") .badge.revoked');
     expect(await authenticateApiKey(t.db, secret)).toBeNull();
     expect(await page.textContent('#key-status')).toBe('Key “laptop” revoked.');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('behavior: a real token transfer tops up the balance; stake, tier and a claim of rewards', async () => {
+    const { page, errors } = await signedInPage();
+    await page.waitForFunction(() =>
+      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
+    );
+    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    await page.waitForFunction(() => document.getElementById('stake-tier')?.textContent === 'none');
+    expect(await page.textContent('#stake-quantity')).toBe('0.0000 TOK');
+
+    // The user sends 25.5 USDC.s to the proxy wallet the page shows (a real ERC-20 transfer) …
+    const { hash } = await sendTransaction(devnet.context, {
+      account: devnet.accounts[1]!.account,
+      to: devnet.tokens['USDC.s'],
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [proxy, parseUnits('25.5', 6)],
+      }),
+    });
+    // … then records it in the form: the server reads the chain and credits what it finds.
+    await page.selectOption('#topup-source', 'USDC.s');
+    await page.fill('#topup-amount', '25.5');
+    await page.fill('#topup-payment', hash);
+    await page.click('#topup-form button[type=submit]');
+    await page.waitForFunction(
+      () => document.getElementById('balance')?.textContent === '$25.50',
+      undefined,
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(await page.textContent('#topup-status')).toBe('Credited $25.50. Balance $25.50.');
+
+    // Staking moves the native token from the proxy wallet, which also pays the gas.
+    await devnet.fund(proxy, { nativeWei: parseEther('200') });
+    await page.fill('#stake-amount', '150');
+    await page.click('#stake-form button[type=submit]');
+    await page.waitForFunction(
+      () => document.getElementById('stake-tier')?.textContent === 'basic',
+      undefined,
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(await page.textContent('#stake-quantity')).toBe('150.0000 TOK');
+    expect(await page.textContent('#stake-status')).toMatch(
+      /^Staked 150\.0000 TOK\. Transaction 0x[0-9a-f]{64}\.$/,
+    );
+
+    // Six days later (the session lasts seven) rewards have accrued: 150 × 5% × 6/365.
+    t.clock.advance(6 * DAY_MS);
+    await page.click('#refresh');
+    await page.waitForFunction(
+      () => document.getElementById('stake-claimable')?.textContent === '0.1232 TOK',
+    );
+    await page.click('#claim');
+    await page.waitForFunction(
+      () => document.getElementById('stake-claimable')?.textContent === '0.0000 TOK',
+      undefined,
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(await page.textContent('#stake-status')).toMatch(
+      /^Claimed 0\.1232 TOK\. Transaction 0x[0-9a-f]{64}\.$/,
+    );
+    await page.screenshot({ path: artifactPath('dashboard-topup-stake.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });
