@@ -21,6 +21,7 @@ import { chainRoutes } from './chain/routes.js';
 import { type Clock, systemClock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
+import { discoveryRoutes } from './discovery/routes.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
 import { keysRoutes } from './keys/routes.js';
 import { createMetrics } from './metrics/create-metrics.js';
@@ -140,6 +141,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
   await app.register(keysRoutes, ctx);
+  await app.register(discoveryRoutes, ctx);
   await app.register(healthRoutes, { db });
   await app.register(pagesRoutes, {
     appUrl: config.publicUrl,

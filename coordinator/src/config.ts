@@ -46,6 +46,8 @@ export const DEFAULT_WITHDRAW_DAILY_LIMIT_NANO = 10_000_000_000_000n;
 export const DEFAULT_UNBONDING_PERIOD_S = 7 * 24 * 60 * 60;
 /** How often unbonded stakes are paid back. */
 export const DEFAULT_RELEASE_INTERVAL_MS = 10_000;
+/** `.invalid` is reserved (RFC 2606): operators set their own. */
+export const DEFAULT_CONTACT_EMAIL = 'operator@gpumesh.invalid';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Url = Type.String({ pattern: '^[a-z][a-z0-9+.-]*://' });
@@ -139,6 +141,8 @@ export const CoordinatorConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    /** Contact published in /.well-known/ai-plugin.json. */
+    contactEmail: Type.String({ default: DEFAULT_CONTACT_EMAIL, pattern: '^[^@\\s]+@[^@\\s]+$' }),
     platformFeeBps: Type.Integer({ default: DEFAULT_PLATFORM_FEE_BPS, minimum: 0, maximum: 10_000 }),
   },
   { additionalProperties: false },
