@@ -1,0 +1,409 @@
+#!/bin/sh
+# gpumesh provider node installer: GPU, CPU and Network nodes, one command.
+#
+#   curl -fsSL <app_url>/install.sh | sh -s -- --role gpu --coordinator <url>
+#
+# Checks the OS, architecture and Node.js; detects NVIDIA/AMD GPUs; installs @gpumesh/node with the
+# node-llama-cpp build the machine needs (CUDA or Vulkan only on GPU nodes); writes the config;
+# runs the node as a systemd service under a dedicated user with Restart=always (a user-level
+# service, or a restart loop started at boot, where there is no system systemd). The node key in the
+# state folder survives upgrades (re-running this script). --uninstall removes everything it added.
+set -eu
+
+# The coordinator serving this script fills in its own URL here.
+DEFAULT_COORDINATOR="http://127.0.0.1:8080"
+PACKAGE="@gpumesh/node"
+# node-llama-cpp version the node is tested with; GPU builds must match it exactly.
+NODE_LLAMA_CPP_VERSION="3.22.1"
+MIN_NODE_MAJOR=20
+SERVICE_NAME="gpumesh-node"
+SERVICE_USER="gpumesh"
+RECORD_NAME="install-record"
+
+ROLE="cpu"
+COORDINATOR="$DEFAULT_COORDINATOR"
+PREFIX=""
+STATE_DIR=""
+FROM=""
+VERSION="latest"
+DRY_RUN=0
+UNINSTALL=0
+SERVICE=1
+KEEP_STATE=0
+
+usage() {
+  cat <<EOF
+Usage: install.sh [options]
+  --role gpu|cpu|network   what this node serves (default: cpu)
+  --coordinator URL        coordinator app URL (default: $DEFAULT_COORDINATOR)
+  --prefix DIR             install folder (root: /opt/gpumesh-node; user: ~/.local/share/gpumesh-node)
+  --state-dir DIR          node key, config-independent state, models (root: /var/lib/gpumesh-node; user: ~/.gpumesh-node)
+  --from PATH              install from a gpumesh repository checkout instead of the npm registry
+  --version V              package version from the registry (default: latest)
+  --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)
+  --dry-run                print the plan, change nothing
+  --uninstall              remove everything this script added (the node key too, unless --keep-state)
+  --keep-state             with --uninstall: keep the state folder (node key, models)
+EOF
+}
+
+say() { printf '%s\n' "$*"; }
+warn() { printf 'install.sh: %s\n' "$*" >&2; }
+die() {
+  warn "$*"
+  exit 1
+}
+
+# Runs a command, or prints it under --dry-run.
+run() {
+  if [ "$DRY_RUN" = 1 ]; then
+    say "  would run: $*"
+  else
+    "$@"
+  fi
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --role) ROLE="${2:?--role needs a value}"; shift 2 ;;
+    --coordinator) COORDINATOR="${2:?--coordinator needs a value}"; shift 2 ;;
+    --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
+    --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
+    --from) FROM="${2:?--from needs a value}"; shift 2 ;;
+    --version) VERSION="${2:?--version needs a value}"; shift 2 ;;
+    --no-service) SERVICE=0; shift ;;
+    --dry-run) DRY_RUN=1; shift ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --keep-state) KEEP_STATE=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option $1" ;;
+  esac
+done
+
+case "$ROLE" in gpu | cpu | network) ;; *) die "--role must be gpu, cpu or network (got $ROLE)" ;; esac
+case "$COORDINATOR" in
+  http://* | https://* | ws://* | wss://*) ;;
+  *) die "--coordinator must be an http(s) or ws(s) URL (got $COORDINATOR)" ;;
+esac
+case "$COORDINATOR" in *[!A-Za-z0-9._~:/?#@!\&\(\)*+,\;=%-]*) die "--coordinator has characters a URL cannot have" ;; esac
+
+IS_ROOT=0
+[ "$(id -u)" = 0 ] && IS_ROOT=1
+if [ -z "$PREFIX" ]; then
+  if [ "$IS_ROOT" = 1 ]; then PREFIX="/opt/gpumesh-node"; else PREFIX="$HOME/.local/share/gpumesh-node"; fi
+fi
+if [ -z "$STATE_DIR" ]; then
+  if [ "$IS_ROOT" = 1 ]; then STATE_DIR="/var/lib/gpumesh-node"; else STATE_DIR="$HOME/.gpumesh-node"; fi
+fi
+RECORD="$PREFIX/$RECORD_NAME"
+CONFIG="$PREFIX/etc/gpumesh-node.json"
+
+# Which service kind fits this machine: system (root + systemd), user (systemd --user), loop, none.
+service_kind() {
+  if [ "$SERVICE" = 0 ]; then
+    say none
+  elif [ -d /run/systemd/system ] && [ "$IS_ROOT" = 1 ]; then
+    say system
+  elif [ -d /run/systemd/system ] && systemctl --user show-environment >/dev/null 2>&1; then
+    say user
+  else
+    say loop
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------- #
+# Uninstall: undo exactly what the record says this script added.
+# ---------------------------------------------------------------------------------------------- #
+uninstall() {
+  [ -f "$RECORD" ] || die "nothing to uninstall: no $RECORD"
+  say "Removing the gpumesh node installed in $PREFIX"
+  while IFS=' ' read -r kind value; do
+    case "$kind" in
+      unit-system)
+        run systemctl disable --now "$SERVICE_NAME" || true
+        run rm -f "$value"
+        run systemctl daemon-reload
+        ;;
+      unit-user)
+        run systemctl --user disable --now "$SERVICE_NAME" || true
+        run rm -f "$value"
+        run systemctl --user daemon-reload
+        ;;
+      cron)
+        if [ "$DRY_RUN" = 1 ]; then
+          say "  would remove the @reboot line for $value from the crontab"
+        else
+          crontab -l 2>/dev/null | grep -vF "$value" | crontab - || true
+        fi
+        if [ -f "$PREFIX/run/node.pid" ]; then run kill "$(cat "$PREFIX/run/node.pid")" || true; fi
+        ;;
+      link) run rm -f "$value" ;;
+      user) run userdel "$value" || true ;;
+      state)
+        if [ "$KEEP_STATE" = 1 ]; then say "  keeping $value (node key, models)"; else run rm -rf "$value"; fi
+        ;;
+    esac
+  done <"$RECORD"
+  run rm -rf "$PREFIX"
+  say "Removed."
+}
+
+if [ "$UNINSTALL" = 1 ]; then
+  uninstall
+  exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------- #
+# Checks: OS, architecture, Node.js, GPUs.
+# ---------------------------------------------------------------------------------------------- #
+OS="$(uname -s)"
+ARCH="$(uname -m)"
+case "$OS" in Linux | Darwin) ;; *) die "unsupported OS $OS (Linux or macOS)" ;; esac
+case "$ARCH" in x86_64 | amd64) ARCH=x64 ;; aarch64 | arm64) ARCH=arm64 ;; *) die "unsupported architecture $ARCH" ;; esac
+
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || say 0; }
+NODE_OK=0
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && [ "$(node_major)" -ge "$MIN_NODE_MAJOR" ]; then
+  NODE_OK=1
+fi
+
+GPU_VENDOR="none"
+if command -v nvidia-smi >/dev/null 2>&1 || { command -v lspci >/dev/null 2>&1 && lspci 2>/dev/null | grep -qi 'vga.*nvidia\|3d.*nvidia'; }; then
+  GPU_VENDOR="nvidia"
+elif [ -e /dev/kfd ] || { command -v lspci >/dev/null 2>&1 && lspci 2>/dev/null | grep -qi 'vga.*\(amd\|ati\)\|display.*\(amd\|ati\)'; }; then
+  GPU_VENDOR="amd"
+fi
+
+# node-llama-cpp's GPU builds: which to install, which to replace by an empty package.
+GPU_BUILD="none"
+if [ "$ROLE" = gpu ] && [ "$OS" = Linux ]; then
+  case "$GPU_VENDOR" in nvidia) GPU_BUILD="cuda" ;; amd) GPU_BUILD="vulkan" ;; *) GPU_BUILD="vulkan" ;; esac
+fi
+[ "$ROLE" = gpu ] && [ "$GPU_VENDOR" = none ] && warn "--role gpu but no NVIDIA or AMD GPU found; installing the Vulkan build"
+
+KIND="$(service_kind)"
+LLAMA_BUILD="$GPU_BUILD"
+GPU_SETTING="auto"
+if [ "$GPU_BUILD" = none ]; then
+  LLAMA_BUILD="cpu"
+  GPU_SETTING="cpu"
+fi
+SOURCE="$PACKAGE@$VERSION"
+if [ -n "$FROM" ]; then
+  if [ ! -f "$FROM/node/package.json" ] || [ ! -f "$FROM/protocol/package.json" ]; then
+    die "--from $FROM is not a gpumesh checkout"
+  fi
+  FROM="$(cd "$FROM" && pwd)"
+  SOURCE="$PACKAGE from $FROM"
+fi
+
+say "gpumesh node install plan"
+say "  role:         $ROLE"
+say "  coordinator:  $COORDINATOR"
+say "  system:       $OS $ARCH, GPU: $GPU_VENDOR, node-llama-cpp build: $LLAMA_BUILD"
+say "  package:      $SOURCE"
+say "  install into: $PREFIX"
+say "  state:        $STATE_DIR (node key kept across upgrades)"
+say "  config:       $CONFIG"
+say "  service:      $KIND"
+
+if [ "$NODE_OK" = 0 ]; then
+  if [ "$IS_ROOT" = 1 ] && command -v apt-get >/dev/null 2>&1; then
+    say "  Node.js >= $MIN_NODE_MAJOR: missing, installing from the distribution's packages"
+    run apt-get update
+    run apt-get install -y nodejs npm
+  elif [ "$IS_ROOT" = 1 ] && command -v dnf >/dev/null 2>&1; then
+    say "  Node.js >= $MIN_NODE_MAJOR: missing, installing from the distribution's packages"
+    run dnf install -y nodejs npm
+  elif [ "$DRY_RUN" = 0 ]; then
+    die "Node.js >= $MIN_NODE_MAJOR with npm is required. Install it, then re-run this script:
+  Debian/Ubuntu: sudo apt-get install -y nodejs npm   (or https://nodejs.org/en/download)
+  Fedora/RHEL:   sudo dnf install -y nodejs npm
+  macOS:         brew install node"
+  fi
+fi
+if [ "$DRY_RUN" = 0 ] && [ "$NODE_OK" = 0 ] && [ "$(node_major)" -lt "$MIN_NODE_MAJOR" ]; then
+  die "the distribution's Node.js is older than $MIN_NODE_MAJOR; install a newer one from https://nodejs.org/en/download"
+fi
+
+# ---------------------------------------------------------------------------------------------- #
+# Install.
+# ---------------------------------------------------------------------------------------------- #
+APP="$PREFIX/app"
+FRESH_STATE=0
+[ -d "$STATE_DIR" ] || FRESH_STATE=1
+
+# Records what was added, once per line, for --uninstall.
+record() {
+  if [ "$DRY_RUN" = 1 ]; then return 0; fi
+  grep -qxF "$*" "$RECORD" 2>/dev/null || printf '%s\n' "$*" >>"$RECORD"
+}
+
+# The JSON overrides that swap unneeded node-llama-cpp GPU builds for an empty package.
+gpu_overrides() {
+  empty='"npm:empty-npm-package@1.0.0"'
+  first=1
+  for build in cuda cuda-ext vulkan; do
+    keep=0
+    case "$GPU_BUILD:$build" in cuda:cuda | cuda:cuda-ext | vulkan:vulkan) keep=1 ;; esac
+    if [ "$keep" = 0 ]; then
+      for platform in linux-x64 linux-arm64 win-x64; do
+        [ "$first" = 1 ] || printf ','
+        first=0
+        printf '\n    "@node-llama-cpp/%s-%s": %s' "$platform" "$build" "$empty"
+      done
+    fi
+  done
+}
+
+write_app_package() {
+  deps="\"$PACKAGE\": \"$1\""
+  [ -n "${2:-}" ] && deps="$deps, \"@gpumesh/protocol\": \"$2\""
+  overrides="$(gpu_overrides)"
+  [ -n "${2:-}" ] && overrides="$overrides,
+    \"@gpumesh/protocol\": \"\$@gpumesh/protocol\""
+  cat >"$APP/package.json" <<EOF
+{
+  "name": "gpumesh-node-install",
+  "private": true,
+  "dependencies": { $deps, "node-llama-cpp": "$NODE_LLAMA_CPP_VERSION" },
+  "overrides": {$overrides,
+    "node-llama-cpp": "$NODE_LLAMA_CPP_VERSION"
+  }
+}
+EOF
+}
+
+say ""
+say "Installing"
+run mkdir -p "$PREFIX/bin" "$PREFIX/etc" "$PREFIX/run" "$APP" "$STATE_DIR/models"
+if [ "$DRY_RUN" = 0 ] && [ ! -f "$RECORD" ]; then : >"$RECORD"; fi
+[ "$FRESH_STATE" = 1 ] && record state "$STATE_DIR"
+run chmod 700 "$STATE_DIR"
+
+if [ -n "$FROM" ]; then
+  if [ "$DRY_RUN" = 1 ]; then
+    say "  would pack $FROM/protocol and $FROM/node, then npm install them into $APP"
+  else
+    (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    write_app_package "file:$(ls "$APP"/gpumesh-node-*.tgz)" "file:$(ls "$APP"/gpumesh-protocol-*.tgz)"
+  fi
+else
+  if [ "$DRY_RUN" = 1 ]; then say "  would npm install $PACKAGE@$VERSION into $APP"; else write_app_package "$VERSION"; fi
+fi
+if [ "$GPU_BUILD" = cuda ]; then
+  say "  node-llama-cpp CUDA build (@node-llama-cpp/linux-$ARCH-cuda@$NODE_LLAMA_CPP_VERSION)"
+elif [ "$GPU_BUILD" = vulkan ]; then
+  say "  node-llama-cpp Vulkan build (@node-llama-cpp/linux-$ARCH-vulkan@$NODE_LLAMA_CPP_VERSION)"
+fi
+run npm install --prefix "$APP" --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error
+run ln -sf "$APP/node_modules/.bin/gpumesh-node" "$PREFIX/bin/gpumesh-node"
+
+if [ "$DRY_RUN" = 1 ]; then
+  say "  would write $CONFIG"
+else
+  cat >"$CONFIG" <<EOF
+{
+  "coordinator": "$COORDINATOR",
+  "role": "$ROLE",
+  "stateDir": "$STATE_DIR",
+  "modelsDir": "$STATE_DIR/models",
+  "gpu": "$GPU_SETTING"
+}
+EOF
+fi
+
+START="$PREFIX/bin/gpumesh-node start --config $CONFIG"
+
+case "$KIND" in
+  system)
+    if ! id "$SERVICE_USER" >/dev/null 2>&1; then
+      run useradd --system --home-dir "$STATE_DIR" --shell /usr/sbin/nologin "$SERVICE_USER"
+      record user "$SERVICE_USER"
+    fi
+    run chown -R "$SERVICE_USER" "$STATE_DIR"
+    UNIT="/etc/systemd/system/$SERVICE_NAME.service"
+    if [ "$DRY_RUN" = 1 ]; then say "  would write $UNIT (User=$SERVICE_USER, Restart=always)"; else
+      cat >"$UNIT" <<EOF
+[Unit]
+Description=gpumesh provider node
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+User=$SERVICE_USER
+ExecStart=$START
+Restart=always
+RestartSec=5
+# SIGTERM drains in-flight jobs, then the node exits 143.
+KillSignal=SIGTERM
+TimeoutStopSec=60
+SuccessExitStatus=130 143
+
+[Install]
+WantedBy=multi-user.target
+EOF
+    fi
+    record unit-system "$UNIT"
+    run systemctl daemon-reload
+    run systemctl enable --now "$SERVICE_NAME"
+    run systemctl restart "$SERVICE_NAME"
+    run ln -sf "$PREFIX/bin/gpumesh-node" /usr/local/bin/gpumesh-node
+    record link /usr/local/bin/gpumesh-node
+    ;;
+  user)
+    UNIT="$HOME/.config/systemd/user/$SERVICE_NAME.service"
+    run mkdir -p "$HOME/.config/systemd/user"
+    if [ "$DRY_RUN" = 1 ]; then say "  would write $UNIT (Restart=always)"; else
+      cat >"$UNIT" <<EOF
+[Unit]
+Description=gpumesh provider node
+
+[Service]
+ExecStart=$START
+Restart=always
+RestartSec=5
+TimeoutStopSec=60
+SuccessExitStatus=130 143
+
+[Install]
+WantedBy=default.target
+EOF
+    fi
+    record unit-user "$UNIT"
+    run systemctl --user daemon-reload
+    run systemctl --user enable --now "$SERVICE_NAME"
+    run systemctl --user restart "$SERVICE_NAME"
+    say "  (to keep it running after you log out: sudo loginctl enable-linger $(id -un))"
+    ;;
+  loop)
+    # No systemd: a restart loop (Restart=always by hand), started now and at boot from the crontab.
+    LOOP="$PREFIX/bin/gpumesh-node-service"
+    if [ "$DRY_RUN" = 1 ]; then say "  would write $LOOP and add it to the crontab (@reboot)"; else
+      cat >"$LOOP" <<EOF
+#!/bin/sh
+echo \$\$ >"$PREFIX/run/node.pid"
+while :; do
+  $START >>"$PREFIX/run/node.log" 2>&1
+  sleep 5
+done
+EOF
+      chmod 755 "$LOOP"
+      (crontab -l 2>/dev/null | grep -vF "$LOOP"; printf '@reboot %s\n' "$LOOP") | crontab - || warn "no crontab: start $LOOP yourself at boot"
+      nohup "$LOOP" >/dev/null 2>&1 &
+    fi
+    record cron "$LOOP"
+    ;;
+  none)
+    say "  no service installed; start it with: $START"
+    ;;
+esac
+
+say ""
+if [ "$DRY_RUN" = 1 ]; then
+  say "Dry run: nothing was changed."
+else
+  say "Installed. Node id: $("$PREFIX/bin/gpumesh-node" id --config "$CONFIG" 2>/dev/null || say unknown)"
+  say "Put GGUF models in $STATE_DIR/models; check the setup with: $PREFIX/bin/gpumesh-node doctor --config $CONFIG"
+fi
