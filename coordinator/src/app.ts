@@ -9,6 +9,7 @@ import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
+import type { TierName } from '@gpumesh/protocol';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
@@ -30,6 +31,7 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
 import { userRoutes } from './users/routes.js';
+import { routerPlugin } from './v1/router-plugin.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
 import { loadMasterKey } from './wallets/load-master-key.js';
 import { walletRoutes } from './wallets/routes.js';
@@ -64,6 +66,8 @@ export type BuildAppOptions = {
   logger?: FastifyServerOptions['logger'];
   /** Master-key keyring; default from config (masterKey or <dataDir>/master.key). */
   keyring?: Keyring;
+  /** A node owner's staking tier for the hub (default: CHAIN's staking, else none). */
+  tierOf?: (owner: string) => Promise<TierName>;
 };
 
 declare module 'fastify' {
@@ -141,6 +145,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
   await app.register(keysRoutes, ctx);
+  await app.register(routerPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(discoveryRoutes, ctx);
   await app.register(healthRoutes, { db });
   await app.register(pagesRoutes, {

@@ -48,6 +48,16 @@ export const DEFAULT_UNBONDING_PERIOD_S = 7 * 24 * 60 * 60;
 export const DEFAULT_RELEASE_INTERVAL_MS = 10_000;
 /** `.invalid` is reserved (RFC 2606): operators set their own. */
 export const DEFAULT_CONTACT_EMAIL = 'operator@gpumesh.invalid';
+/** Node heartbeat interval the hub grants (TTL = 2 ×). */
+export const DEFAULT_ROUTER_HEARTBEAT_INTERVAL_MS = 10_000;
+/** Largest node protocol frame (4 MiB). */
+export const DEFAULT_ROUTER_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** How long a node may take for one job. */
+export const DEFAULT_ROUTER_JOB_TIMEOUT_MS = 120_000;
+/** Candidates one request may try (the first plus failovers before the first token). */
+export const DEFAULT_ROUTER_MAX_ATTEMPTS = 3;
+/** Largest max_tokens a request may ask for. */
+export const DEFAULT_ROUTER_MAX_TOKENS_CAP = 4096;
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Url = Type.String({ pattern: '^[a-z][a-z0-9+.-]*://' });
@@ -144,6 +154,21 @@ export const CoordinatorConfigSchema = Type.Object(
     /** Contact published in /.well-known/ai-plugin.json. */
     contactEmail: Type.String({ default: DEFAULT_CONTACT_EMAIL, pattern: '^[^@\\s]+@[^@\\s]+$' }),
     platformFeeBps: Type.Integer({ default: DEFAULT_PLATFORM_FEE_BPS, minimum: 0, maximum: 10_000 }),
+    /** The inference router and node hub. */
+    router: Type.Object(
+      {
+        heartbeatIntervalMs: Type.Integer({
+          default: DEFAULT_ROUTER_HEARTBEAT_INTERVAL_MS,
+          minimum: 50,
+          maximum: 300_000,
+        }),
+        maxFrameBytes: Type.Integer({ default: DEFAULT_ROUTER_MAX_FRAME_BYTES, minimum: 64 * 1024 }),
+        jobTimeoutMs: Type.Integer({ default: DEFAULT_ROUTER_JOB_TIMEOUT_MS, minimum: 1 }),
+        maxAttempts: Type.Integer({ default: DEFAULT_ROUTER_MAX_ATTEMPTS, minimum: 1, maximum: 10 }),
+        maxTokensCap: Type.Integer({ default: DEFAULT_ROUTER_MAX_TOKENS_CAP, minimum: 1 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

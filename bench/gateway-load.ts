@@ -1,0 +1,186 @@
+/**
+ * Gateway load: a paid chat completion through the coordinator (key check, pick, reserve, job over
+ * WebSocket, settle + usage row) vs the same job sent straight to the node (a bare HTTP handler
+ * that hands the job to the node's WebSocket session, no auth, no billing), plus a plain fastify
+ * echo — all measured in the same run with autocannon (client in a worker thread).
+ *
+ * Run: node --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
+ * Goals (issue 5): throughput ≥ 0.5 × echo; added p99 ≤ 1 ms at 1,000 req/s.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { WebSocketServer } from 'ws';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { createDatabase } from '../coordinator/src/db/create-database.js';
+import { migrate } from '../coordinator/src/db/migrate.js';
+import { Hub } from '../coordinator/src/hub/hub.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
+import { signIn } from '../coordinator/src/testing/sign-in.js';
+import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { startFixedReplyNode, usdOffer } from './fixed-reply-node.js';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    rate: { type: 'string', default: '1000' },
+    pg: { type: 'string' },
+  },
+});
+const DURATION_S = Number(values.duration);
+const CONNECTIONS = Number(values.connections);
+const RATE = Number(values.rate);
+const USD = 1_000_000_000n;
+const BODY = JSON.stringify({
+  model: 'bench',
+  messages: [{ role: 'user', content: 'Say hello.' }],
+  max_tokens: 6,
+});
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+type Figures = { rps: number; p50: number; p90: number; p99: number; errors: number; non2xx: number };
+
+async function load(url: string, headers: Record<string, string>, rate?: number): Promise<Figures> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: BODY,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    workers: 1,
+    ...(rate ? { overallRate: rate } : {}),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+// 1. Plain fastify echo.
+const echo = Fastify({ logger: false });
+echo.post('/echo', async (request) => ({ ok: true, echo: request.body }));
+const echoUrl = await listen(echo);
+
+// 2. Straight to the node: a hub and a bare handler that sends the job to the node, nothing else.
+const directHub = new Hub({ nativeUsdPriceNano: USD, tierOf: async () => 'platinum' });
+const direct = Fastify({ logger: false });
+const wss = new WebSocketServer({ noServer: true });
+wss.on('connection', (s) => directHub.accept(s));
+direct.server.on('upgrade', (req, socket, head) =>
+  wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws)),
+);
+direct.post('/direct', (request, reply) => {
+  const pick = directHub.index.pick({ modelId: 'bench' });
+  if (!pick.ok) return reply.code(503).send({ error: pick.reason });
+  directHub.dispatch(
+    pick.candidates[0]!,
+    {
+      kind: 'chat',
+      model: 'bench',
+      request: request.body as Record<string, unknown>,
+      stream: false,
+      timeoutMs: 10_000,
+    },
+    { onResult: (r) => reply.send(r), onError: (e) => reply.code(502).send({ error: e }) },
+  );
+  return reply;
+});
+const directUrl = await listen(direct);
+directHub.start();
+const owner = generatePrivateKey();
+const directNode = startFixedReplyNode({
+  url: directUrl.replace('http', 'ws'),
+  ownerPrivateKey: owner,
+  models: [usdOffer('bench', USD, 2n * USD)],
+});
+await directNode.ready;
+
+// 3. Through the coordinator: the real app, real key, real ledger.
+const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-bench-'));
+const db = values.pg
+  ? createDatabase({ pgUrl: values.pg })
+  : createDatabase({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
+await migrate(db);
+const config = loadConfig({
+  overrides: {
+    dataDir,
+    logLevel: 'silent',
+    rateLimit: { enabled: false },
+    ...(values.pg ? { databaseUrl: values.pg } : {}),
+  },
+});
+const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+const coordUrl = await listen(app);
+const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
+const auth = { authorization: `Bearer ${jwt}` };
+const { key } = (
+  await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'bench' } })
+).json() as {
+  key: string;
+};
+const user = (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string };
+await credit(db, { userId: user.id, amountNano: 1_000_000n * USD, ref: 'bench' });
+const node = startFixedReplyNode({
+  url: `${coordUrl.replace('http', 'ws')}${HUB_PATH}`,
+  ownerPrivateKey: owner,
+  models: [usdOffer('bench', USD, 2n * USD)],
+});
+await node.ready;
+while (!app.hub.index.pick({ modelId: 'bench' }).ok) await new Promise((r) => setTimeout(r, 10));
+
+const keyHeader = { authorization: `Bearer ${key}` };
+// Warm-up, then measure.
+await load(`${coordUrl}/v1/chat/completions`, keyHeader).catch(() => {});
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(2)} ms  p90 ${f.p90.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms` +
+  (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '');
+
+console.log(
+  `\nMax throughput, ${CONNECTIONS} connections, ${DURATION_S} s each (${values.pg ? 'PostgreSQL' : 'SQLite'} ledger):`,
+);
+const e = await load(`${echoUrl}/echo`, {});
+console.log(`  fastify echo          ${fmt(e)}`);
+const d = await load(`${directUrl}/direct`, {});
+console.log(`  straight to the node  ${fmt(d)}`);
+const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader);
+console.log(`  through coordinator   ${fmt(c)}`);
+console.log(
+  `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}`,
+);
+
+console.log(`\nFixed rate ${RATE} req/s:`);
+const dr = await load(`${directUrl}/direct`, {}, RATE);
+console.log(`  straight to the node  ${fmt(dr)}`);
+const cr = await load(`${coordUrl}/v1/chat/completions`, keyHeader, RATE);
+console.log(`  through coordinator   ${fmt(cr)}`);
+console.log(
+  `  added latency: p50 ${(cr.p50 - dr.p50).toFixed(2)} ms, p99 ${(cr.p99 - dr.p99).toFixed(2)} ms (goal p99 ≤ 1 ms)`,
+);
+
+const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
+console.log(`\nusage rows written: ${rows?.n}`);
+node.kill();
+directNode.kill();
+await app.close();
+await direct.close();
+await echo.close();
+directHub.close();
+await db.destroy();
+rmSync(dataDir, { recursive: true, force: true });
+process.exit(0);

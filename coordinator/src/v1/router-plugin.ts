@@ -1,0 +1,71 @@
+/**
+ * Wires the router into the app: the node hub on the HTTP server's WebSocket upgrade (path
+ * HUB_PATH), and the /v1 and /api/router routes. Registered by buildApp.
+ */
+import type { TierName } from '@gpumesh/protocol';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { WebSocketServer } from 'ws';
+import type { AppContext } from '../app.js';
+import { Hub } from '../hub/hub.js';
+import { routerRoutes } from './routes.js';
+
+/** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
+export const HUB_PATH = '/node';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The node hub (live nodes, the pick index). */
+    hub: Hub;
+  }
+}
+
+export type RouterPluginOptions = {
+  ctx: AppContext;
+  /** A node owner's tier (CHAIN's staking); default: every node is tier none. */
+  tierOf?: (owner: string) => Promise<TierName>;
+};
+
+async function router(app: FastifyInstance, options: RouterPluginOptions): Promise<void> {
+  const { ctx } = options;
+  const r = ctx.config.router;
+  const hub = new Hub({
+    nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
+    heartbeatIntervalMs: r.heartbeatIntervalMs,
+    maxFrameBytes: r.maxFrameBytes,
+    clock: { now: () => Date.now() },
+    ...(options.tierOf ? { tierOf: options.tierOf } : {}),
+    log: app.log,
+  });
+  app.decorate('hub', hub);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: r.maxFrameBytes + 1024 });
+  wss.on('connection', (socket) => hub.accept(socket));
+  app.server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== HUB_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  app.addHook('onReady', async () => hub.start());
+  app.addHook('preClose', async () => {
+    hub.close();
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+  });
+  await app.register(routerRoutes, {
+    ctx,
+    hub,
+    settings: {
+      platformFeeBps: ctx.config.platformFeeBps,
+      jobTimeoutMs: r.jobTimeoutMs,
+      maxAttempts: r.maxAttempts,
+      maxTokensCap: r.maxTokensCap,
+      nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
+    },
+  });
+}
+
+/** The router as an app-level plugin (its `hub` decoration is visible to the whole app). */
+export const routerPlugin = fp(router, { name: 'gpumesh-router' });

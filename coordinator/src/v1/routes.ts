@@ -1,0 +1,224 @@
+/**
+ * The inference router's HTTP surface: /v1 (OpenAI-compatible, sk- keys only) and the app-API
+ * routes /api/router/models and /api/router/usage (session JWT).
+ */
+import type { JobKind } from '@gpumesh/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../app.js';
+import { ApiError } from '../errors.js';
+import type { Hub } from '../hub/hub.js';
+import { buildCatalog } from '../router/build-catalog.js';
+import type { ProviderPreferences } from '../router/pick-index.js';
+import { summarizeUsage } from '../usage/summarize-usage.js';
+import { estimatePromptTokens } from './estimate-prompt-tokens.js';
+import { requireApiKey } from './require-api-key.js';
+import {
+  type InferenceDeps,
+  type InferenceJob,
+  newRequestId,
+  type RouterSettings,
+  runInference,
+} from './run-inference.js';
+import {
+  ChatCompletionBody,
+  CompletionBody,
+  EmbeddingBody,
+  type ProviderPreferencesBody,
+  UsageQuery,
+} from './schemas.js';
+import { openSse } from './sse.js';
+
+export type RouterRoutesOptions = {
+  ctx: AppContext;
+  hub: Hub;
+  settings: RouterSettings & { maxTokensCap: number; nativeUsdPriceNano: bigint };
+};
+
+/** Families a job kind may run on. */
+const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
+  chat: ['chat', 'vision'],
+  completion: ['chat', 'text'],
+  embedding: ['embedding'],
+};
+
+/** Fields of our own that never reach a node. */
+const ROUTER_FIELDS = ['provider', 'stream', 'stream_options', 'user', 'max_completion_tokens'];
+
+/** Longest usage window one summary covers. */
+export const MAX_USAGE_RANGE_DAYS = 366;
+const DAY_MS = 86_400_000;
+
+export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
+  const { ctx, hub, settings } = options;
+  const deps: InferenceDeps = { db: ctx.db, hub, settings, clock: ctx.clock };
+  const apiKey = requireApiKey(ctx.db);
+  const catalog = () => buildCatalog(hub.index, settings.nativeUsdPriceNano);
+
+  app.get(
+    '/v1/models',
+    { onRequest: apiKey, schema: { tags: ['v1'], summary: 'Models live nodes serve now (OpenAI list)' } },
+    async () => ({
+      object: 'list',
+      data: catalog().map((m) => ({
+        id: m.id,
+        object: 'model',
+        created: 0,
+        owned_by: 'gpumesh',
+        family: m.family,
+        context_length: m.contextLength,
+        live_nodes: m.liveNodes,
+        pricing: {
+          prompt: m.cheapest.prompt,
+          completion: m.cheapest.completion,
+          unit: 'per_million_tokens',
+        },
+      })),
+    }),
+  );
+
+  app.get(
+    '/api/router/models',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags: ['router'],
+        summary: 'The router catalog: live models with cheapest and median prices',
+      },
+    },
+    async () => ({ object: 'list', data: catalog() }),
+  );
+
+  app.get(
+    '/api/router/usage',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags: ['router'],
+        summary: 'Usage totals and breakdowns by model, key and day',
+        querystring: UsageQuery,
+      },
+    },
+    async (request) => {
+      const q = request.query as UsageQuery;
+      const today = new Date(ctx.clock.now()).toISOString().slice(0, 10);
+      const to = q.to ?? today;
+      const from = q.from ?? new Date(Date.parse(to) - 29 * DAY_MS).toISOString().slice(0, 10);
+      const span = (Date.parse(to) - Date.parse(from)) / DAY_MS;
+      if (!Number.isFinite(span) || span < 0)
+        throw new ApiError('invalid_request', 'from must not be after to.', { param: 'from' });
+      if (span >= MAX_USAGE_RANGE_DAYS) {
+        throw new ApiError('invalid_request', `The range may span at most ${MAX_USAGE_RANGE_DAYS} days.`, {
+          param: 'from',
+        });
+      }
+      return summarizeUsage(ctx.db, { userId: request.user!.id, from, to });
+    },
+  );
+
+  const infer = (kind: JobKind) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const requestId = newRequestId();
+    reply.header('x-request-id', requestId);
+    const body = request.body as Record<string, unknown> & {
+      model: string;
+      provider?: ProviderPreferencesBody;
+    };
+    const key = request.apiKey!;
+    const offers = hub.index.hasModel(body.model)
+      ? [...hub.index.models()].find(([id]) => id === body.model)?.[1]
+      : undefined;
+    if (!offers || offers.size === 0) {
+      throw new ApiError('model_not_found', `No live node serves the model "${body.model}".`, {
+        param: 'model',
+      });
+    }
+    const first = offers.values().next().value!;
+    if (!FAMILIES_FOR_KIND[kind].includes(first.offer.family)) {
+      throw new ApiError('invalid_request', `The model "${body.model}" is a ${first.offer.family} model.`, {
+        param: 'model',
+      });
+    }
+    const contextLength = Math.max(...[...offers.values()].map((e) => e.offer.contextLength));
+    const maxTokens =
+      kind === 'embedding' ? 0 : effectiveMaxTokens(body, settings.maxTokensCap, contextLength);
+    const nodeRequest: Record<string, unknown> = { ...body };
+    for (const f of ROUTER_FIELDS) delete nodeRequest[f];
+    if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
+    const stream = kind !== 'embedding' && body.stream === true;
+    const job: InferenceJob = {
+      requestId,
+      userId: key.userId,
+      keyId: key.keyId,
+      kind,
+      model: body.model,
+      nodeRequest,
+      stream,
+      promptTokensBound: estimatePromptTokens(kind, body),
+      maxTokens,
+      provider: toPreferences(body.provider),
+    };
+    if (!stream) {
+      const result = await runInference(deps, job);
+      reply.header('x-gpumesh-node', result.nodeId);
+      return result.response;
+    }
+    const sink = openSse(request, reply, requestId);
+    try {
+      await runInference(deps, job, sink);
+    } catch (error) {
+      if (!sink.started) throw error; // nothing sent yet: a plain HTTP error
+      const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
+      if (!sink.closed) sink.finish({ error: apiError.toBody().error });
+    }
+    return reply;
+  };
+
+  const limits = { bodyLimit: ctx.config.bodyLimitBytes };
+  app.post(
+    '/v1/chat/completions',
+    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: ChatCompletionBody } },
+    infer('chat'),
+  );
+  app.post(
+    '/v1/completions',
+    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: CompletionBody } },
+    infer('completion'),
+  );
+  app.post(
+    '/v1/embeddings',
+    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: EmbeddingBody } },
+    infer('embedding'),
+  );
+}
+
+function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
+  const asked = (body.max_completion_tokens ?? body.max_tokens) as number | null | undefined;
+  if (asked !== null && asked !== undefined) {
+    if (asked > cap) {
+      throw new ApiError('invalid_request', `max_tokens may be at most ${cap}.`, { param: 'max_tokens' });
+    }
+    return asked;
+  }
+  return Math.max(1, Math.min(cap, contextLength));
+}
+
+const NANO_PER_USD = 1_000_000_000n;
+
+/** max_price is USD per million tokens (number or decimal string) → nanousd per million. */
+function usdToNano(value: number | string | undefined): bigint | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === 'number' ? value.toFixed(9) : value;
+  const [whole = '0', frac = ''] = text.split('.');
+  return BigInt(whole) * NANO_PER_USD + BigInt((frac + '000000000').slice(0, 9));
+}
+
+function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferences | undefined {
+  if (!p) return undefined;
+  const maxIn = usdToNano(p.max_price?.prompt);
+  const maxOut = usdToNano(p.max_price?.completion);
+  return {
+    ...(p.order ? { order: p.order } : {}),
+    ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
+    ...(maxIn !== undefined ? { maxPriceInNano: maxIn } : {}),
+    ...(maxOut !== undefined ? { maxPriceOutNano: maxOut } : {}),
+  };
+}

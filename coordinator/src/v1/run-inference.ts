@@ -1,0 +1,380 @@
+/**
+ * One paid inference request, end to end (design.md "Data flow of one paid request"):
+ * pick candidates → reserve the worst case → job to the node → relay → settle the actual cost,
+ * release the rest, credit the provider, record usage (one transaction) → answer.
+ * A failure before the first token releases the hold and fails over to the next candidate, so the
+ * user never pays twice; a stream cut after its first token bills exactly what was delivered.
+ */
+import { randomUUID } from 'node:crypto';
+import type { JobKind } from '@gpumesh/protocol';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import type { Hub, JobError, JobUsage } from '../hub/hub.js';
+import { release } from '../ledger/release.js';
+import { reserve } from '../ledger/reserve.js';
+import { type SettleOutcome, settle } from '../ledger/settle.js';
+import { providerAccountId } from '../ledger/tables.js';
+import { computeCost, nanoToUsd } from '../router/compute-cost.js';
+import type { Entry, PickResult, ProviderPreferences } from '../router/pick-index.js';
+import { recordUsage } from '../usage/record-usage.js';
+import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
+
+export type RouterSettings = {
+  platformFeeBps: number;
+  jobTimeoutMs: number;
+  maxAttempts: number;
+};
+
+export type InferenceDeps = {
+  db: Kysely<Database>;
+  hub: Hub;
+  settings: RouterSettings;
+  clock: { now(): number };
+};
+
+export type InferenceJob = {
+  requestId: string;
+  userId: string;
+  keyId: string | null;
+  kind: JobKind;
+  model: string;
+  /** The OpenAI request body the node receives (our routing fields removed, max_tokens explicit). */
+  nodeRequest: Record<string, unknown>;
+  stream: boolean;
+  /** An upper bound of the prompt's tokens, for the worst-case reservation. */
+  promptTokensBound: number;
+  /** The completion tokens the node may produce at most (0 for embeddings). */
+  maxTokens: number;
+  provider: ProviderPreferences | undefined;
+};
+
+/** Where a streamed answer goes. `start` is called once, before the first chunk (headers). */
+export type StreamSink = {
+  start(nodeId: string): void;
+  write(chunk: Record<string, unknown>): void;
+  /** Ends the stream with a final chunk (usage and cost), or an error event; both then [DONE]. */
+  finish(final: Record<string, unknown> | { error: ReturnType<ApiError['toBody']>['error'] }): void;
+  /** True once the client went away. */
+  readonly closed: boolean;
+  /** Calls `fn` when the client goes away mid-stream. */
+  onClose(fn: () => void): void;
+};
+
+export type UsageWithCost = JobUsage & { cost: number };
+
+export type InferenceResult = {
+  nodeId: string;
+  /** The node's response with usage.cost added (non-streamed requests). */
+  response: Record<string, unknown> & { usage: UsageWithCost };
+  settled: SettleOutcome;
+};
+
+type AttemptOutcome =
+  | { type: 'result'; response: Record<string, unknown> & { usage: JobUsage } }
+  | {
+      type: 'failed';
+      error: JobError;
+      deliveredChunks: number;
+      deliveredTokens: number;
+      clientGone: boolean;
+    };
+
+/** Node error codes after which another node may well succeed. */
+const FAILOVER_CODES = new Set([
+  'node_lost',
+  'runtime_error',
+  'overloaded',
+  'draining',
+  'model_not_found',
+  'job_timeout',
+  'internal_error',
+]);
+
+/** The answer to a pick that found nobody. */
+export function pickError(pick: Extract<PickResult, { ok: false }>, model: string): ApiError {
+  if (pick.reason === 'model_not_found') {
+    return new ApiError('model_not_found', `No live node serves the model "${model}".`, { param: 'model' });
+  }
+  const parts = Object.entries(pick.excluded).map(([reason, n]) => `${n} excluded by ${reason}`);
+  return new ApiError(
+    'no_provider_available',
+    `No provider can take this request for "${model}" now: ${parts.join(', ') || 'no candidates'}.`,
+    { param: pick.excluded.max_price ? 'provider.max_price' : null, retryAfterS: 1 },
+  );
+}
+
+/**
+ * Runs the request. Non-streamed: resolves with the response. Streamed: writes to `sink` and
+ * resolves once the stream ended (an error before the first chunk still throws, so the caller can
+ * answer with a plain HTTP error).
+ */
+export async function runInference(
+  deps: InferenceDeps,
+  job: InferenceJob,
+  sink?: StreamSink,
+): Promise<InferenceResult> {
+  const pick = deps.hub.index.pick({
+    modelId: job.model,
+    ...(job.provider ? { provider: job.provider } : {}),
+    limit: deps.settings.maxAttempts,
+  });
+  if (!pick.ok) throw pickError(pick, job.model);
+  let lastError: JobError | undefined;
+  for (const entry of pick.candidates) {
+    if (!deps.hub.session(entry.node.nodeId)?.ready) continue;
+    const worst = computeCost({
+      promptTokens: job.promptTokensBound,
+      completionTokens: job.maxTokens,
+      priceInNano: entry.priceInNano,
+      priceOutNano: entry.priceOutNano,
+      feeBps: deps.settings.platformFeeBps,
+    });
+    // Even a free node's job holds one nanousd, so a user with no credits is refused consistently.
+    const amountNano = worst.totalNano > 0n ? worst.totalNano : 1n;
+    const hold = await reserve(deps.db, { userId: job.userId, amountNano, clock: deps.clock });
+    if (!hold.ok) {
+      throw new ApiError(
+        'insufficient_credits',
+        `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
+      );
+    }
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await attempt(deps, entry, job, sink);
+    } catch (error) {
+      await release(deps.db, { reservationId: hold.reservationId, clock: deps.clock });
+      throw error;
+    }
+    if (outcome.type === 'result') {
+      const usage = outcome.response.usage;
+      // Billing trusts the node's usage but never beyond what the request allowed.
+      const promptTokens = usage.prompt_tokens;
+      const completionTokens = Math.min(usage.completion_tokens, job.maxTokens || usage.completion_tokens);
+      const settled = await bill(
+        deps,
+        job,
+        entry,
+        hold.reservationId,
+        promptTokens,
+        completionTokens,
+        USAGE_STATUS.completed,
+      );
+      const withCost = {
+        ...outcome.response,
+        model: job.model,
+        usage: { ...usage, cost: nanoToUsd(settled.chargedNano) },
+      };
+      if (sink) {
+        if (!sink.closed) sink.finish(finalChunk(job, outcome.response, withCost.usage));
+      }
+      return { nodeId: entry.node.nodeId, response: withCost, settled };
+    }
+    const { error, deliveredChunks, deliveredTokens, clientGone } = outcome;
+    if (deliveredChunks === 0 && !clientGone) {
+      await release(deps.db, { reservationId: hold.reservationId, clock: deps.clock });
+      lastError = error;
+      if (FAILOVER_CODES.has(error.code)) continue;
+      throw mapJobError(error);
+    }
+    // Cut mid-stream (node died or client left): bill the tokens delivered, no more. The prompt's
+    // exact size is only known from the node's final usage, which never came: it is not billed.
+    const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
+    const settled = await bill(deps, job, entry, hold.reservationId, 0, deliveredTokens, status);
+    if (sink && !sink.closed) sink.finish({ error: mapJobError(error).toBody().error });
+    const usage = { prompt_tokens: 0, completion_tokens: deliveredTokens, total_tokens: deliveredTokens };
+    return {
+      nodeId: entry.node.nodeId,
+      response: { usage: { ...usage, cost: nanoToUsd(settled.chargedNano) } },
+      settled,
+    };
+  }
+  if (!lastError) {
+    throw new ApiError('no_provider_available', `No provider for "${job.model}" is connected now.`, {
+      retryAfterS: 1,
+    });
+  }
+  throw mapJobError(lastError);
+}
+
+function attempt(
+  deps: InferenceDeps,
+  entry: Entry,
+  job: InferenceJob,
+  sink?: StreamSink,
+): Promise<AttemptOutcome> {
+  return new Promise((resolve) => {
+    let deliveredChunks = 0;
+    let deliveredTokens = 0;
+    let clientGone = false;
+    let done = false;
+    const handle = deps.hub.dispatch(
+      entry,
+      {
+        kind: job.kind,
+        model: job.model,
+        request: job.nodeRequest,
+        stream: job.stream,
+        timeoutMs: deps.settings.jobTimeoutMs,
+      },
+      {
+        onChunk: (chunk) => {
+          if (done || !sink || sink.closed) return;
+          if (deliveredChunks === 0) sink.start(entry.node.nodeId);
+          sink.write({ ...chunk, model: job.model });
+          deliveredChunks++;
+          deliveredTokens += tokensIn(chunk);
+        },
+        onResult: (response) => {
+          if (done) return;
+          done = true;
+          if (sink && !sink.closed && deliveredChunks === 0) {
+            // The node answered a stream request in one piece: stream it as one chunk.
+            sink.start(entry.node.nodeId);
+            sink.write(asChunk(job, response));
+          }
+          resolve({ type: 'result', response });
+        },
+        onError: (error) => {
+          if (done) return;
+          done = true;
+          resolve({ type: 'failed', error, deliveredChunks, deliveredTokens, clientGone });
+        },
+      },
+    );
+    sink?.onClose(() => {
+      if (done) return;
+      clientGone = true;
+      handle.cancel('client disconnected');
+    });
+  });
+}
+
+async function bill(
+  deps: InferenceDeps,
+  job: InferenceJob,
+  entry: Entry,
+  reservationId: string,
+  promptTokens: number,
+  completionTokens: number,
+  status: UsageStatus,
+): Promise<SettleOutcome> {
+  const cost = computeCost({
+    promptTokens,
+    completionTokens,
+    priceInNano: entry.priceInNano,
+    priceOutNano: entry.priceOutNano,
+    feeBps: deps.settings.platformFeeBps,
+  });
+  const settled = await settle(deps.db, {
+    reservationId,
+    providerNano: cost.providerNano,
+    feeNano: cost.feeNano,
+    providerAccountId: providerAccountId(entry.node.owner ?? entry.node.nodeId),
+    clock: deps.clock,
+    record: (trx, outcome) =>
+      recordUsage(trx, {
+        requestId: job.requestId,
+        userId: job.userId,
+        keyId: job.keyId,
+        model: job.model,
+        nodeId: entry.node.nodeId,
+        kind: job.kind,
+        promptTokens,
+        completionTokens,
+        outcome,
+        status,
+        now: deps.clock.now(),
+      }),
+  });
+  // settle returns null only for a reservation already settled — impossible for a fresh hold.
+  if (!settled) throw new ApiError('internal_error', 'The reservation was settled twice.');
+  return settled;
+}
+
+/** Tokens in one streamed chunk: the node sends one token per chunk; an empty delta carries none. */
+function tokensIn(chunk: Record<string, unknown>): number {
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return 0;
+  let n = 0;
+  for (const c of choices as { delta?: { content?: unknown }; text?: unknown }[]) {
+    const piece = c?.delta?.content ?? c?.text;
+    if (typeof piece === 'string' && piece.length > 0) n++;
+  }
+  return n;
+}
+
+function asChunk(job: InferenceJob, response: Record<string, unknown>): Record<string, unknown> {
+  const choice = (response.choices as { message?: { content?: string }; text?: string }[] | undefined)?.[0];
+  const id = (response.id as string | undefined) ?? job.requestId;
+  const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
+  if (job.kind === 'completion') {
+    return {
+      id,
+      object: 'text_completion',
+      created,
+      model: job.model,
+      choices: [{ index: 0, text: choice?.text ?? '', finish_reason: null }],
+    };
+  }
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: job.model,
+    choices: [
+      {
+        index: 0,
+        delta: { role: 'assistant', content: choice?.message?.content ?? '' },
+        finish_reason: null,
+      },
+    ],
+  };
+}
+
+/** The last chunk of a stream: the finish reason and usage with its cost. */
+function finalChunk(
+  job: InferenceJob,
+  response: Record<string, unknown>,
+  usage: UsageWithCost,
+): Record<string, unknown> {
+  const choice = (response.choices as { finish_reason?: string }[] | undefined)?.[0];
+  const id = (response.id as string | undefined) ?? job.requestId;
+  const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
+  const finish = choice?.finish_reason ?? 'stop';
+  if (job.kind === 'completion') {
+    return {
+      id,
+      object: 'text_completion',
+      created,
+      model: job.model,
+      choices: [{ index: 0, text: '', finish_reason: finish }],
+      usage,
+    };
+  }
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: job.model,
+    choices: [{ index: 0, delta: {}, finish_reason: finish }],
+    usage,
+  };
+}
+
+/** A node's job error as the API error the client sees. */
+export function mapJobError(error: JobError): ApiError {
+  if (error.code === 'job_timeout') return new ApiError('provider_timeout');
+  if (error.code === 'invalid_request') {
+    return new ApiError(
+      'invalid_request',
+      `The provider refused the request: ${error.message.slice(0, 200)}`,
+    );
+  }
+  return new ApiError('provider_error', `The provider failed (${error.code}).`);
+}
+
+/** A fresh request id (also sent as the x-request-id header). */
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll('-', '')}`;
+}

@@ -1,0 +1,110 @@
+/**
+ * Request bodies of the /v1 surface (TypeBox: one source for validation and the OpenAPI document).
+ * Unknown OpenAI fields are tolerated (SDKs send many); the ones we act on are typed and bounded.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+/** Most messages a chat request may carry. */
+export const MAX_MESSAGES = 256;
+/** Most inputs one embeddings request may carry. */
+export const MAX_EMBEDDING_INPUTS = 256;
+
+const ContentPart = Type.Object({ type: Type.String({ maxLength: 64 }) }, { additionalProperties: true });
+
+export const ChatMessage = Type.Object(
+  {
+    role: Type.Union(['system', 'user', 'assistant', 'tool', 'developer'].map((r) => Type.Literal(r))),
+    content: Type.Union([Type.String(), Type.Array(ContentPart, { maxItems: 64 }), Type.Null()]),
+    name: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+const Price = Type.Union([
+  Type.Number({ minimum: 0 }),
+  Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 40 }),
+]);
+
+/** OpenRouter-style routing preferences. max_price is USD per million tokens. */
+export const ProviderPreferences = Type.Object(
+  {
+    order: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32 })),
+    allow_fallbacks: Type.Optional(Type.Boolean()),
+    max_price: Type.Optional(
+      Type.Object(
+        { prompt: Type.Optional(Price), completion: Type.Optional(Price) },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const Stop = Type.Union([
+  Type.String({ maxLength: 256 }),
+  Type.Array(Type.String({ maxLength: 256 }), { maxItems: 4 }),
+  Type.Null(),
+]);
+
+const Sampling = {
+  model: Type.String({ minLength: 1, maxLength: 256 }),
+  temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 2 }), Type.Null()])),
+  top_p: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
+  max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  stop: Type.Optional(Stop),
+  seed: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  n: Type.Optional(Type.Union([Type.Literal(1), Type.Null()])),
+  stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  stream_options: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+  provider: Type.Optional(ProviderPreferences),
+  user: Type.Optional(Type.String({ maxLength: 256 })),
+};
+
+export const ChatCompletionBody = Type.Object(
+  {
+    ...Sampling,
+    messages: Type.Array(ChatMessage, { minItems: 1, maxItems: MAX_MESSAGES }),
+    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    response_format: Type.Optional(
+      Type.Object({ type: Type.String({ maxLength: 32 }) }, { additionalProperties: true }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const CompletionBody = Type.Object(
+  {
+    ...Sampling,
+    prompt: Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1, maxItems: 1 })]),
+  },
+  { additionalProperties: true },
+);
+
+export const EmbeddingBody = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 256 }),
+    input: Type.Union([
+      Type.String(),
+      Type.Array(Type.String(), { minItems: 1, maxItems: MAX_EMBEDDING_INPUTS }),
+    ]),
+    encoding_format: Type.Optional(Type.Literal('float')),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    provider: Type.Optional(ProviderPreferences),
+    user: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+export const UsageQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
+    to: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
+  },
+  { additionalProperties: false },
+);
+
+export type ChatCompletionBody = Static<typeof ChatCompletionBody>;
+export type CompletionBody = Static<typeof CompletionBody>;
+export type EmbeddingBody = Static<typeof EmbeddingBody>;
+export type ProviderPreferencesBody = Static<typeof ProviderPreferences>;
+export type UsageQuery = Static<typeof UsageQuery>;

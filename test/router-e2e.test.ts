@@ -1,0 +1,451 @@
+/**
+ * The router end to end over real sockets: a coordinator listening on a port, nodes connected over
+ * WebSocket (the fixed-reply bench node, for exact and known token counts), HTTP requests with a
+ * real sk- key, the real ledger on SQLite and PostgreSQL.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../bench/fixed-reply-node.js';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { toBigInt } from '../coordinator/src/db/bigint.js';
+import type { Database } from '../coordinator/src/db/schema.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
+import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { signIn } from '../coordinator/src/testing/sign-in.js';
+import {
+  type TestBackend,
+  type TestDatabase,
+  testBackends,
+} from '../coordinator/src/testing/test-backends.js';
+import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+
+const USD = 1_000_000_000n;
+const FEE_BPS = 500;
+
+type Harness = {
+  app: FastifyInstance;
+  db: Kysely<Database>;
+  base: string;
+  wsUrl: string;
+  key: string;
+  keyId: string;
+  userId: string;
+  jwt: string;
+  nodes: FixedReplyNode[];
+  close(): Promise<void>;
+};
+
+async function start(backend: TestBackend, label: string): Promise<Harness> {
+  const store: TestDatabase = await backend.open(label);
+  const config = loadConfig({
+    overrides: {
+      dataDir: store.dataDir,
+      databaseUrl: store.databaseUrl,
+      databaseSchema: store.databaseSchema,
+      masterKey: randomBytes(32).toString('hex'),
+      logLevel: 'silent',
+      rateLimit: { enabled: false },
+      platformFeeBps: FEE_BPS,
+    },
+  });
+  // Owners named "platinum" in tests get 64 concurrent jobs; others stay tier none.
+  const app = await buildApp({
+    config,
+    db: store.db,
+    logger: false,
+    tierOf: async () => 'platinum',
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const account = privateKeyToAccount(generatePrivateKey());
+  const jwt = await signIn(app, account);
+  const user = (
+    await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
+  ).json() as { id: string };
+  const { key, keyId } = await createApiKey(store.db, user.id);
+  const nodes: FixedReplyNode[] = [];
+  return {
+    app,
+    db: store.db,
+    base: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
+    key,
+    keyId,
+    userId: user.id,
+    jwt,
+    nodes,
+    async close() {
+      for (const n of nodes) n.kill();
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+const OWNER = generatePrivateKey();
+
+/** An active sk- key for the user, stored the way keys/ stores it (only the sha256 of the secret). */
+async function createApiKey(db: Kysely<Database>, userId: string): Promise<{ key: string; keyId: string }> {
+  const key = `sk-${randomBytes(24).toString('hex')}`;
+  const keyId = randomBytes(8).toString('hex');
+  await db
+    .insertInto('api_keys')
+    .values({
+      id: keyId,
+      user_id: userId,
+      name: 'e2e',
+      prefix: key.slice(0, 10),
+      secret_hash: createHash('sha256').update(key).digest('hex'),
+      status: 'active',
+      created_at: Date.now(),
+      revoked_at: null,
+      last_used_at: null,
+      spend_nano: 0,
+    })
+    .execute();
+  return { key, keyId };
+}
+
+async function addNode(h: Harness, options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {}) {
+  const node = startFixedReplyNode({
+    url: h.wsUrl,
+    ownerPrivateKey: OWNER,
+    models: [usdOffer('m', USD, 2n * USD)],
+    ...options,
+  });
+  h.nodes.push(node);
+  await node.ready;
+  await until(() => h.app.hub.index.node(node.nodeId)?.state === 'online');
+  return node;
+}
+
+async function until(cond: () => boolean, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function chat(h: Harness, body: Record<string, unknown>) {
+  const res = await fetch(`${h.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body }),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.text()) as string };
+}
+
+async function usageRows(h: Harness) {
+  return h.db
+    .selectFrom('usage_records')
+    .selectAll()
+    .where('user_id', '=', h.userId)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Expected charge in nanousd for the fixed node's usage at (in, out) USD per million. */
+function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd: bigint): bigint {
+  const provider = (BigInt(prompt) * inUsd * USD + BigInt(completion) * outUsd * USD + 999_999n) / 1_000_000n;
+  const fee = (provider * BigInt(FEE_BPS) + 9_999n) / 10_000n;
+  return provider + fee;
+}
+
+const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
+
+describe('router e2e [sqlite]', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await start(sqlite, 'router');
+    await credit(h.db, { userId: h.userId, amountNano: 10n * USD, ref: 'seed' });
+  });
+  afterAll(() => h?.close());
+
+  test('default: the cheaper of two nodes always serves, billing exact to the nanousd', async () => {
+    const cheap = await addNode(h, { models: [usdOffer('m', USD, 2n * USD)], promptTokens: 123 });
+    const dear = await addNode(h, { models: [usdOffer('m', 3n * USD, 3n * USD)], promptTokens: 123 });
+    const before = await getBalance(h.db, h.userId);
+    for (let i = 0; i < 5; i++) {
+      const r = await chat(h, {});
+      expect(r.status, r.body).toBe(200);
+      expect(r.headers.get('x-gpumesh-node')).toBe(cheap.nodeId);
+      expect(r.headers.get('x-request-id')).toMatch(/^req_/);
+      const body = JSON.parse(r.body);
+      expect(body.usage).toMatchObject({ prompt_tokens: 123, completion_tokens: 6, total_tokens: 129 });
+      expect(body.usage.cost).toBe(Number(expectedNano(123, 6, 1n, 2n)) / 1e9);
+    }
+    expect(cheap.jobs).toBe(5);
+    expect(dear.jobs).toBe(0);
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(5n * expectedNano(123, 6, 1n, 2n));
+    // Kill the cheap one: the dear one serves, and the user pays once, at its price.
+    cheap.kill();
+    await until(() => !h.app.hub.index.node(cheap.nodeId));
+    const r = await chat(h, {});
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-gpumesh-node')).toBe(dear.nodeId);
+    const last = await getBalance(h.db, h.userId);
+    expect(after.balanceNano - last.balanceNano).toBe(expectedNano(123, 6, 3n, 3n));
+    dear.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('behavior: a node failing before the first token fails over; the user pays once', async () => {
+    const failing = await addNode(h, { models: [usdOffer('m', USD, USD)], failBeforeFirstToken: true });
+    const good = await addNode(h, { models: [usdOffer('m', 2n * USD, 2n * USD)], promptTokens: 7 });
+    const before = await getBalance(h.db, h.userId);
+    const rows0 = (await usageRows(h)).length;
+    for (const stream of [false, true]) {
+      const r = await chat(h, { stream });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-gpumesh-node')).toBe(good.nodeId);
+    }
+    expect(failing.jobs).toBe(2);
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(2n * expectedNano(7, 6, 2n, 2n));
+    expect(after.reservedNano).toBe(0n);
+    expect((await usageRows(h)).length).toBe(rows0 + 2);
+    failing.kill();
+    good.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('behavior: max_price excludes the node it should, and names the constraint', async () => {
+    const cheapIn = await addNode(h, { models: [usdOffer('m', USD, 5n * USD)] });
+    const cheapOut = await addNode(h, { models: [usdOffer('m', 4n * USD, 2n * USD)] });
+    const r1 = await chat(h, { provider: { max_price: { completion: 3 } } });
+    expect(r1.headers.get('x-gpumesh-node')).toBe(cheapOut.nodeId);
+    const r2 = await chat(h, { provider: { max_price: { prompt: '1.5' } } });
+    expect(r2.headers.get('x-gpumesh-node')).toBe(cheapIn.nodeId);
+    const r3 = await chat(h, { provider: { max_price: { prompt: 0.5, completion: 0.5 } } });
+    expect(r3.status).toBe(503);
+    expect(JSON.parse(r3.body)).toEqual({
+      error: {
+        message: expect.stringContaining('2 excluded by max_price'),
+        type: expect.any(String),
+        code: 'no_provider_available',
+        param: 'provider.max_price',
+      },
+    });
+    const r4 = await chat(h, { provider: { order: [cheapOut.nodeId], allow_fallbacks: false } });
+    expect(r4.headers.get('x-gpumesh-node')).toBe(cheapOut.nodeId);
+    cheapIn.kill();
+    cheapOut.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('behavior: a node killed mid-stream leaves a usage row billed for the tokens delivered', async () => {
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      dieAfterChunks: 3,
+      chunkDelayMs: 5,
+    });
+    const before = await getBalance(h.db, h.userId);
+    const r = await chat(h, { stream: true });
+    expect(r.status).toBe(200);
+    const events = r.body.split('\n\n').filter(Boolean);
+    expect(events.filter((e) => e.includes('chat.completion.chunk'))).toHaveLength(3);
+    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('node_failed');
+    expect(Number(row.completion_tokens)).toBe(3);
+    expect(Number(row.prompt_tokens)).toBe(0);
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 3, 1n, 2n));
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, 3, 1n, 2n));
+    expect(after.reservedNano).toBe(0n);
+    expect(node.jobs).toBe(1);
+  });
+
+  test('behavior: a client that disconnects mid-stream is billed for what it received', async () => {
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
+      chunkDelayMs: 10,
+    });
+    const before = await getBalance(h.db, h.userId);
+    const controller = new AbortController();
+    const res = await fetch(`${h.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        max_tokens: 200,
+      }),
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    while ((text.match(/chat\.completion\.chunk/g) ?? []).length < 5) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await until(() => node.cancelled.length === 1);
+    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('client_disconnected');
+    const delivered = Number(row.completion_tokens);
+    expect(delivered).toBeGreaterThanOrEqual(5);
+    expect(delivered).toBeLessThan(200);
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, delivered, 1n, 2n));
+    expect(after.reservedNano).toBe(0n);
+    node.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('behavior: the catalog lists exactly what live nodes serve and drops a model with its last node', async () => {
+    const get = async (path: string, auth: string) =>
+      (await fetch(`${h.base}${path}`, { headers: { authorization: `Bearer ${auth}` } })).json() as Promise<{
+        data: { id: string }[];
+      }>;
+    expect((await get('/api/router/models', h.jwt)).data).toEqual([]);
+    const a = await addNode(h, { models: [usdOffer('x', USD, 2n * USD), usdOffer('y', 3n * USD, 3n * USD)] });
+    const b = await addNode(h, { models: [usdOffer('x', 3n * USD, 4n * USD)] });
+    const models = await get('/api/router/models', h.jwt);
+    expect(models.data).toEqual([
+      expect.objectContaining({
+        id: 'x',
+        liveNodes: 2,
+        cheapest: {
+          prompt: expect.objectContaining({ usd: 1 }),
+          completion: expect.objectContaining({ usd: 2 }),
+        },
+        median: {
+          prompt: expect.objectContaining({ usd: 1 }),
+          completion: expect.objectContaining({ usd: 2 }),
+        },
+      }),
+      expect.objectContaining({ id: 'y', liveNodes: 1 }),
+    ]);
+    const v1 = await get('/v1/models', h.key);
+    expect(v1.data.map((m) => m.id)).toEqual(['x', 'y']);
+    await a.stop();
+    await until(() => !h.app.hub.index.hasModel('y'));
+    expect((await get('/api/router/models', h.jwt)).data.map((m) => m.id)).toEqual(['x']);
+    b.kill();
+    await until(() => !h.app.hub.index.hasModel('x'));
+    expect((await get('/v1/models', h.key)).data).toEqual([]);
+  });
+
+  test('behavior: the usage summary equals the sum of the usage rows', async () => {
+    const res = await fetch(`${h.base}/api/router/usage?from=2000-01-01&to=2099-12-31`, {
+      headers: { authorization: `Bearer ${h.jwt}` },
+    });
+    // 2099 is beyond the range limit: refused in the common shape.
+    expect(res.status).toBe(400);
+    const today = new Date().toISOString().slice(0, 10);
+    const summary = (await (
+      await fetch(`${h.base}/api/router/usage?from=${today}&to=${today}`, {
+        headers: { authorization: `Bearer ${h.jwt}` },
+      })
+    ).json()) as {
+      totals: { requests: number; promptTokens: number; completionTokens: number; costNano: string };
+      byModel: { costNano: string }[];
+      byKey: { keyId: string; costNano: string }[];
+      byDay: { day: string; requests: number }[];
+    };
+    const rows = await usageRows(h);
+    expect(rows.length).toBeGreaterThan(5);
+    expect(summary.totals.requests).toBe(rows.length);
+    expect(summary.totals.promptTokens).toBe(rows.reduce((s, r) => s + Number(r.prompt_tokens), 0));
+    expect(summary.totals.completionTokens).toBe(rows.reduce((s, r) => s + Number(r.completion_tokens), 0));
+    const sum = rows.reduce((s, r) => s + toBigInt(r.cost_nano), 0n);
+    expect(BigInt(summary.totals.costNano)).toBe(sum);
+    expect(summary.byModel.reduce((s, m) => s + BigInt(m.costNano), 0n)).toBe(sum);
+    expect(summary.byKey).toEqual([expect.objectContaining({ keyId: h.keyId, costNano: sum.toString() })]);
+    expect(summary.byDay).toEqual([expect.objectContaining({ day: today, requests: rows.length })]);
+    // ... and the user's spend is the same figure.
+    expect((await getBalance(h.db, h.userId)).spendNano).toBe(sum);
+  });
+
+  test('error: credentials, limits and unknown models in the common shape', async () => {
+    const post = (auth: string, body: unknown) =>
+      fetch(`${h.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const msg = [{ role: 'user', content: 'hi' }];
+    const jwtRefused = await post(h.jwt, { model: 'm', messages: msg });
+    expect(jwtRefused.status).toBe(401);
+    expect(((await jwtRefused.json()) as { error: { code: string } }).error.code).toBe('invalid_credential');
+    expect((await post('sk-nope', { model: 'm', messages: msg })).status).toBe(401);
+    const unknown = await post(h.key, { model: 'nope', messages: msg });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+    await addNode(h, { models: [usdOffer('m', USD, USD)] });
+    const tooMany = await post(h.key, { model: 'm', messages: Array.from({ length: 257 }, () => msg[0]) });
+    expect(tooMany.status).toBe(400);
+    const bigMax = await post(h.key, { model: 'm', messages: msg, max_tokens: 1_000_000 });
+    expect(bigMax.status).toBe(400);
+    expect(((await bigMax.json()) as { error: { param: string } }).error.param).toBe('max_tokens');
+    const n2 = await post(h.key, { model: 'm', messages: msg, n: 2 });
+    expect(n2.status).toBe(400);
+    const huge = await post(h.key, {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }],
+    });
+    expect(huge.status).toBe(413);
+  });
+});
+
+describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    if (backend.skip) return;
+    h = await start(backend, 'r500');
+    // The node reports exactly the reserved worst case (prompt bound 50, max_tokens 6), so each
+    // request costs what it reserved and a balance for N requests admits exactly N.
+    await addNode(h, { models: [usdOffer('m', USD, 2n * USD, { maxConcurrency: 64 })], promptTokens: 50 });
+  });
+  afterAll(() => h?.close());
+
+  test.skipIf(backend.skip)(
+    'behavior: a balance covering exactly N admits exactly N; the rest get 402',
+    async () => {
+      // The reservation is the worst case: prompt bound (2 bytes + 16 per message + 32) and max_tokens 6.
+      const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 6 };
+      const cost = expectedNano(50, 6, 1n, 2n);
+      const N = 40;
+      await credit(h.db, { userId: h.userId, amountNano: cost * BigInt(N), ref: `n-${backend.name}` });
+      const results = await Promise.all(
+        Array.from({ length: 500 }, () =>
+          h.app.inject({
+            method: 'POST',
+            url: '/v1/chat/completions',
+            headers: { authorization: `Bearer ${h.key}` },
+            payload: body,
+          }),
+        ),
+      );
+      const ok = results.filter((r) => r.statusCode === 200);
+    const statuses = results.reduce<Record<number, number>>((m, r) => ({ ...m, [r.statusCode]: (m[r.statusCode] ?? 0) + 1 }), {});
+    expect(statuses, results.find((r) => r.statusCode !== 200 && r.statusCode !== 402)?.body).toEqual({ 200: N, 402: 500 - N });
+      const refused = results.filter((r) => r.statusCode === 402);
+      expect(ok).toHaveLength(N);
+      expect(refused).toHaveLength(500 - N);
+      expect(refused[0]!.json()).toMatchObject({ error: { code: 'insufficient_credits' } });
+      expect(ok[0]!.json().usage.cost).toBe(Number(cost) / 1e9);
+      expect(await getBalance(h.db, h.userId)).toEqual({
+        balanceNano: 0n,
+        reservedNano: 0n,
+        spendNano: cost * BigInt(N),
+      });
+      const rows = await usageRows(h);
+      expect(rows).toHaveLength(N);
+    },
+  );
+});
