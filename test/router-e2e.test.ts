@@ -432,8 +432,14 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
         ),
       );
       const ok = results.filter((r) => r.statusCode === 200);
-    const statuses = results.reduce<Record<number, number>>((m, r) => ({ ...m, [r.statusCode]: (m[r.statusCode] ?? 0) + 1 }), {});
-    expect(statuses, results.find((r) => r.statusCode !== 200 && r.statusCode !== 402)?.body).toEqual({ 200: N, 402: 500 - N });
+      const statuses = results.reduce<Record<number, number>>(
+        (m, r) => ({ ...m, [r.statusCode]: (m[r.statusCode] ?? 0) + 1 }),
+        {},
+      );
+      expect(statuses, results.find((r) => r.statusCode !== 200 && r.statusCode !== 402)?.body).toEqual({
+        200: N,
+        402: 500 - N,
+      });
       const refused = results.filter((r) => r.statusCode === 402);
       expect(ok).toHaveLength(N);
       expect(refused).toHaveLength(500 - N);

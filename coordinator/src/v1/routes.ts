@@ -42,7 +42,14 @@ const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
 };
 
 /** Fields of our own that never reach a node. */
-const ROUTER_FIELDS = ['provider', 'stream', 'stream_options', 'user', 'max_completion_tokens'];
+const ROUTER_FIELDS = [
+  'provider',
+  'stream',
+  'stream_options',
+  'user',
+  'max_completion_tokens',
+  'encoding_format',
+];
 
 /** Longest usage window one summary covers. */
 export const MAX_USAGE_RANGE_DAYS = 366;
@@ -159,6 +166,8 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     if (!stream) {
       const result = await runInference(deps, job);
       reply.header('x-gpumesh-node', result.nodeId);
+      if (kind === 'embedding' && body.encoding_format === 'base64')
+        return toBase64Embeddings(result.response);
       return result.response;
     }
     const sink = openSse(request, reply, requestId);
@@ -220,5 +229,22 @@ function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferen
     ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
     ...(maxIn !== undefined ? { maxPriceInNano: maxIn } : {}),
     ...(maxOut !== undefined ? { maxPriceOutNano: maxOut } : {}),
+  };
+}
+
+/** OpenAI's base64 encoding: each vector as little-endian float32 bytes (what the SDKs send by default). */
+function toBase64Embeddings<T extends Record<string, unknown>>(response: T): T {
+  const data = response.data as { embedding?: unknown }[] | undefined;
+  if (!Array.isArray(data)) return response;
+  return {
+    ...response,
+    data: data.map((d) =>
+      Array.isArray(d.embedding)
+        ? {
+            ...d,
+            embedding: Buffer.from(new Float32Array(d.embedding as number[]).buffer).toString('base64'),
+          }
+        : d,
+    ),
   };
 }

@@ -87,7 +87,7 @@ export const EmbeddingBody = Type.Object(
       Type.String(),
       Type.Array(Type.String(), { minItems: 1, maxItems: MAX_EMBEDDING_INPUTS }),
     ]),
-    encoding_format: Type.Optional(Type.Literal('float')),
+    encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
     dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
     provider: Type.Optional(ProviderPreferences),
     user: Type.Optional(Type.String({ maxLength: 256 })),

@@ -1,0 +1,206 @@
+/**
+ * The official `openai` npm package, with only baseURL changed, against a coordinator with a REAL
+ * node: the gpumesh-node daemon process running the generated tiny GGUF model on node-llama-cpp.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeTinyModel } from '@gpumesh/node';
+import type { FastifyInstance } from 'fastify';
+import OpenAI from 'openai';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
+import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { signIn } from '../coordinator/src/testing/sign-in.js';
+import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+
+const NODE_BIN = path.join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
+const USD = 1_000_000_000n;
+/** The tiny model may end at once; a bias against its end-of-sequence token keeps replies non-empty. */
+const NO_EOS = { '2': -100 };
+
+let store: TestDatabase;
+let app: FastifyInstance;
+let client: OpenAI;
+let userId: string;
+let nodeProcess: ChildProcess;
+let chatModel: string;
+let embedModel: string;
+const dir = mkdtempSync(path.join(tmpdir(), 'gm-openai-'));
+
+beforeAll(async () => {
+  await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
+  store = await testBackends()[0]!.open('openai');
+  const config = loadConfig({
+    overrides: {
+      dataDir: store.dataDir,
+      masterKey: randomBytes(32).toString('hex'),
+      logLevel: 'silent',
+      rateLimit: { enabled: false },
+    },
+  });
+  app = await buildApp({ config, db: store.db, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
+  userId = (
+    (
+      await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
+    ).json() as { id: string }
+  ).id;
+  const key = `sk-${randomBytes(24).toString('hex')}`;
+  await store.db
+    .insertInto('api_keys')
+    .values({
+      id: randomBytes(8).toString('hex'),
+      user_id: userId,
+      name: 'openai',
+      prefix: key.slice(0, 10),
+      secret_hash: createHash('sha256').update(key).digest('hex'),
+      status: 'active',
+      created_at: Date.now(),
+      revoked_at: null,
+      last_used_at: null,
+      spend_nano: 0,
+    })
+    .execute();
+  await credit(store.db, { userId, amountNano: 10n * USD, ref: 'openai-seed' });
+  nodeProcess = spawn(
+    process.execPath,
+    [
+      NODE_BIN,
+      'start',
+      '--coordinator',
+      `ws://127.0.0.1:${port}${HUB_PATH}`,
+      '--state-dir',
+      path.join(dir, 'state'),
+      '--models-dir',
+      path.join(dir, 'models'),
+      '--health-port',
+      '0',
+      '--gpu',
+      'cpu',
+      '--max-concurrency',
+      '1',
+      '--offer-embeddings',
+      'true',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GPUMESH_COORDINATOR: '' } },
+  );
+  nodeProcess.stderr?.resume();
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const models = [...app.hub.index.models()].map(([id, members]) => ({
+      id,
+      family: [...members.values()][0]!.offer.family,
+    }));
+    const chat = models.find((m) => m.family === 'chat');
+    const embed = models.find((m) => m.family === 'embedding');
+    if (chat && embed && app.hub.index.pick({ modelId: chat.id }).ok) {
+      chatModel = chat.id;
+      embedModel = embed.id;
+      break;
+    }
+    if (Date.now() > end) throw new Error('the node did not come online');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+}, 120_000);
+
+afterAll(async () => {
+  if (nodeProcess && nodeProcess.exitCode === null) {
+    nodeProcess.kill('SIGTERM');
+    await new Promise((r) => nodeProcess.once('exit', r));
+  }
+  await app?.close();
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('openai SDK against a coordinator with a real node', () => {
+  test('default: models.list shows what the node serves, with prices', async () => {
+    const models = await client.models.list();
+    const ids = models.data.map((m) => m.id).sort();
+    expect(ids).toEqual([chatModel, embedModel].sort());
+    const chat = models.data.find((m) => m.id === chatModel) as unknown as Record<string, unknown>;
+    expect(chat).toMatchObject({
+      object: 'model',
+      family: 'chat',
+      live_nodes: 1,
+      pricing: { prompt: { usd: expect.any(Number) }, completion: { usd: expect.any(Number) } },
+    });
+    expect(chat.context_length).toBeGreaterThan(0);
+  });
+
+  test('default: chat, not streamed', async () => {
+    const before = await getBalance(store.db, userId);
+    const res = await client.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 8,
+      temperature: 0,
+      seed: 1,
+      logit_bias: NO_EOS,
+    });
+    expect(res.object).toBe('chat.completion');
+    expect(typeof res.choices[0]!.message.content).toBe('string');
+    expect(res.usage!.completion_tokens).toBeGreaterThan(0);
+    expect(res.usage!.completion_tokens).toBeLessThanOrEqual(8);
+    const cost = (res.usage as unknown as { cost: number }).cost;
+    expect(cost).toBeGreaterThan(0);
+    const after = await getBalance(store.db, userId);
+    expect(Number(before.balanceNano - after.balanceNano) / 1e9).toBeCloseTo(cost, 9);
+  });
+
+  test('default: chat, streamed, usage with cost in the last chunk', async () => {
+    const stream = await client.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 8,
+      stream: true,
+      logit_bias: NO_EOS,
+    });
+    let text = '';
+    let last: OpenAI.Chat.Completions.ChatCompletionChunk | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      last = chunk;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect(last!.usage!.completion_tokens).toBeGreaterThan(0);
+    expect((last!.usage as unknown as { cost: number }).cost).toBeGreaterThan(0);
+  });
+
+  test('default: text completion', async () => {
+    const res = await client.completions.create({
+      model: chatModel,
+      prompt: 'Once upon a time',
+      max_tokens: 8,
+      logit_bias: NO_EOS,
+    });
+    expect(typeof res.choices[0]!.text).toBe('string');
+    expect(res.usage!.prompt_tokens).toBeGreaterThan(0);
+  });
+
+  test('default: embeddings of a string and of an array', async () => {
+    const one = await client.embeddings.create({ model: embedModel, input: 'hello' });
+    expect(one.data).toHaveLength(1);
+    expect(one.data[0]!.embedding.length).toBeGreaterThan(0);
+    const many = await client.embeddings.create({ model: embedModel, input: ['a', 'b', 'c'] });
+    expect(many.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    expect(many.usage.prompt_tokens).toBeGreaterThan(0);
+  });
+
+  test('error: the SDK sees our errors as its typed errors', async () => {
+    await expect(
+      client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+  });
+});
