@@ -3,7 +3,7 @@
  * WebSocket (the fixed-reply bench node, for exact and known token counts), HTTP requests with a
  * real sk- key, the real ledger on SQLite and PostgreSQL.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -67,7 +67,13 @@ async function start(backend: TestBackend, label: string): Promise<Harness> {
   const user = (
     await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
   ).json() as { id: string };
-  const { key, keyId } = await createApiKey(store.db, user.id);
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/router/keys',
+    headers: { authorization: `Bearer ${jwt}` },
+    payload: { name: 'e2e' },
+  });
+  const { key, id: keyId } = created.json() as { key: string; id: string };
   const nodes: FixedReplyNode[] = [];
   return {
     app,
@@ -88,28 +94,6 @@ async function start(backend: TestBackend, label: string): Promise<Harness> {
 }
 
 const OWNER = generatePrivateKey();
-
-/** An active sk- key for the user, stored the way keys/ stores it (only the sha256 of the secret). */
-async function createApiKey(db: Kysely<Database>, userId: string): Promise<{ key: string; keyId: string }> {
-  const key = `sk-${randomBytes(24).toString('hex')}`;
-  const keyId = randomBytes(8).toString('hex');
-  await db
-    .insertInto('api_keys')
-    .values({
-      id: keyId,
-      user_id: userId,
-      name: 'e2e',
-      prefix: key.slice(0, 10),
-      secret_hash: createHash('sha256').update(key).digest('hex'),
-      status: 'active',
-      created_at: Date.now(),
-      revoked_at: null,
-      last_used_at: null,
-      spend_nano: 0,
-    })
-    .execute();
-  return { key, keyId };
-}
 
 async function addNode(h: Harness, options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {}) {
   const node = startFixedReplyNode({

@@ -3,7 +3,7 @@
  * node: the gpumesh-node daemon process running the generated tiny GGUF model on node-llama-cpp.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -55,22 +55,13 @@ beforeAll(async () => {
       await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
     ).json() as { id: string }
   ).id;
-  const key = `sk-${randomBytes(24).toString('hex')}`;
-  await store.db
-    .insertInto('api_keys')
-    .values({
-      id: randomBytes(8).toString('hex'),
-      user_id: userId,
-      name: 'openai',
-      prefix: key.slice(0, 10),
-      secret_hash: createHash('sha256').update(key).digest('hex'),
-      status: 'active',
-      created_at: Date.now(),
-      revoked_at: null,
-      last_used_at: null,
-      spend_nano: 0,
-    })
-    .execute();
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/router/keys',
+    headers: { authorization: `Bearer ${jwt}` },
+    payload: { name: 'openai' },
+  });
+  const { key } = created.json() as { key: string };
   await credit(store.db, { userId, amountNano: 10n * USD, ref: 'openai-seed' });
   nodeProcess = spawn(
     process.execPath,
