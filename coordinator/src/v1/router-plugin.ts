@@ -8,6 +8,7 @@ import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app.js';
 import { Hub } from '../hub/hub.js';
+import { tierOf } from '../staking/tier-of.js';
 import { routerRoutes } from './routes.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
@@ -22,7 +23,7 @@ declare module 'fastify' {
 
 export type RouterPluginOptions = {
   ctx: AppContext;
-  /** A node owner's tier (CHAIN's staking); default: every node is tier none. */
+  /** A node owner's tier; default: the owner's stake (staking/tier-of.ts). */
   tierOf?: (owner: string) => Promise<TierName>;
 };
 
@@ -34,7 +35,7 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
     heartbeatIntervalMs: r.heartbeatIntervalMs,
     maxFrameBytes: r.maxFrameBytes,
     clock: { now: () => Date.now() },
-    ...(options.tierOf ? { tierOf: options.tierOf } : {}),
+    tierOf: options.tierOf ?? ((owner) => tierOf(ctx.db, owner)),
     log: app.log,
   });
   app.decorate('hub', hub);
