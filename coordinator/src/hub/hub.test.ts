@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 async function startHub(options: Partial<ConstructorParameters<typeof Hub>[0]> = {}) {
-  const hub = new Hub({ nativeUsdPriceNano: USD, heartbeatIntervalMs: 100, ...options });
+  const hub = new Hub({ nativeUsdPriceNano: USD, heartbeatIntervalMs: 1000, ...options });
   const wss = new WebSocketServer({ port: 0 });
   wss.on('connection', (socket) => hub.accept(socket));
   await new Promise((r) => wss.once('listening', r));
@@ -71,7 +71,7 @@ describe('Hub', () => {
   });
 
   test('behavior: a silent node expires at the TTL and its model disappears', async () => {
-    const { hub, url } = await startHub();
+    const { hub, url } = await startHub({ heartbeatIntervalMs: 100 });
     const n = await node(url);
     await until(() => hub.index.hasModel('m'));
     n.mute();
