@@ -290,6 +290,38 @@ describeBackends('top-up', (backend) => {
     }
   });
 
+  test('behavior: the deposit watcher credits a transfer by itself; the top-up call then repeats it', async () => {
+    const watching = await createTestApp(
+      { ...backend, open: async () => ({ ...t.store, close: async () => {} }) },
+      {
+        overrides: {
+          masterKey: t.config.masterKey,
+          ...chainOverrides(devnet, { chain: { watchDeposits: true, watchIntervalMs: 100 } }),
+        },
+      },
+    );
+    try {
+      const cursor = () => t.db.selectFrom('chain_cursors').selectAll().executeTakeFirst();
+      for (let i = 0; i < 50 && !(await cursor()); i++) await new Promise((r) => setTimeout(r, 100));
+      const before = await balanceNano();
+      const { hash } = await transferToken('USDC.s', proxy, parseUnits('4', 6));
+      const credited = () =>
+        t.db.selectFrom('topups').selectAll().where('payment_id', '=', hash.toLowerCase()).executeTakeFirst();
+      for (let i = 0; i < 100 && (await credited())?.status !== 'credited'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await credited())?.status).toBe('credited');
+      expect(await balanceNano()).toBe(before + 4_000_000_000n);
+      const response = await post(token, { paymentId: hash, source: 'USDC.s', amountUsd: 4 });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toMatchObject({ status: 'credited', creditedUsd: 4 });
+      expect(await balanceNano()).toBe(before + 4_000_000_000n);
+    } finally {
+      await watching.app.close();
+      await t.db.deleteFrom('chain_cursors').execute();
+    }
+  });
+
   test('error: top-up without a session is 401', async () => {
     const response = await t.app.inject({
       method: 'POST',

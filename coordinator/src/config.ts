@@ -44,6 +44,8 @@ export const DEFAULT_PLATFORM_FEE_BPS = 500;
 export const DEFAULT_WITHDRAW_DAILY_LIMIT_NANO = 10_000_000_000_000n;
 /** Unstaked tokens return after this long: 7 days. */
 export const DEFAULT_UNBONDING_PERIOD_S = 7 * 24 * 60 * 60;
+/** How often the deposit watcher reads new blocks. */
+export const DEFAULT_WATCH_INTERVAL_MS = 2_000;
 /** How often unbonded stakes are paid back. */
 export const DEFAULT_RELEASE_INTERVAL_MS = 10_000;
 /** `.invalid` is reserved (RFC 2606): operators set their own. */
@@ -131,6 +133,9 @@ export const CoordinatorConfigSchema = Type.Object(
         /** Private key (0x + 64 hex) of the rewards vault, to pay claimed rewards. Secret. */
         rewardsVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
         withdrawDailyLimitNano: Type.BigInt({ default: DEFAULT_WITHDRAW_DAILY_LIMIT_NANO, minimum: 0n }),
+        /** Credit transfers to proxy wallets without a top-up call (off: native sent for gas stays spendable). */
+        watchDeposits: Type.Boolean({ default: false }),
+        watchIntervalMs: Type.Integer({ default: DEFAULT_WATCH_INTERVAL_MS, minimum: 10 }),
       },
       { default: {}, additionalProperties: false },
     ),

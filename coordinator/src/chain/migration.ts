@@ -93,3 +93,15 @@ export const chainMigration: Migration & { name: string } = {
       .execute();
   },
 };
+
+/** The deposit watcher's cursor. */
+export const chainCursorsMigration: Migration & { name: string } = {
+  name: '004-chain-cursors',
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('chain_cursors')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('block', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};

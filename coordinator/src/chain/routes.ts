@@ -3,12 +3,10 @@ import type { AppContext } from '../app.js';
 import { ApiError } from '../errors.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { topupRoutes } from '../topup/routes.js';
+import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
-
-/** How often unbonded stakes are returned to their owners. */
-export const DEFAULT_RELEASE_INTERVAL_MS = 10_000;
 
 /** What each chain route plugin gets: the app context and the one set of chain services. */
 export type ChainRouteOptions = {
@@ -19,8 +17,8 @@ export type ChainRouteOptions = {
 
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, all on one
- * set of chain services (one signer queue per wallet for the whole process), and the timer that
- * returns unbonded stakes.
+ * set of chain services (one signer queue per wallet for the whole process), the timer that
+ * returns unbonded stakes and, when configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config);
@@ -31,21 +29,35 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await app.register(topupRoutes, { ctx, services });
   await app.register(txRoutes, { ctx, services });
   await app.register(withdrawRoutes, { ctx, services });
-  if (chain?.stakingVault?.account) {
-    let timer: NodeJS.Timeout | undefined;
-    let running: Promise<unknown> = Promise.resolve();
-    const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
-    app.addHook('onReady', async () => {
-      timer = setInterval(() => {
-        running = releaseUnbonded(deps).catch((error: unknown) =>
-          app.log.warn({ err: error }, 'releasing unbonded stakes failed'),
-        );
-      }, ctx.config.staking.releaseIntervalMs);
-      timer.unref();
-    });
-    app.addHook('onClose', async () => {
-      clearInterval(timer);
-      await running;
-    });
+  if (!chain) return;
+  const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
+  if (chain.stakingVault?.account) {
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', () =>
+      releaseUnbonded(deps),
+    );
   }
+  if (ctx.config.chain.watchDeposits) {
+    repeat(app, ctx.config.chain.watchIntervalMs, 'watching deposits', () => watchDeposits(deps));
+  }
+}
+
+/** Runs `task` every `intervalMs` while the app is up (never two at once); failures are logged. */
+function repeat(app: FastifyInstance, intervalMs: number, what: string, task: () => Promise<unknown>): void {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      if (running) return;
+      running = task()
+        .catch((error: unknown) => app.log.warn({ err: error }, `${what} failed`))
+        .finally(() => {
+          running = undefined;
+        });
+    }, intervalMs);
+    timer.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await running;
+  });
 }

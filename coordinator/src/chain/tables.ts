@@ -106,7 +106,15 @@ export type WithdrawalsTable = {
   created_at: BigIntColumn;
 };
 
+/** Where a chain scanner (the deposit watcher) has read up to. */
+export type ChainCursorsTable = {
+  name: string;
+  /** The last block fully processed. */
+  block: BigIntColumn;
+};
+
 export type ChainTables = {
+  chain_cursors: ChainCursorsTable;
   topups: TopupsTable;
   stakes: StakesTable;
   reward_index: RewardIndexTable;

@@ -1,5 +1,5 @@
 import type { Migration } from 'kysely';
-import { chainMigration } from '../../chain/migration.js';
+import { chainCursorsMigration, chainMigration } from '../../chain/migration.js';
 import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
 
@@ -7,4 +7,9 @@ import { ledger002 } from './002-ledger.js';
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
  * SQLite and PostgreSQL: text ids, bigint integers, no dialect-only types). Never edit a landed one.
  */
-export const migrations: readonly (Migration & { name: string })[] = [base001, ledger002, chainMigration];
+export const migrations: readonly (Migration & { name: string })[] = [
+  base001,
+  ledger002,
+  chainMigration,
+  chainCursorsMigration,
+];
