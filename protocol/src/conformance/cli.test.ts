@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { startReferenceCoordinator } from './reference/referenceCoordinator.js';
-import { startReferenceNode } from './reference/referenceNode.js';
+import { type ReferenceNode, startReferenceNode } from './reference/referenceNode.js';
 import type { ConformanceReport } from './report.js';
 
 const bin = fileURLToPath(new URL('../../bin/gpumesh-conformance.js', import.meta.url));
@@ -17,53 +17,65 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Runs the real command; resolves with its exit status and stdout. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Runs the real command; `whenListening` runs once `port` accepts connections. */
 async function runBin(
   args: string[],
-  whileRunning?: (child: ChildProcess) => void,
+  port?: number,
+  whenListening?: () => void,
 ): Promise<{ code: number; stdout: string }> {
   const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
   });
-  whileRunning?.(child);
-  const [code] = (await once(child, 'exit')) as [number];
+  const exited = once(child, 'exit') as Promise<[number]>;
+  if (port !== undefined) {
+    // Start the node only once the kit listens, so it does not back off on refused connections.
+    while (child.exitCode === null && !(await accepts(port))) await new Promise((r) => setTimeout(r, 100));
+    whenListening?.();
+  }
+  const [code] = await exited;
   return { code, stdout };
+}
+
+/** Runs `gpumesh-conformance node --listen` with the reference node connecting to it. */
+async function runNodeKit(args: string[], breaks?: string): Promise<{ code: number; stdout: string }> {
+  const port = await freePort();
+  let node: ReferenceNode | undefined;
+  try {
+    return await runBin(['node', '--listen', String(port), ...args], port, () => {
+      node = startReferenceNode({ url: `ws://127.0.0.1:${port}`, reconnectDelayMs: 50, breaks });
+    });
+  } finally {
+    await node?.stop();
+  }
 }
 
 describe('gpumesh-conformance', () => {
   test('default: node --listen against the reference node, --json, exit 0', async () => {
-    const port = await freePort();
-    const node = startReferenceNode({ url: `ws://127.0.0.1:${port}`, reconnectDelayMs: 50 });
-    try {
-      const { code, stdout } = await runBin([
-        'node',
-        '--listen',
-        String(port),
-        '--json',
-        '--step-timeout-ms',
-        '2000',
-      ]);
-      const report = JSON.parse(stdout) as ConformanceReport;
-      expect(report.ok).toBe(true);
-      expect(report.results.every((r) => r.status === 'pass')).toBe(true);
-      expect(code).toBe(0);
-    } finally {
-      await node.stop();
-    }
+    const { code, stdout } = await runNodeKit(['--json', '--step-timeout-ms', '2000']);
+    const report = JSON.parse(stdout) as ConformanceReport;
+    expect(report.ok).toBe(true);
+    expect(report.results.every((r) => r.status === 'pass')).toBe(true);
+    expect(code).toBe(0);
   });
 
   test('behavior: coordinator --url prints the table', async () => {
     const coordinator = await startReferenceCoordinator({ heartbeatIntervalMs: 200 });
     try {
-      const { code, stdout } = await runBin([
-        'coordinator',
-        '--url',
-        coordinator.url,
-        '--scenario',
-        'handshake',
-      ]);
+      const args = ['coordinator', '--url', coordinator.url, '--scenario', 'handshake'];
+      const { code, stdout } = await runBin(args);
       expect(stdout).toMatch(/handshake\s+PASS/);
       expect(stdout).toContain('1 passed, 0 failed, 0 skipped');
       expect(code).toBe(0);
@@ -73,16 +85,9 @@ describe('gpumesh-conformance', () => {
   });
 
   test('error: a failing scenario exits 1', async () => {
-    const port = await freePort();
-    const node = startReferenceNode({ url: `ws://127.0.0.1:${port}`, reconnectDelayMs: 50, breaks: 'drain' });
-    try {
-      const args = ['node', '--listen', String(port), '--scenario', 'drain', '--step-timeout-ms', '500'];
-      const { code, stdout } = await runBin(args);
-      expect(stdout).toMatch(/drain\s+FAIL/);
-      expect(code).toBe(1);
-    } finally {
-      await node.stop();
-    }
+    const { code, stdout } = await runNodeKit(['--scenario', 'drain', '--step-timeout-ms', '500'], 'drain');
+    expect(stdout).toMatch(/drain\s+FAIL/);
+    expect(code).toBe(1);
   });
 
   test('error: a usage mistake exits 2', async () => {

@@ -10,14 +10,14 @@ async function runAgainstReferenceCoordinator(
   withTrigger = true,
 ): Promise<ConformanceReport> {
   const coordinator = await startReferenceCoordinator({
-    heartbeatIntervalMs: 300,
+    heartbeatIntervalMs: 500,
     maxFrameBytes: 256 * 1024,
     breaks,
   });
   try {
     return await runCoordinatorConformance({
       url: coordinator.url,
-      stepTimeoutMs: 1000,
+      stepTimeoutMs: 2000,
       jobTimeoutMs: 2000,
       ...(withTrigger
         ? {

@@ -11,7 +11,7 @@ async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceRepo
     return await runNodeConformance({
       port: 0,
       heartbeatIntervalMs: 300,
-      stepTimeoutMs: 1000,
+      stepTimeoutMs: 1500,
       connectTimeoutMs: 5000,
       onListening: (url) => {
         node = startReferenceNode({ url, reconnectDelayMs: 10, breaks });

@@ -8,6 +8,7 @@ import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
+  PROTOCOL_VERSION,
   ttlMsFor,
 } from '../../constants.js';
 import { createFrame } from '../../createFrame.js';
@@ -172,8 +173,15 @@ export async function startReferenceCoordinator(
       }
       case 'manifest': {
         const { manifest, signature } = frame;
-        if (manifest.nodeId.toLowerCase() !== session.nodeId || manifest.role !== session.hello?.role) {
-          return fail(session, new ProtocolError('manifest_rejected', 'Node id or role differ from hello.'));
+        const sameSession =
+          manifest.nodeId.toLowerCase() === session.nodeId &&
+          manifest.role === session.hello?.role &&
+          manifest.protocolVersion === PROTOCOL_VERSION;
+        if (!sameSession) {
+          return fail(
+            session,
+            new ProtocolError('manifest_rejected', 'Node id, role or version differ from the session.'),
+          );
         }
         if (breaks !== 'bad_manifest_signature' && !(await verifyManifest(manifest, signature))) {
           return fail(session, new ProtocolError('manifest_signature_invalid'));

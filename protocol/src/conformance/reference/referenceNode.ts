@@ -20,6 +20,9 @@ import { frameAllowed, type SessionPhase } from '../../sessionOrder.js';
 import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fakeInference.js';
 import { referenceManifest } from './referenceManifest.js';
 
+/** Longest wait between reconnect attempts. */
+export const MAX_RECONNECT_DELAY_MS = 30_000;
+
 export type ReferenceNodeOptions = {
   /** The coordinator's WebSocket URL. */
   url: string;
@@ -29,7 +32,7 @@ export type ReferenceNodeOptions = {
   ownerPrivateKey?: Hex;
   /** Jobs run at once (default 2). */
   capacity?: number;
-  /** Delay before reconnecting after a close (default 1000 ms). */
+  /** Delay before reconnecting after a close (default 1000 ms), doubled after each failed session. */
   reconnectDelayMs?: number;
   /** Delay between generated tokens (default 2 ms). */
   tokenDelayMs?: number;
@@ -73,6 +76,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   const breaks = options.breaks;
   let stopped = false;
   let sessions = 0;
+  let failures = 0;
   let current: Session | undefined;
   let reconnectTimer: NodeJS.Timeout | undefined;
 
@@ -291,6 +295,11 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         if (session.status !== 'draining') {
           session.status = 'draining';
           reportPresence(session);
+          // Jobs still running at the deadline are cancelled (each ends with job_cancelled).
+          const deadline = setTimeout(() => {
+            for (const job of session.jobs.values()) job.cancelled = true;
+          }, frame.deadlineMs);
+          session.ws.once('close', () => clearTimeout(deadline));
         }
         return leaveIfDrained(session);
       case 'bye':
@@ -350,7 +359,11 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     ws.on('close', () => {
       clearInterval(session.heartbeat);
       for (const job of session.jobs.values()) job.cancelled = true;
-      if (!stopped) reconnectTimer = setTimeout(connect, reconnectDelayMs);
+      // Back off while sessions fail before ready (1×, 2×, 4× … the base delay, at most 30 s, ±20 %).
+      failures = session.phase === 'ready' ? 0 : failures + 1;
+      const delay =
+        Math.min(reconnectDelayMs * 2 ** failures, MAX_RECONNECT_DELAY_MS) * (0.8 + 0.4 * Math.random());
+      if (!stopped) reconnectTimer = setTimeout(connect, delay);
     });
   };
 

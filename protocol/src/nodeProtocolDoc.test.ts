@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { COORDINATOR_SCENARIO_NAMES } from './conformance/coordinator/coordinatorScenarios.js';
+import { NODE_SCENARIO_NAMES } from './conformance/node/nodeScenarios.js';
+import { PROTOCOL_ERRORS } from './errors.js';
+import { FRAME_TYPES } from './messages.js';
+import { parseFrame } from './parseFrame.js';
+import { PRESENCE_TRANSITIONS } from './presence.js';
+import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, type TierName } from './tiers.js';
+
+/** NODE_PROTOCOL.md must say what the code does: these tests fail when either side changes alone. */
+const doc = readFileSync(new URL('../NODE_PROTOCOL.md', import.meta.url), 'utf8');
+
+function section(number: number): string {
+  const start = doc.indexOf(`\n## ${number}. `);
+  const end = doc.indexOf('\n## ', start + 1);
+  expect(start).toBeGreaterThan(0);
+  return doc.slice(start, end === -1 ? undefined : end);
+}
+
+describe('NODE_PROTOCOL.md', () => {
+  test('behavior: the error table lists exactly the registry, with its close codes and retryability', () => {
+    const rows = [...section(10).matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{4}|—)\s*\|\s*(yes|no)\s*\|/gm)];
+    const documented = Object.fromEntries(
+      rows.map(([, code, close, retryable]) => [
+        code,
+        { closeCode: close === '—' ? null : Number(close), retryable: retryable === 'yes' },
+      ]),
+    );
+    const registry = Object.fromEntries(
+      Object.entries(PROTOCOL_ERRORS).map(([code, entry]) => [
+        code,
+        { closeCode: entry.closeCode, retryable: entry.retryable },
+      ]),
+    );
+    expect(documented).toEqual(registry);
+  });
+
+  test('behavior: every frame type has an example, and every example validates', () => {
+    const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map(([, body]) => body!);
+    const types = new Set<string>();
+    for (const body of blocks) {
+      const frame = parseFrame(JSON.stringify(JSON.parse(body)));
+      types.add(frame.type);
+    }
+    expect([...types].sort()).toEqual([...FRAME_TYPES].sort());
+  });
+
+  test('behavior: the presence table lists exactly the allowed transitions', () => {
+    const rows = [...section(8).matchAll(/^\| `([a-z]+)`\s*\| `([a-z]+)`\s*\| `([a-z]+)`\s*\|/gm)];
+    const documented = rows.map(([, from, event, to]) => `${from} --${event}--> ${to}`).sort();
+    const code = Object.entries(PRESENCE_TRANSITIONS)
+      .flatMap(([from, moves]) => Object.entries(moves).map(([event, to]) => `${from} --${event}--> ${to}`))
+      .sort();
+    expect(documented).toEqual(code);
+  });
+
+  test('behavior: the tier table matches the default ladder', () => {
+    const rows = [
+      ...section(7).matchAll(/^\| `([a-z]+)`\s*\| ([\d ]+?)\s*\|[^|]*\| (\d+)\s*\| (\d+)\s*\|/gm),
+    ];
+    expect(rows.map(([, tier]) => tier)).toEqual(Object.keys(TIER_BENEFITS));
+    for (const [, tier, stake, concurrency, priority] of rows) {
+      const name = tier as TierName;
+      const threshold = name === 'none' ? 0n : DEFAULT_TIER_THRESHOLDS_WEI[name];
+      expect(BigInt(stake!.replaceAll(' ', '')) * 10n ** 18n).toBe(threshold);
+      expect(Number(concurrency)).toBe(TIER_BENEFITS[name].maxConcurrency);
+      expect(Number(priority)).toBe(TIER_BENEFITS[name].routingPriority);
+    }
+  });
+
+  test('behavior: the conformance section names exactly the kit’s scenarios', () => {
+    const names = (label: string) => {
+      const line = section(13).split(`${label} scenarios: `)[1]!.split('.')[0]!;
+      return [...line.matchAll(/`([a-z_]+)`/g)].map(([, name]) => name);
+    };
+    expect(names('Node')).toEqual(NODE_SCENARIO_NAMES);
+    expect(names('Coordinator')).toEqual(COORDINATOR_SCENARIO_NAMES);
+  });
+});
