@@ -25,44 +25,51 @@ export async function installTestWallet(
     signed.push(message);
     return account.signMessage({ message: isHex(data) ? { raw: data } : data });
   });
-  await page.addInitScript(
-    ({ address, chainIdHex, binding }) => {
-      type Listener = (...args: unknown[]) => void;
-      const listeners = new Map<string, Set<Listener>>();
-      const fail = (code: number, message: string) => Object.assign(new Error(message), { code });
-      const sign = (window as unknown as Record<string, (data: string) => Promise<string>>)[binding];
-      const provider = {
-        isGpumeshTestWallet: true,
-        async request({ method, params }: { method: string; params?: unknown[] }): Promise<unknown> {
-          switch (method) {
-            case 'eth_requestAccounts':
-            case 'eth_accounts':
-              return [address];
-            case 'eth_chainId':
-              return chainIdHex;
-            case 'personal_sign': {
-              const [data, from] = (params ?? []) as [string, string];
-              if (String(from).toLowerCase() !== address.toLowerCase()) throw fail(4100, 'Unknown account.');
-              if (!sign) throw fail(4900, 'The test wallet is not connected.');
-              return sign(data);
-            }
-            default:
-              throw fail(4200, `The test wallet does not support ${method}.`);
-          }
-        },
-        on(event: string, listener: Listener) {
-          if (!listeners.has(event)) listeners.set(event, new Set());
-          listeners.get(event)?.add(listener);
-          return provider;
-        },
-        removeListener(event: string, listener: Listener) {
-          listeners.get(event)?.delete(listener);
-          return provider;
-        },
-      };
-      Object.defineProperty(window, 'ethereum', { value: provider, configurable: false, writable: false });
-    },
-    { address: account.address, chainIdHex: `0x${chainId.toString(16)}`, binding: SIGN_BINDING },
-  );
+  await page.addInitScript({
+    content: providerScript({ address: account.address, chainIdHex: `0x${chainId.toString(16)}` }),
+  });
   return { signed };
+}
+
+/**
+ * The in-page provider, as plain JavaScript source: a string (not a serialized function), so no
+ * transpiler helper can leak into the page. It knows only the address; signing calls the binding.
+ */
+function providerScript(settings: { address: string; chainIdHex: string }): string {
+  return `(() => {
+  const settings = ${JSON.stringify({ ...settings, binding: SIGN_BINDING })};
+  const listeners = new Map();
+  const fail = (code, message) => Object.assign(new Error(message), { code });
+  const provider = {
+    isGpumeshTestWallet: true,
+    async request({ method, params }) {
+      switch (method) {
+        case 'eth_requestAccounts':
+        case 'eth_accounts':
+          return [settings.address];
+        case 'eth_chainId':
+          return settings.chainIdHex;
+        case 'personal_sign': {
+          const [data, from] = params || [];
+          if (String(from).toLowerCase() !== settings.address.toLowerCase()) throw fail(4100, 'Unknown account.');
+          const sign = window[settings.binding];
+          if (typeof sign !== 'function') throw fail(4900, 'The test wallet is not connected.');
+          return sign(data);
+        }
+        default:
+          throw fail(4200, 'The test wallet does not support ' + method + '.');
+      }
+    },
+    on(event, listener) {
+      if (!listeners.has(event)) listeners.set(event, new Set());
+      listeners.get(event).add(listener);
+      return provider;
+    },
+    removeListener(event, listener) {
+      listeners.get(event)?.delete(listener);
+      return provider;
+    },
+  };
+  Object.defineProperty(window, 'ethereum', { value: provider, configurable: false, writable: false });
+})();`;
 }

@@ -19,8 +19,9 @@ export type HealthRoutesOptions = {
 /**
  * `GET /healthz`: the process is alive and serving HTTP (200 always).
  * `GET /readyz`: the database answers `select 1` within the timeout (200), else 503 `not_ready`.
- * While the app closes, Fastify itself answers 503 to new requests, so load balancers stop routing
- * here before the connections drain. Probes are exempt from rate limits.
+ * Once the app closes it accepts no new connection (Fastify also drops idle keep-alive ones and
+ * answers 503 on busy ones), so a load balancer stops routing here while in-flight requests finish.
+ * Probes skip the rate limits.
  */
 export async function healthRoutes(app: FastifyInstance, options: HealthRoutesOptions): Promise<void> {
   const timeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;

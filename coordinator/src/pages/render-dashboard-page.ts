@@ -89,6 +89,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
         <p class="hint">Rewards accrue every second. <button type="button" class="secondary" id="claim">Claim rewards</button></p>
       </div>
       <p id="stake-status" class="status" role="status" aria-live="polite"></p>
+      <div class="table-scroll">
       <table class="data compact">
         <caption>Tier ladder: base APY ${formatBps(options.baseApyBps)}, times the tier's multiplier</caption>
         <thead><tr><th scope="col">Tier</th><th scope="col" class="num">Stake from</th><th scope="col" class="num">Reward multiplier</th><th scope="col" class="num">APY</th></tr></thead>
@@ -97,6 +98,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
             html`<tr><th scope="row">${tier.name}</th><td class="num">${tier.minStake.toLocaleString('en-US')} ${symbol}</td><td class="num">×${(tier.multiplierBps / 10_000).toFixed(2)}</td><td class="num">${formatBps((options.baseApyBps * tier.multiplierBps) / 10_000)}</td></tr>`,
         )}</tbody>
       </table>
+      </div>
     </section>
   </div>
 
