@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,5 +121,39 @@ describe('pagesRoutes', () => {
     const app = await build({ installScriptPath: join(dir, 'missing.sh') });
     expect((await app.inject('/install.sh')).statusCode).toBe(404);
     await app.close();
+  });
+});
+
+describe('GET /install.sh with the repository script', () => {
+  test('default: `curl <app>/install.sh | sh -s -- --dry-run` plans a node for this coordinator', async () => {
+    const app = await build({ installScriptPath: undefined });
+    const response = await app.inject('/install.sh');
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toMatch(/^#!\/bin\/sh\n/);
+    expect(response.body).toContain('DEFAULT_COORDINATOR="http://mesh.test:8080"\n');
+    await app.close();
+
+    // The served text piped into sh, exactly as the one-command install does.
+    const home = mkdtempSync(join(dir, 'home-'));
+    const run = spawnSync(
+      'sh',
+      [
+        '-s',
+        '--',
+        '--role',
+        'gpu',
+        '--dry-run',
+        '--no-service',
+        '--prefix',
+        join(home, 'p'),
+        '--state-dir',
+        join(home, 's'),
+      ],
+      { input: response.body, encoding: 'utf8', env: { ...process.env, HOME: home } },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('role:         gpu');
+    expect(run.stdout).toContain('coordinator:  http://mesh.test:8080');
+    expect(run.stdout).toContain('Dry run: nothing was changed.');
   });
 });
