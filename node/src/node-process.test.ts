@@ -8,7 +8,7 @@ import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import si from 'systeminformation';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeTinyModel } from './models/write-tiny-model.js';
-import { CoordinatorPeer, PEER_TTL_MS } from './testing/coordinator-peer.js';
+import { CoordinatorPeer } from './testing/coordinator-peer.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'gpumesh-node.js');
 const NO_EOS = { '2': -100 };
@@ -93,7 +93,7 @@ describe('gpumesh-node process', () => {
     await session.next('presence', (p) => p.status === 'online');
     const killedAt = Date.now();
     first.kill('SIGKILL');
-    expect((await peer.offlineAt(session)) - killedAt).toBeLessThanOrEqual(PEER_TTL_MS);
+    expect((await peer.offlineAt(session)) - killedAt).toBeLessThanOrEqual(peer.ttlMs);
 
     startNode();
     const again = await peer.nextSession(1);

@@ -3,8 +3,7 @@
 export { createFixedReplyRuntime, type FixedReplyRuntimeOptions } from './runtimes/fixed-reply-runtime.js';
 export {
   CoordinatorPeer,
-  PEER_HEARTBEAT_MS,
-  PEER_TTL_MS,
+  DEFAULT_PEER_HEARTBEAT_MS,
   type PeerSession,
 } from './testing/coordinator-peer.js';
 export {

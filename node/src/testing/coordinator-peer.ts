@@ -12,8 +12,8 @@ import {
 } from '@gpumesh/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 
-export const PEER_HEARTBEAT_MS = 100;
-export const PEER_TTL_MS = 2 * PEER_HEARTBEAT_MS;
+/** Short enough for tests to see TTL expiry, long enough that a loaded test machine keeps up. */
+export const DEFAULT_PEER_HEARTBEAT_MS = 500;
 
 /** One admitted node session as the coordinator side sees it. */
 export type PeerSession = {
@@ -39,7 +39,13 @@ export class CoordinatorPeer {
   readonly sessions: PeerSession[] = [];
   private waiters: (() => void)[] = [];
 
-  constructor() {
+  /** The heartbeat interval the peer grants in welcome; TTL is twice it. */
+  readonly heartbeatIntervalMs: number;
+  readonly ttlMs: number;
+
+  constructor(options: { heartbeatIntervalMs?: number } = {}) {
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_PEER_HEARTBEAT_MS;
+    this.ttlMs = 2 * this.heartbeatIntervalMs;
     this.wss.on('connection', (ws) => this.admit(ws));
   }
 
@@ -110,8 +116,8 @@ export class CoordinatorPeer {
         const welcome = createFrame('welcome', {
           version: 0,
           sessionId: `s-${this.sessions.length}`,
-          heartbeatIntervalMs: PEER_HEARTBEAT_MS,
-          ttlMs: PEER_TTL_MS,
+          heartbeatIntervalMs: this.heartbeatIntervalMs,
+          ttlMs: this.ttlMs,
           maxFrameBytes: 1024 * 1024,
           tier: 'basic',
           scopes: [...SCOPES],
@@ -139,7 +145,7 @@ export class CoordinatorPeer {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (session.closedAt) return session.closedAt;
-      if (Date.now() - session.lastHeard > PEER_TTL_MS) return session.lastHeard + PEER_TTL_MS;
+      if (Date.now() - session.lastHeard > this.ttlMs) return session.lastHeard + this.ttlMs;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     throw new Error('the session never went offline');
