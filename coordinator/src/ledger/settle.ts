@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { applyEntry } from './apply-entry.js';
+import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
@@ -51,46 +51,33 @@ export async function settle(db: LedgerDb, params: SettleParams): Promise<Settle
     }
     const chargedNano = providerNano + feeNano;
     const ref = params.reservationId;
-    const released = await applyEntry(trx, {
-      accountId: held.accountId,
-      kind: ENTRY_KINDS.release,
-      amount: held.amount,
+    // One UPDATE on the user's account: the hold comes back and the charge goes out together; the
+    // log still shows both (release, then charge). Cannot fail: charge ≤ the hold released.
+    const user = { accountId: held.accountId, ref, now };
+    const balanceNano = await moveBalance(trx, {
+      ...user,
+      kind: ENTRY_KINDS.charge,
+      amount: held.amount - chargedNano,
       reservedDelta: -held.amount,
-      ref,
-      now,
+      spendDelta: chargedNano,
     });
-    let balanceNano = released!.balanceAfter;
+    if (balanceNano === null) throw new Error('settlement could not release its own hold');
+    const entries: (EntryParams & { balanceAfter: bigint })[] = [
+      { ...user, kind: ENTRY_KINDS.release, amount: held.amount, balanceAfter: balanceNano + chargedNano },
+    ];
     if (chargedNano > 0n) {
-      const charged = await applyEntry(trx, {
-        accountId: held.accountId,
-        kind: ENTRY_KINDS.charge,
-        amount: -chargedNano,
-        spendDelta: chargedNano,
-        ref,
-        now,
-      });
-      // Cannot fail: the charge is at most the amount just released into the balance.
-      if (!charged) throw new Error('charge exceeded the released reservation');
-      balanceNano = charged.balanceAfter;
+      entries.push({ ...user, kind: ENTRY_KINDS.charge, amount: -chargedNano, balanceAfter: balanceNano });
     }
-    if (providerNano > 0n) {
-      await applyEntry(trx, {
-        accountId: params.providerAccountId,
-        kind: ENTRY_KINDS.providerCredit,
-        amount: providerNano,
-        ref,
-        now,
-      });
+    for (const [accountId, kind, amount] of [
+      [params.providerAccountId, ENTRY_KINDS.providerCredit, providerNano],
+      [PLATFORM_ACCOUNT_ID, ENTRY_KINDS.fee, feeNano],
+    ] as const) {
+      if (amount <= 0n) continue;
+      const credit = { accountId, kind, amount, ref, now };
+      const after = await moveBalance(trx, credit);
+      entries.push({ ...credit, balanceAfter: after! });
     }
-    if (feeNano > 0n) {
-      await applyEntry(trx, {
-        accountId: PLATFORM_ACCOUNT_ID,
-        kind: ENTRY_KINDS.fee,
-        amount: feeNano,
-        ref,
-        now,
-      });
-    }
+    await appendEntries(trx, entries);
     const outcome: SettleOutcome = {
       chargedNano,
       providerNano,

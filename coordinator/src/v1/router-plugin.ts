@@ -13,6 +13,8 @@ import { routerRoutes } from './routes.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
+/** Every path the hub answers on: /node, and /v0/nodes as NODE_PROTOCOL.md's examples write it. */
+export const HUB_PATHS: readonly string[] = [HUB_PATH, '/v0/nodes'];
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -43,7 +45,7 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
   wss.on('connection', (socket) => hub.accept(socket));
   app.server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== HUB_PATH) {
+    if (!HUB_PATHS.includes(path ?? '')) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
