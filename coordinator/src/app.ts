@@ -99,6 +99,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Unknown body fields are refused (additionalProperties: false), not silently dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     routerOptions: { maxParamLength: 200 },
+    // Router-level failures (bad URL encoding, over-long params) answer in the common shape too.
+    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
   });
 
   app.setErrorHandler(errorHandler);
