@@ -14,6 +14,7 @@ export {
   ProtocolError,
   type ProtocolErrorCode,
 } from './errors.js';
+export { frameJsonSchema } from './frameJsonSchema.js';
 export { canonicalJson } from './identity/canonicalJson.js';
 export { challengeText } from './identity/challengeText.js';
 export { ownerProofText } from './identity/ownerProofText.js';
