@@ -2,10 +2,12 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFrame, encodeFrame } from '@gpumesh/protocol';
+import { createFrame, encodeFrame, signOwnerProof } from '@gpumesh/protocol';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from './config.js';
 import { startDaemon } from './daemon.js';
+import { loadNodeIdentity } from './identity.js';
 import { createFixedReplyRuntime } from './runtimes/fixed-reply-runtime.js';
 import { CoordinatorPeer } from './testing/coordinator-peer.js';
 
@@ -60,5 +62,33 @@ describe('startDaemon', () => {
     await expect.poll(async () => (await fetch(daemon.health.url)).status, { timeout: 5_000 }).toBe(503);
     expect((await (await fetch(daemon.health.url)).json()).hubConnected).toBe(false);
     await daemon.shutdown();
+  });
+
+  test('behavior: an owner wallet proof links the node to its staker', async () => {
+    const peer = new CoordinatorPeer();
+    await once(peer.wss, 'listening');
+    const stateDir = join(dir, 'owned');
+    const { nodeId } = await loadNodeIdentity(join(stateDir, 'node.key'));
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const proof = await signOwnerProof(nodeId, owner);
+    const config = loadConfig({
+      env: {},
+      flags: {
+        coordinator: peer.url,
+        'state-dir': stateDir,
+        'health-port': '0',
+        'owner-address': proof.address,
+        'owner-signature': proof.signature,
+      },
+    });
+    const runtime = createFixedReplyRuntime({
+      models: [{ id: 'fixed', family: 'chat', contextLength: 64, maxConcurrency: 1 }],
+    });
+    const daemon = await startDaemon(config, { runtime });
+    const session = await peer.nextSession(0);
+    expect(session.nodeId).toBe(nodeId);
+    expect(session.owner).toBe(owner.address);
+    await daemon.shutdown();
+    await peer.close();
   });
 });

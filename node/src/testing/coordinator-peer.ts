@@ -9,6 +9,7 @@ import {
   SCOPES,
   verifyChallenge,
   verifyManifest,
+  verifyOwnerProof,
 } from '@gpumesh/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 
@@ -19,6 +20,8 @@ export const DEFAULT_PEER_HEARTBEAT_MS = 500;
 export type PeerSession = {
   ws: WebSocket;
   nodeId: string;
+  /** The owner wallet the node proved, if any. */
+  owner?: string;
   frames: Frame[];
   lastHeard: number;
   closedAt?: number;
@@ -113,6 +116,8 @@ export class CoordinatorPeer {
           signature: frame.signature,
         });
         if (!signed) return ws.close(4006);
+        if (frame.owner && !(await verifyOwnerProof(session.nodeId, frame.owner))) return ws.close(4006);
+        session.owner = frame.owner?.address;
         const welcome = createFrame('welcome', {
           version: 0,
           sessionId: `s-${this.sessions.length}`,
