@@ -12,6 +12,7 @@ export {
 } from './coordinator/runCoordinatorConformance.js';
 export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/nodeScenarios.js';
 export { type NodeConformanceOptions, runNodeConformance } from './node/runNodeConformance.js';
+export { openAiTrigger } from './openAiTrigger.js';
 export {
   type ReferenceCoordinator,
   type ReferenceCoordinatorOptions,
