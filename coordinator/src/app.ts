@@ -28,6 +28,7 @@ import { keysRoutes } from './keys/routes.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
+import { listHubNodes } from './pages/list-hub-nodes.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
 import { userRoutes } from './users/routes.js';
@@ -149,6 +150,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(keysRoutes, ctx);
   await app.register(routerPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(discoveryRoutes, ctx);
+  app.metrics.trackNodes(() => listHubNodes(app.hub));
   await app.register(healthRoutes, { db });
   await app.register(pagesRoutes, {
     appUrl: config.publicUrl,
@@ -156,7 +158,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     nativeSymbol: config.chain.nativeSymbol,
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
     staking: config.staking,
-    network: { listNodes: () => [], tokensServed: () => readTokensServed(db) },
+    network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(db) },
     now: () => clock.now(),
   });
   await app.register(chainRoutes, ctx);

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -10,12 +11,14 @@ import { artifactPath } from './artifact-path.js';
 import { freePort } from './free-port.js';
 import { installTestWallet } from './install-test-wallet.js';
 import { type Chromium, launchChromium } from './launch-chromium.js';
+import { startTinyNode, type TinyNode } from './start-tiny-node.js';
 
 const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
 let t: TestApp;
 let baseUrl: string;
 let browser: Chromium;
 let devnet: Devnet;
+let node: TinyNode;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -28,14 +31,58 @@ beforeAll(async () => {
     overrides: { publicUrl: baseUrl, ...chainOverrides(devnet) },
   });
   await t.app.listen({ port, host: '127.0.0.1' });
+  // A real provider: the gpumesh-node daemon serving the tiny GGUF model, installed the way the
+  // /network page says (its --coordinator is this app's URL).
+  node = await startTinyNode(baseUrl);
   browser = await launchChromium();
-});
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
+  await node?.stop();
   await t?.close();
   await devnet?.stop();
 });
+
+/** Sends `usd` of USDC.s from a dev account to `proxy` (a real ERC-20 transfer); returns its hash. */
+async function sendUsdc(proxy: `0x${string}`, usd: string) {
+  const { hash } = await sendTransaction(devnet.context, {
+    account: devnet.accounts[1]!.account,
+    to: devnet.tokens['USDC.s'],
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [proxy, parseUnits(usd, 6)] }),
+  });
+  return hash;
+}
+
+/** Fills and submits the dashboard's top-up form, then waits for the credited balance. */
+async function topUp(page: Page, hash: string, usd: string, expectedBalance: string) {
+  await page.selectOption('#topup-source', 'USDC.s');
+  await page.fill('#topup-amount', usd);
+  await page.fill('#topup-payment', hash);
+  await page.click('#topup-form button[type=submit]');
+  await page.waitForFunction(
+    (want) => document.getElementById('balance')?.textContent === want,
+    expectedBalance,
+    {
+      timeout: 15_000,
+    },
+  );
+}
+
+/** Waits until the coordinator routes a chat model (the node is online); returns its id. */
+async function onlineChatModel(): Promise<string> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const stats = (await (await fetch(`${baseUrl}/api/network/stats`)).json()) as {
+      nodes: { routable: number };
+      models: { id: string; family: string }[];
+    };
+    const chat = stats.models.find((m) => m.family === 'chat');
+    if (stats.nodes.routable > 0 && chat) return chat.id;
+    if (Date.now() > end) throw new Error('the node did not come online');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 /** Opens /dashboard with a fresh test wallet and signs in through the page. */
 async function signedInPage() {
@@ -155,28 +202,9 @@ describe('/dashboard in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('stake-tier')?.textContent === 'none');
     expect(await page.textContent('#stake-quantity')).toBe('0.0000 TOK');
 
-    // The user sends 25.5 USDC.s to the proxy wallet the page shows (a real ERC-20 transfer) …
-    const { hash } = await sendTransaction(devnet.context, {
-      account: devnet.accounts[1]!.account,
-      to: devnet.tokens['USDC.s'],
-      data: encodeFunctionData({
-        abi: erc20Abi,
-        functionName: 'transfer',
-        args: [proxy, parseUnits('25.5', 6)],
-      }),
-    });
-    // … then records it in the form: the server reads the chain and credits what it finds.
-    await page.selectOption('#topup-source', 'USDC.s');
-    await page.fill('#topup-amount', '25.5');
-    await page.fill('#topup-payment', hash);
-    await page.click('#topup-form button[type=submit]');
-    await page.waitForFunction(
-      () => document.getElementById('balance')?.textContent === '$25.50',
-      undefined,
-      {
-        timeout: 15_000,
-      },
-    );
+    // The user sends 25.5 USDC.s to the proxy wallet the page shows (a real ERC-20 transfer), then
+    // records it in the form: the server reads the chain and credits what it finds.
+    await topUp(page, await sendUsdc(proxy, '25.5'), '25.5', '$25.50');
     expect(await page.textContent('#topup-status')).toBe('Credited $25.50. Balance $25.50.');
 
     // Staking moves the native token from the proxy wallet, which also pays the gas.
@@ -213,6 +241,85 @@ describe('/dashboard in Chromium', () => {
       /^Claimed 0\.1232 TOK\. Transaction 0x[0-9a-f]{64}\.$/,
     );
     await page.screenshot({ path: artifactPath('dashboard-topup-stake.png'), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('behavior: a chat through the API with a key made on the page shows as usage, spend and balance', {
+    timeout: 120_000,
+  }, async () => {
+    const { page, errors } = await signedInPage();
+    await page.waitForFunction(() =>
+      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
+    );
+    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    await topUp(page, await sendUsdc(proxy, '5'), '5', '$5.00');
+    await page.fill('#key-name', 'chat');
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#key-secret:not([hidden])');
+    const apiKey = (await page.textContent('#key-secret-value')) ?? '';
+
+    // The official openai SDK, only the base URL changed, with the key the page showed.
+    const model = await onlineChatModel();
+    const client = new OpenAI({ apiKey, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Say hello to the dashboard.' }],
+      max_tokens: 16,
+      // The tiny random model may end at once; a bias against its end-of-sequence token keeps it talking.
+      logit_bias: { '2': -100 },
+    });
+    const usage = completion.usage as OpenAI.CompletionUsage & { cost: number };
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.cost).toBeGreaterThan(0);
+
+    await page.click('#refresh');
+    const balance = `$${(5 - usage.cost).toFixed(6).replace(/0+$/, '')}`;
+    await page.waitForFunction((want) => document.getElementById('balance')?.textContent === want, balance);
+    expect(await page.textContent('#spend')).toBe(`$${usage.cost.toFixed(6).replace(/0+$/, '')}`);
+    const row = page.locator('#usage-models-body tr', { hasText: model });
+    await row.waitFor();
+    expect(await row.locator('td').allTextContents()).toEqual([
+      '1',
+      String(usage.prompt_tokens),
+      String(usage.completion_tokens),
+      `$${usage.cost.toFixed(6).replace(/0+$/, '')}`,
+    ]);
+    expect(await page.textContent('#usage-totals')).toBe(
+      `1 request · ${usage.total_tokens} tokens · $${usage.cost.toFixed(6).replace(/0+$/, '')}`,
+    );
+    // Today's column in the chart has height; the model's bar carries its token count.
+    const barHeights = await page.$$eval('#chart-days rect.bar', (rects) =>
+      rects.map((r) => Number(r.getAttribute('height'))),
+    );
+    expect(barHeights.at(-1)).toBeGreaterThan(0);
+    expect(await page.textContent('#chart-models')).toContain(String(usage.total_tokens));
+    expect(await page.textContent('#keys-body tr:has-text("chat") td.num')).toBe(
+      `$${usage.cost.toFixed(6).replace(/0+$/, '')}`,
+    );
+    await page.screenshot({ path: artifactPath('dashboard-after-chat.png'), fullPage: true });
+
+    // /metrics counted the chat request, its tokens and the credits it spent.
+    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    expect(metrics).toContain(
+      'gpumesh_http_requests_total{method="POST",route="/v1/chat/completions",status="200"} 1',
+    );
+    expect(metrics).toContain(
+      `gpumesh_tokens_total{model="${model}",kind="completion"} ${usage.completion_tokens}`,
+    );
+    expect(metrics).toContain(`gpumesh_tokens_total{model="${model}",kind="prompt"} ${usage.prompt_tokens}`);
+    expect(metrics).toContain(
+      `gpumesh_credits_spent_nanousd_total{model="${model}"} ${Math.round(usage.cost * 1e9)}`,
+    );
+    expect(metrics).toContain('gpumesh_nodes{state="online",role="cpu",tier="none"} 1');
+
+    // The /network page shows the node, its model with its price, and the tokens it served.
+    await page.goto(`${baseUrl}/network`);
+    expect(await page.textContent('[data-stat="nodes.routable"]')).toBe('1');
+    expect(await page.textContent('[data-stat="nodes.byRole.cpu"]')).toBe('1');
+    expect(await page.textContent('#models-body')).toContain(model);
+    expect(await page.textContent('[data-stat="tokensServed.total"]')).toBe(String(usage.total_tokens));
+    await page.screenshot({ path: artifactPath('network-live.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   });

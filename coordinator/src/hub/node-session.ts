@@ -15,6 +15,7 @@ import {
   grantScopes,
   type Manifest,
   NORMAL_CLOSE_CODE,
+  type NodeRole,
   negotiateVersion,
   nextPresence,
   PRESENCE_EVENT_FOR_STATUS,
@@ -53,6 +54,7 @@ export class NodeSession {
   #nodeId = '';
   #owner: string | null = null;
   #tier: TierName = 'none';
+  #role: NodeRole | undefined;
   #version = 0;
   #challenge: Omit<FrameOf<'challenge'>, 'v' | 'type'> | undefined;
   #lastHeardAt: number;
@@ -93,6 +95,11 @@ export class NodeSession {
 
   get tier(): TierName {
     return this.#tier;
+  }
+
+  /** The role the node's manifest declares (undefined before its manifest). */
+  get role(): NodeRole | undefined {
+    return this.#role;
   }
 
   /** Closes the session when it has been silent past the TTL or is stuck in its handshake. */
@@ -292,6 +299,7 @@ export class NodeSession {
     const scopes = grantScopes(this.#tier, manifest.scopes);
     const models = routableModels(manifest, scopes, this.#tier);
     const firstManifest = this.#phase === 'manifest';
+    this.#role = manifest.role;
     this.#phase = 'ready';
     this.#hub.register(this);
     this.#hub.index.upsert({

@@ -129,7 +129,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
 
   <section class="card usage" aria-labelledby="usage-title">
     <div class="section-head">
-      <h2 id="usage-title">Usage, last 14 days</h2>
+      <h2 id="usage-title">Usage, last 30 days</h2>
       <p class="muted" id="usage-totals"></p>
     </div>
     <p id="usage-status" class="status" role="status" aria-live="polite"></p>

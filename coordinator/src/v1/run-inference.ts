@@ -15,6 +15,7 @@ import { release } from '../ledger/release.js';
 import { reserve } from '../ledger/reserve.js';
 import { type SettleOutcome, settle } from '../ledger/settle.js';
 import { providerAccountId } from '../ledger/tables.js';
+import type { Metrics } from '../metrics/create-metrics.js';
 import { computeCost, nanoToUsd } from '../router/compute-cost.js';
 import type { Entry, PickResult, ProviderPreferences } from '../router/pick-index.js';
 import { recordUsage } from '../usage/record-usage.js';
@@ -31,6 +32,8 @@ export type InferenceDeps = {
   hub: Hub;
   settings: RouterSettings;
   clock: { now(): number };
+  /** Tokens, credits spent and failovers for /metrics (the app's registry). */
+  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers'>;
 };
 
 export type InferenceJob = {
@@ -174,7 +177,10 @@ export async function runInference(
     if (deliveredChunks === 0 && !clientGone) {
       await release(deps.db, { reservationId: hold.reservationId, clock: deps.clock });
       lastError = error;
-      if (FAILOVER_CODES.has(error.code)) continue;
+      if (FAILOVER_CODES.has(error.code)) {
+        deps.metrics?.failovers.inc({ model: job.model });
+        continue;
+      }
       throw mapJobError(error);
     }
     // Cut mid-stream (node died or client left): bill the tokens delivered, no more. The prompt's
@@ -289,6 +295,9 @@ async function bill(
   });
   // settle returns null only for a reservation already settled — impossible for a fresh hold.
   if (!settled) throw new ApiError('internal_error', 'The reservation was settled twice.');
+  deps.metrics?.tokens.inc({ model: job.model, kind: 'prompt' }, promptTokens);
+  deps.metrics?.tokens.inc({ model: job.model, kind: 'completion' }, completionTokens);
+  deps.metrics?.creditsSpentNano.inc({ model: job.model }, Number(settled.chargedNano));
   return settled;
 }
 

@@ -6,7 +6,7 @@
 (() => {
   const SESSION_KEY = 'gpumesh.session';
   const REFRESH_MS = 10_000;
-  const USAGE_DAYS = 14;
+  const MAX_CHART_DAYS = 92;
   const DAY_MS = 86_400_000;
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const symbol = document.body.dataset.nativeSymbol || '';
@@ -324,22 +324,24 @@
   // ---------- usage ----------
 
   async function loadUsage() {
-    const to = new Date();
-    const from = new Date(to.getTime() - (USAGE_DAYS - 1) * DAY_MS);
-    const query = `from=${from.toISOString().slice(0, 10)}&to=${to.toISOString().slice(0, 10)}`;
-    const { data } = await api('GET', `/api/router/usage?${query}`);
-    renderUsage(data, from);
+    // The server's default window (the last 30 days by its clock), so the page and the server
+    // agree on what "today" is.
+    const { data } = await api('GET', '/api/router/usage');
+    renderUsage(data);
   }
 
-  function renderUsage(usage, from) {
+  function renderUsage(usage) {
     const totals = usage.totals || {};
+    const requests = Number(totals.requests || 0);
     $('usage-totals').textContent =
-      `${formatCount(totals.requests)} requests · ${formatCount(totals.totalTokens)} tokens · ${formatUsd(totals.cost)}`;
+      `${formatCount(requests)} request${requests === 1 ? '' : 's'} · ${formatCount(totals.totalTokens)} tokens · ${formatUsd(totals.cost)}`;
 
     const byDay = new Map((usage.byDay || []).map((row) => [row.day, row]));
+    const first = Date.parse(usage.from);
+    const count = Math.min(Math.round((Date.parse(usage.to) - first) / DAY_MS) + 1, MAX_CHART_DAYS);
     const days = [];
-    for (let i = 0; i < USAGE_DAYS; i += 1) {
-      const day = new Date(from.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+    for (let i = 0; i < count; i += 1) {
+      const day = new Date(first + i * DAY_MS).toISOString().slice(0, 10);
       const row = byDay.get(day);
       days.push({ label: day.slice(5), value: row ? Number(row.cost) : 0, title: day });
     }
@@ -405,13 +407,14 @@
       });
       bar.appendChild(svg('title', {}, `${point.title}: ${format(point.value)}`));
       chart.appendChild(bar);
-      if (i % 2 === 0 || points.length <= 8) {
+      const every = Math.ceil(points.length / 8);
+      if ((points.length - 1 - i) % every === 0) {
+        // Labels at the edges anchor inward so they are never cut off.
+        const center = x + barWidth / 2;
+        const anchor = center < 24 ? 'start' : center > width - 24 ? 'end' : 'middle';
+        const labelX = anchor === 'start' ? 0 : anchor === 'end' ? width : center;
         chart.appendChild(
-          svg(
-            'text',
-            { x: (x + barWidth / 2).toFixed(1), y: height - 10, 'text-anchor': 'middle' },
-            point.label,
-          ),
+          svg('text', { x: labelX.toFixed(1), y: height - 10, 'text-anchor': anchor }, point.label),
         );
       }
     });

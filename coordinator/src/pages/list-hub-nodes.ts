@@ -1,0 +1,29 @@
+import type { Hub } from '../hub/hub.js';
+import type { NetworkNodeView } from './network-stats.js';
+
+/**
+ * The hub's nodes as the network stats and the nodes gauge see them: presence from the router's
+ * index, tier and role from the session, and the models the node may be routed (after its tier's
+ * scopes) with their advertised prices.
+ */
+export function listHubNodes(hub: Hub): NetworkNodeView[] {
+  const views: NetworkNodeView[] = [];
+  for (const node of hub.index.nodes()) {
+    const session = hub.session(node.nodeId);
+    views.push({
+      state: node.state,
+      role: session?.role ?? 'unknown',
+      tier: session?.tier ?? 'none',
+      models: [...node.entries.values()].map(({ offer }) => ({
+        id: offer.modelId,
+        family: offer.family,
+        price: {
+          currency: offer.currency,
+          inputPerMTok: offer.priceIn.toString(),
+          outputPerMTok: offer.priceOut.toString(),
+        },
+      })),
+    });
+  }
+  return views;
+}
