@@ -1,12 +1,10 @@
 import type { AppContext } from '../app.js';
 import { SIGN_IN_STATEMENT } from '../auth/sign-in-message.js';
+import { STABLE_DECIMALS, STABLE_SYMBOLS as STABLE_TOKENS } from '../chain/constants.js';
 import { ERRORS } from '../errors.js';
 import { listEndpoints } from './list-endpoints.js';
 import type { Skills } from './skills-schema.js';
 
-/** The stable tokens accepted for top-up (design.md); their addresses come from config. */
-export const STABLE_TOKENS = ['USD.s', 'USDT.s', 'USDC.s'] as const;
-export const STABLE_TOKEN_DECIMALS = 18;
 export const MODEL_FAMILIES = ['chat', 'text', 'embeddings', 'vision', 'voice'] as const;
 /** The devnet's block time (service spec: about 0.5 s). */
 export const BLOCK_TIME_MS = 500;
@@ -43,7 +41,7 @@ export function buildSkills(ctx: AppContext): Skills {
       tokens: STABLE_TOKENS.map((symbol) => ({
         symbol,
         address: config.chain.tokens[symbol] ?? null,
-        decimals: STABLE_TOKEN_DECIMALS,
+        decimals: STABLE_DECIMALS,
       })),
       topUpSources: ['native', ...STABLE_TOKENS],
     },
