@@ -316,6 +316,12 @@ fi
 
 START="$PREFIX/bin/gpumesh-node start --config $CONFIG"
 
+# Creates the node key now (or reads the kept one), before the state folder changes owner.
+NODE_ID="(created on first start)"
+if [ "$DRY_RUN" = 0 ]; then
+  NODE_ID="$("$PREFIX/bin/gpumesh-node" id --config "$CONFIG" 2>/dev/null)" || die "the node does not start: $PREFIX/bin/gpumesh-node id --config $CONFIG"
+fi
+
 case "$KIND" in
   system)
     if ! id "$SERVICE_USER" >/dev/null 2>&1; then
@@ -404,6 +410,6 @@ say ""
 if [ "$DRY_RUN" = 1 ]; then
   say "Dry run: nothing was changed."
 else
-  say "Installed. Node id: $("$PREFIX/bin/gpumesh-node" id --config "$CONFIG" 2>/dev/null || say unknown)"
+  say "Installed. Node id: $NODE_ID"
   say "Put GGUF models in $STATE_DIR/models; check the setup with: $PREFIX/bin/gpumesh-node doctor --config $CONFIG"
 fi

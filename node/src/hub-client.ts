@@ -80,6 +80,8 @@ export class HubClient {
   private lastHeard = 0;
   private attempt = 0;
   private leaving?: Promise<void>;
+  private shuttingDown?: Promise<void>;
+  private stopping = false;
   private readonly log: HubLogger;
   private readonly random: () => number;
 
@@ -109,8 +111,12 @@ export class HubClient {
    * (up to `timeoutMs`, then cancel them), report offline, say bye, close, and stay closed.
    */
   shutdown(timeoutMs: number, reason = 'shutdown'): Promise<void> {
-    this.leaving ??= this.leave(timeoutMs, reason, false);
-    return this.leaving;
+    this.stopping = true;
+    // A drain the coordinator asked for may be under way: let it finish, then stay closed.
+    this.shuttingDown ??= (this.leaving ?? Promise.resolve()).then(() =>
+      this.leave(timeoutMs, reason, false),
+    );
+    return this.shuttingDown;
   }
 
   /** Closes at once without ceremony (tests). */
@@ -246,7 +252,7 @@ export class HubClient {
         }),
       );
     if (this.jobs.has(job.jobId)) return refuse('duplicate_job');
-    if (this.state === 'draining' || this.leaving) return refuse('draining');
+    if (this.state === 'draining' || this.leaving || this.stopping) return refuse('draining');
     if (this.jobs.size >= this.options.capacity) return refuse('overloaded');
 
     const controller = new AbortController();
@@ -379,7 +385,7 @@ export class HubClient {
   }
 
   private scheduleReconnect() {
-    if (this.state === 'stopped' || (this.leaving && this.state !== 'draining')) {
+    if (this.state === 'stopped' || this.stopping) {
       this.state = 'stopped';
       return;
     }
