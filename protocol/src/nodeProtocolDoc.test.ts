@@ -6,6 +6,7 @@ import { PROTOCOL_ERRORS } from './errors.js';
 import { FRAME_TYPES } from './messages.js';
 import { parseFrame } from './parseFrame.js';
 import { PRESENCE_TRANSITIONS } from './presence.js';
+import { SESSION_ORDER, SESSION_PHASES } from './sessionOrder.js';
 import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, type TierName } from './tiers.js';
 
 /** NODE_PROTOCOL.md must say what the code does: these tests fail when either side changes alone. */
@@ -44,6 +45,17 @@ describe('NODE_PROTOCOL.md', () => {
       types.add(frame.type);
     }
     expect([...types].sort()).toEqual([...FRAME_TYPES].sort());
+  });
+
+  test('behavior: the phase table lists exactly what each side accepts in each phase', () => {
+    const rows = [...section(4).matchAll(/^\|\s*`([a-z]+)`\s*\|[^|]*\|([^|]*)\|([^|]*)\|/gm)];
+    const names = (cell: string) => [...cell.matchAll(/`([a-z_]+)`/g)].map(([, name]) => name);
+    expect(rows.map(([, phase]) => phase)).toEqual([...SESSION_PHASES]);
+    for (const [, phase, coordinator, node] of rows) {
+      const p = phase as (typeof SESSION_PHASES)[number];
+      expect(names(coordinator!)).toEqual(SESSION_ORDER.coordinator[p]);
+      expect(names(node!)).toEqual(SESSION_ORDER.node[p]);
+    }
   });
 
   test('behavior: the presence table lists exactly the allowed transitions', () => {
