@@ -40,7 +40,11 @@ type Harness = {
   close(): Promise<void>;
 };
 
-async function start(backend: TestBackend, label: string): Promise<Harness> {
+async function start(
+  backend: TestBackend,
+  label: string,
+  overrides: Record<string, unknown> = {},
+): Promise<Harness> {
   const store: TestDatabase = await backend.open(label);
   const config = loadConfig({
     overrides: {
@@ -51,9 +55,10 @@ async function start(backend: TestBackend, label: string): Promise<Harness> {
       logLevel: 'silent',
       rateLimit: { enabled: false },
       platformFeeBps: FEE_BPS,
+      ...overrides,
     },
   });
-  // Owners named "platinum" in tests get 64 concurrent jobs; others stay tier none.
+  // Every test node's owner counts as platinum (64 concurrent jobs), so concurrency tests are not capped at 1.
   const app = await buildApp({
     config,
     db: store.db,
@@ -438,4 +443,23 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
       expect(rows).toHaveLength(N);
     },
   );
+});
+
+describe('router e2e, per-key rate limit [sqlite]', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await start(sqlite, 'rl', { rateLimit: { enabled: true, userMax: 3, windowMs: 60_000 } });
+  });
+  afterAll(() => h?.close());
+
+  test('behavior: a key over its limit gets 429 rate_limited with Retry-After', async () => {
+    const get = () => fetch(`${h.base}/v1/models`, { headers: { authorization: `Bearer ${h.key}` } });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get()).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+  });
 });
