@@ -3,10 +3,11 @@
  * the URLs, the funded dev wallet and an example that works as printed. Ctrl-C stops everything.
  *
  * Flags: --port N (coordinator, default 8080), --data-dir DIR (default ./.gpumesh), --nodes N
- * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain).
+ * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain), --rpc-port N
+ * (the devnet's port, default 8545).
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_APP_PORT, DEFAULT_DATA_DIR, startNetwork } from './network.js';
+import { DEFAULT_APP_PORT, DEFAULT_DATA_DIR, DEFAULT_RPC_PORT, startNetwork } from './network.js';
 
 const { values } = parseArgs({
   options: {
@@ -15,13 +16,21 @@ const { values } = parseArgs({
     nodes: { type: 'string', default: '1' },
     'no-node': { type: 'boolean', default: false },
     'rpc-url': { type: 'string' },
+    'rpc-port': { type: 'string', default: String(DEFAULT_RPC_PORT) },
   },
 });
 
 const port = Number(values.port);
+const rpcPort = Number(values['rpc-port']);
 const nodes = values['no-node'] ? 0 : Number(values.nodes);
-if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(nodes) || nodes < 0) {
-  console.error('usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL]');
+if (
+  ![port, rpcPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535) ||
+  !Number.isInteger(nodes) ||
+  nodes < 0
+) {
+  console.error(
+    'usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N]',
+  );
   process.exit(2);
 }
 
@@ -29,6 +38,7 @@ console.log('gpumesh: starting the local network…');
 const network = await startNetwork({
   dataDir: values['data-dir'],
   port,
+  rpcPort,
   nodes,
   rpcUrl: values['rpc-url'],
   env: process.env,

@@ -1,0 +1,157 @@
+/**
+ * The README's first command, as a newcomer runs it: `npm start` brings up the devnet, the
+ * coordinator and a real node on the generated model; the curl example it prints works when pasted
+ * into a shell; Ctrl-C stops every process it started; a second start keeps the key and balance.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const START_TIMEOUT_MS = 150_000;
+const run = promisify(execFile);
+
+type Started = { child: ChildProcess; output: () => string };
+
+function npmStart(args: string[]): Promise<Started> {
+  const child = spawn('npm', ['start', '--silent', '--', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`npm start did not come up:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
+    const poll = setInterval(() => {
+      if (output.includes('Press Ctrl-C to stop.')) done();
+    }, 100);
+    child.once('exit', (code) => done(new Error(`npm start exited with ${code}:\n${output}`)));
+    function done(error?: Error): void {
+      clearTimeout(timer);
+      clearInterval(poll);
+      if (error) reject(error);
+      else resolve({ child, output: () => output });
+    }
+  });
+}
+
+function stopWith(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
+/** The printed curl example, exactly as a user would copy it (the lines after "Try it (curl):"). */
+function printedCurl(output: string): string {
+  const lines = output.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('Try it (curl):'));
+  const block: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (line.trim() === '') break;
+    block.push(line);
+  }
+  return block.join('\n');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function processesUnder(dataDir: string): Promise<string[]> {
+  const { stdout } = await run('ps', ['-eo', 'args']).catch(() => ({ stdout: '' }));
+  return stdout.split('\n').filter((l) => l.includes(dataDir) && !l.includes('ps -eo'));
+}
+
+// The whole network runs on its default store (SQLite in the data directory), as `npm start` does.
+
+describe('npm start', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it(
+    'default: the printed curl example works; Ctrl-C stops everything; a restart keeps the key',
+    async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'gpumesh-start-'));
+      dirs.push(dataDir);
+      const args = [
+        '--data-dir',
+        dataDir,
+        '--port',
+        String(await freePort()),
+        '--rpc-port',
+        String(await freePort()),
+      ];
+
+      const first = await npmStart(args);
+      const curl = printedCurl(first.output());
+      expect(curl).toMatch(/^ {2}curl -s http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
+      const { stdout } = await run('bash', ['-c', curl]);
+      const reply = JSON.parse(stdout) as {
+        choices: { message: { content: string } }[];
+        usage: { prompt_tokens: number; completion_tokens: number; cost: number };
+      };
+      expect(typeof reply.choices[0]!.message.content).toBe('string');
+      expect(reply.usage.prompt_tokens).toBeGreaterThan(0);
+      expect(reply.usage.cost).toBeGreaterThan(0);
+      const key = /API key {6}(sk-\S+)/.exec(first.output())?.[1];
+      expect(key).toBeDefined();
+
+      expect(await stopWith(first.child, 'SIGINT')).toBe(130);
+      expect(await processesUnder(dataDir)).toEqual([]);
+
+      const second = await npmStart(args);
+      expect(/API key {6}(sk-\S+)/.exec(second.output())?.[1]).toBe(key);
+      const again = JSON.parse((await run('bash', ['-c', printedCurl(second.output())])).stdout) as {
+        usage: { cost: number };
+      };
+      expect(again.usage.cost).toBeGreaterThan(0);
+      expect(await stopWith(second.child, 'SIGTERM')).toBe(143);
+      expect(await processesUnder(dataDir)).toEqual([]);
+    },
+    4 * START_TIMEOUT_MS,
+  );
+});
+
+describe('npm run demo', () => {
+  it(
+    'default: every step passes against its own network',
+    async () => {
+      const { stdout } = await run('npm', ['run', 'demo', '--silent'], {
+        cwd: ROOT,
+        timeout: 3 * START_TIMEOUT_MS,
+      });
+      for (const step of [
+        '[1] Sign in',
+        '[2] Create',
+        '[3] Send',
+        '[4] Chat',
+        '[5] Usage',
+        '[6] Stake',
+        '[7] Read',
+      ])
+        expect(stdout).toContain(step);
+      expect(stdout).toContain('demo: every step passed.');
+    },
+    3 * START_TIMEOUT_MS,
+  );
+});
