@@ -111,16 +111,17 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
 
     // 3. The nodes, each its own process, serving the generated model at its own price.
     const modelsDir = path.join(dataDir, 'models');
-    await tinyModelPath({ dir: modelsDir });
+    const modelFile = path.basename(await tinyModelPath({ dir: modelsDir }));
     const nodeCount = options.nodes ?? 1;
-    const children: ChildProcess[] = [];
-    for (let i = 0; i < nodeCount; i++) children.push(await startNode(dataDir, modelsDir, appUrl, i));
-    stops.push(() => Promise.all(children.map(stopChild)).then(() => {}));
+    const nodes: LocalNode[] = [];
+    stops.push(() => Promise.all(nodes.map((n) => stopChild(n.child))).then(() => {}));
+    for (let i = 0; i < nodeCount; i++) nodes.push(await startNode(dataDir, modelsDir, modelFile, appUrl, i));
     if (nodeCount > 0) {
+      // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
       await waitFor(
-        async () => (await liveNodes(appUrl)) >= nodeCount,
+        async () => (await Promise.all(nodes.map((n) => isHealthy(n.healthUrl)))).every(Boolean),
         NODE_READY_TIMEOUT_MS,
-        'nodes to come online',
+        'the nodes to come online',
       );
       log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
     }
@@ -180,9 +181,10 @@ const NODE_BIN = path.join(
 async function startNode(
   dataDir: string,
   modelsDir: string,
+  modelFile: string,
   appUrl: string,
   index: number,
-): Promise<ChildProcess> {
+): Promise<LocalNode> {
   const stateDir = path.join(dataDir, 'nodes', String(index));
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(stateDir, 'config.json');
@@ -192,11 +194,11 @@ async function startNode(
     role: 'cpu',
     stateDir,
     modelsDir,
-    healthPort: 0,
+    healthPort: await freePort(),
     offerEmbeddings: true,
     models: [
       {
-        file: 'gpumesh-tiny.gguf',
+        file: modelFile,
         id: CHAT_MODEL_ID,
         family: 'chat',
         embeddingId: EMBEDDING_MODEL_ID,
@@ -222,7 +224,14 @@ async function startNode(
       process.stderr.write(`gpumesh-node ${index} exited with ${code}:\n${stderr}\n`);
     }
   });
-  return child;
+  return { child, healthUrl: `http://127.0.0.1:${config.healthPort}/health` };
+}
+
+type LocalNode = { child: ChildProcess; healthUrl: string };
+
+async function isHealthy(url: string): Promise<boolean> {
+  const response = await fetch(url).catch(() => undefined);
+  return response?.status === 200;
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -232,14 +241,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), NODE_STOP_TIMEOUT_MS);
   await exited;
   clearTimeout(timer);
-}
-
-/** Nodes online per the public network stats. */
-async function liveNodes(appUrl: string): Promise<number> {
-  const response = await fetch(`${appUrl}/api/network/stats`).catch(() => undefined);
-  if (!response?.ok) return 0;
-  const stats = (await response.json()) as { nodes?: { online?: number; byState?: Record<string, number> } };
-  return stats.nodes?.byState?.online ?? stats.nodes?.online ?? 0;
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
