@@ -47,10 +47,23 @@ function npmStart(args: string[]): Promise<Started> {
   });
 }
 
-function stopWith(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 2, SIGTERM: 15 };
+
+/**
+ * Signals the whole process group, as Ctrl-C in a terminal (SIGINT) or a service manager (SIGTERM)
+ * does, and resolves with the exit status a shell would report (128 + signal when killed by it).
+ */
+function stopWith(started: Started, signal: NodeJS.Signals): Promise<number> {
+  const { child } = started;
+  const status = () => child.exitCode ?? 128 + (SIGNAL_NUMBERS[child.signalCode as NodeJS.Signals] ?? 0);
+  if (child.exitCode !== null || child.signalCode !== null) {
+    throw new Error(`npm start had already exited (${status()}):\n${started.output()}`);
+  }
   return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.kill(signal);
+    child.once('exit', () => resolve(status()));
+    execFile('kill', [`-${signal.slice(3)}`, '--', `-${child.pid}`], (error, _out, stderr) => {
+      if (error) throw new Error(`kill -${signal} -${child.pid}: ${stderr}\n${started.output()}`);
+    });
   });
 }
 
@@ -116,7 +129,7 @@ describe('npm start', () => {
       const key = /API key {6}(sk-\S+)/.exec(first.output())?.[1];
       expect(key).toBeDefined();
 
-      expect(await stopWith(first.child, 'SIGINT')).toBe(130);
+      expect(await stopWith(first, 'SIGINT')).toBe(130);
       expect(await processesUnder(dataDir)).toEqual([]);
 
       const second = await npmStart(args);
@@ -125,7 +138,7 @@ describe('npm start', () => {
         usage: { cost: number };
       };
       expect(again.usage.cost).toBeGreaterThan(0);
-      expect(await stopWith(second.child, 'SIGTERM')).toBe(143);
+      expect(await stopWith(second, 'SIGTERM')).toBe(143);
       expect(await processesUnder(dataDir)).toEqual([]);
     },
     4 * START_TIMEOUT_MS,
