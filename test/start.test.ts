@@ -17,6 +17,9 @@ const run = promisify(execFile);
 
 type Started = { child: ChildProcess; output: () => string };
 
+/** Every npm start of this file, so a failed test still leaves no process behind. */
+const startedGroups: number[] = [];
+
 function npmStart(args: string[]): Promise<Started> {
   const child = spawn('npm', ['start', '--silent', '--', ...args], {
     cwd: ROOT,
@@ -98,6 +101,13 @@ async function processesUnder(dataDir: string): Promise<string[]> {
 describe('npm start', () => {
   const dirs: string[] = [];
   afterAll(async () => {
+    for (const group of startedGroups) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
