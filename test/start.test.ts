@@ -13,6 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 150_000;
+/** Ctrl-C lets nodes finish their jobs and the chain save its state before everything is gone. */
+const STOP_TIMEOUT_MS = 30_000;
 const run = promisify(execFile);
 
 type Started = { child: ChildProcess; output: () => string };
@@ -21,10 +23,13 @@ type Started = { child: ChildProcess; output: () => string };
 const startedGroups: number[] = [];
 
 function npmStart(args: string[]): Promise<Started> {
+  // Its own process group, like a terminal's foreground job: Ctrl-C signals the whole group.
   const child = spawn('npm', ['start', '--silent', '--', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  startedGroups.push(child.pid!);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -140,7 +145,7 @@ describe('npm start', () => {
       expect(key).toBeDefined();
 
       expect(await stopWith(first, 'SIGINT')).toBe(130);
-      expect(await processesUnder(dataDir)).toEqual([]);
+      await expect.poll(() => processesUnder(dataDir), { timeout: STOP_TIMEOUT_MS }).toEqual([]);
 
       const second = await npmStart(args);
       expect(/API key {6}(sk-\S+)/.exec(second.output())?.[1]).toBe(key);
@@ -149,7 +154,7 @@ describe('npm start', () => {
       };
       expect(again.usage.cost).toBeGreaterThan(0);
       expect(await stopWith(second, 'SIGTERM')).toBe(143);
-      expect(await processesUnder(dataDir)).toEqual([]);
+      await expect.poll(() => processesUnder(dataDir), { timeout: STOP_TIMEOUT_MS }).toEqual([]);
     },
     4 * START_TIMEOUT_MS,
   );
