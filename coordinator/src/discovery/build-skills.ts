@@ -2,6 +2,7 @@ import type { AppContext } from '../app.js';
 import { SIGN_IN_STATEMENT } from '../auth/sign-in-message.js';
 import { STABLE_DECIMALS, STABLE_SYMBOLS as STABLE_TOKENS } from '../chain/constants.js';
 import { ERRORS } from '../errors.js';
+import { TX_METHODS } from '../tx/routes.js';
 import { listEndpoints } from './list-endpoints.js';
 import type { Skills } from './skills-schema.js';
 
@@ -86,6 +87,11 @@ export function buildSkills(ctx: AppContext): Skills {
         multiplierBps: t.multiplierBps,
       })),
       amountFormat: `decimal with exactly 4 fractional digits, a space, the symbol: "12.3400 ${config.chain.nativeSymbol}"`,
+      /** POST /tx methods; the non-public ones need the JWT of the wallet in params[0]. */
+      txMethods: Object.entries(TX_METHODS).map(([method, { public: isPublic }]) => ({
+        method,
+        public: isPublic,
+      })),
     },
     platformFeeBps: config.platformFeeBps,
     modelFamilies: [...MODEL_FAMILIES],

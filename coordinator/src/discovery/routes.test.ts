@@ -94,7 +94,7 @@ describeBackends('discovery routes', (backend) => {
     const skills = (await get('/api/skills.json')).json() as Record<string, unknown> & {
       chain: { chainId: number; gasPriceWei: string; tokens: { symbol: string; address: string | null }[] };
       urls: { rpc: string | null };
-      staking: { tiers: { name: string }[] };
+      staking: { tiers: { name: string }[]; txMethods: { method: string; public: boolean }[] };
     };
     const validate = ajv.compile(schema);
     expect(validate(skills), JSON.stringify(validate.errors)).toBe(true);
@@ -103,6 +103,10 @@ describeBackends('discovery routes', (backend) => {
     expect(skills.urls.rpc).toBe('http://127.0.0.1:1');
     expect(skills.chain.tokens.find((x) => x.symbol === 'USD.s')?.address).toBe(`0x${'12'.repeat(20)}`);
     expect(skills.staking.tiers.map((x) => x.name)).toEqual(['none', 'basic', 'silver', 'gold', 'platinum']);
+    expect(skills.staking.txMethods.filter((m) => m.public).map((m) => m.method)).toEqual([
+      'chain_getStake',
+      'chain_getTiers',
+    ]);
     // and a broken document does not validate (the schema has teeth)
     expect(validate({ ...skills, chain: { ...skills.chain, chainId: 'x' } })).toBe(false);
     expect(validate({ ...skills, extra: 1 })).toBe(false);

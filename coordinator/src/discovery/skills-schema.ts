@@ -99,6 +99,10 @@ export const SkillsSchema = Type.Object(
           { minItems: 1 },
         ),
         amountFormat: Type.String(),
+        txMethods: Type.Array(
+          Type.Object({ method: Type.String(), public: Type.Boolean() }, { additionalProperties: false }),
+          { minItems: 1 },
+        ),
       },
       { additionalProperties: false },
     ),
