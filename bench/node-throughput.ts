@@ -8,13 +8,12 @@
  *
  * Run: npm run -w bench node-throughput
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TinyModelOptions, writeTinyModel } from '@gpumesh/node';
-import { CoordinatorPeer } from '@gpumesh/node/testing';
+import { CoordinatorPeer, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import { getLlama, LlamaCompletion } from 'node-llama-cpp';
 
@@ -38,27 +37,7 @@ const llama = await getLlama({ gpu: false });
 // The daemon, connected to a coordinator peer in this process (a production-like 10 s heartbeat).
 const peer = new CoordinatorPeer({ heartbeatIntervalMs: 10_000 });
 await once(peer.wss, 'listening');
-const bin = join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
-const daemon = spawn(
-  process.execPath,
-  [
-    bin,
-    'start',
-    '--coordinator',
-    peer.url,
-    '--state-dir',
-    join(dir, 'state'),
-    '--models-dir',
-    join(dir, 'models'),
-    '--health-port',
-    '0',
-    '--gpu',
-    'cpu',
-    '--max-concurrency',
-    '1',
-  ],
-  { stdio: 'ignore' },
-);
+const daemon = spawnNodeDaemon({ coordinator: peer.url, dir });
 const session = await peer.nextSession(0);
 await session.next('presence');
 
@@ -133,7 +112,6 @@ for (const spec of MODELS) {
   await model.dispose();
 }
 
-daemon.kill('SIGTERM');
-await once(daemon, 'exit');
+await daemon.stop();
 await peer.close();
 await rm(dir, { recursive: true, force: true });

@@ -2,13 +2,14 @@
  * The official `openai` npm package, with only baseURL changed, against a coordinator with a REAL
  * node: the gpumesh-node daemon process running the generated tiny GGUF model on node-llama-cpp.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeTinyModel } from '@gpumesh/node';
+import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -21,7 +22,6 @@ import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
-const NODE_BIN = path.join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
 const USD = 1_000_000_000n;
 /** The tiny model may end at once; a bias against its end-of-sequence token keeps replies non-empty. */
 const NO_EOS = { '2': -100 };
@@ -30,7 +30,7 @@ let store: TestDatabase;
 let app: FastifyInstance;
 let client: OpenAI;
 let userId: string;
-let nodeProcess: ChildProcess;
+let node: SpawnedNodeDaemon | undefined;
 let chatModel: string;
 let embedModel: string;
 const dir = mkdtempSync(path.join(tmpdir(), 'gm-openai-'));
@@ -63,29 +63,11 @@ beforeAll(async () => {
   });
   const { key } = created.json() as { key: string };
   await credit(store.db, { userId, amountNano: 10n * USD, ref: 'openai-seed' });
-  nodeProcess = spawn(
-    process.execPath,
-    [
-      NODE_BIN,
-      'start',
-      '--coordinator',
-      `ws://127.0.0.1:${port}${HUB_PATH}`,
-      '--state-dir',
-      path.join(dir, 'state'),
-      '--models-dir',
-      path.join(dir, 'models'),
-      '--health-port',
-      '0',
-      '--gpu',
-      'cpu',
-      '--max-concurrency',
-      '1',
-      '--offer-embeddings',
-      'true',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GPUMESH_COORDINATOR: '' } },
-  );
-  nodeProcess.stderr?.resume();
+  node = spawnNodeDaemon({
+    coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`,
+    dir,
+    args: ['--offer-embeddings', 'true'],
+  });
   const end = Date.now() + 60_000;
   for (;;) {
     const models = [...app.hub.index.models()].map(([id, members]) => ({
@@ -106,10 +88,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (nodeProcess && nodeProcess.exitCode === null) {
-    nodeProcess.kill('SIGTERM');
-    await new Promise((r) => nodeProcess.once('exit', r));
-  }
+  await node?.stop();
   await app?.close();
   await store?.close();
   rmSync(dir, { recursive: true, force: true });

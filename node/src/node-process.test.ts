@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import si from 'systeminformation';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeTinyModel } from './models/write-tiny-model.js';
 import { CoordinatorPeer } from './testing/coordinator-peer.js';
+import { spawnNodeDaemon } from './testing/spawn-node-daemon.js';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'gpumesh-node.js');
 const NO_EOS = { '2': -100 };
@@ -18,31 +19,11 @@ let peer: CoordinatorPeer;
 const children: ChildProcess[] = [];
 
 function startNode(): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'start',
-      '--coordinator',
-      peer.url,
-      '--state-dir',
-      join(dir, 'state'),
-      '--models-dir',
-      join(dir, 'models'),
-      '--health-port',
-      '0',
-      '--gpu',
-      'cpu',
-      '--max-concurrency',
-      '1',
-      '--reconnect-min-ms',
-      '50',
-      '--reconnect-max-ms',
-      '500',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GPUMESH_COORDINATOR: '' } },
-  );
-  child.stderr?.resume();
+  const { process: child } = spawnNodeDaemon({
+    coordinator: peer.url,
+    dir,
+    args: ['--reconnect-min-ms', '50', '--reconnect-max-ms', '500'],
+  });
   children.push(child);
   return child;
 }

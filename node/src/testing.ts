@@ -7,6 +7,12 @@ export {
   type PeerSession,
 } from './testing/coordinator-peer.js';
 export {
+  SPAWNED_NODE_STOP_TIMEOUT_MS,
+  type SpawnedNodeDaemon,
+  type SpawnNodeDaemonOptions,
+  spawnNodeDaemon,
+} from './testing/spawn-node-daemon.js';
+export {
   type OpenAiCompatibleServer,
   startOpenAiCompatibleServer,
 } from './testing/start-openai-compatible-server.js';
