@@ -28,6 +28,7 @@ export function renderLayout(options: LayoutOptions): string {
 <title>${options.title} · gpumesh</title>
 <link rel="icon" href="${ASSETS_PREFIX}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSETS_PREFIX}/gpumesh.css">
+<script src="${ASSETS_PREFIX}/copy.js" defer></script>
 <script src="${ASSETS_PREFIX}/${options.script}" defer></script>
 </head>
 <body${data}>

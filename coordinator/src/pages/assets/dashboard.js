@@ -119,25 +119,6 @@
     return tr;
   }
 
-  async function copy(button) {
-    const source = $(button.dataset.copy);
-    if (!source) return;
-    try {
-      await navigator.clipboard.writeText(source.textContent);
-      button.textContent = 'Copied';
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents(source);
-      const selection = window.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-      button.textContent = 'Press Ctrl-C';
-    }
-    setTimeout(() => {
-      button.textContent = 'Copy';
-    }, 2000);
-  }
-
   // ---------- session ----------
 
   async function signIn() {
@@ -522,9 +503,6 @@
   $('key-form').addEventListener('submit', createKey);
   $('stake-form').addEventListener('submit', stake);
   $('claim').addEventListener('click', claim);
-  for (const button of document.querySelectorAll('button[data-copy]')) {
-    button.addEventListener('click', () => copy(button));
-  }
   if (window.ethereum && typeof window.ethereum.on === 'function') {
     window.ethereum.on('accountsChanged', (accounts) => {
       if (session && accounts?.[0]?.toLowerCase() !== session.address.toLowerCase()) {

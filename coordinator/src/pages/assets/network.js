@@ -1,5 +1,5 @@
-// gpumesh /network page: refreshes the live stats from GET /api/network/stats and wires the copy
-// buttons. Plain script, no dependencies; the server renders the first state, so this only updates.
+// gpumesh /network page: refreshes the live stats from GET /api/network/stats (copy buttons: copy.js).
+// Plain script, no dependencies; the server renders the first state, so this only updates.
 
 (() => {
   const refreshMs = Number(document.body.dataset.refreshMs) || 5000;
@@ -81,29 +81,5 @@
     }
   }
 
-  async function copy(button) {
-    const source = document.getElementById(button.dataset.copy);
-    if (!source) return;
-    const text = source.textContent;
-    try {
-      await navigator.clipboard.writeText(text);
-      button.textContent = 'Copied';
-    } catch {
-      // No clipboard permission (plain http, old browser): select the text so Ctrl-C works.
-      const range = document.createRange();
-      range.selectNodeContents(source);
-      const selection = window.getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-      button.textContent = 'Press Ctrl-C';
-    }
-    setTimeout(() => {
-      button.textContent = 'Copy';
-    }, 2000);
-  }
-
-  for (const button of document.querySelectorAll('button[data-copy]')) {
-    button.addEventListener('click', () => copy(button));
-  }
   setInterval(refresh, refreshMs);
 })();
