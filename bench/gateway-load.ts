@@ -2,11 +2,15 @@
  * Gateway load: a paid chat completion through the coordinator (key check, pick, reserve, job over
  * WebSocket, settle + usage row) vs the same job sent straight to the node (a bare HTTP handler
  * that hands the job to the node's WebSocket session, no auth, no billing), plus a plain fastify
- * echo — all measured in the same run with autocannon (client in a worker thread).
+ * echo — all measured in the same run. Maximum throughput with autocannon; latency at a fixed rate
+ * with an open-loop generator measuring microseconds (bench/open-loop.ts). Both load generators
+ * run in a worker thread; each fixed-reply node runs in a process of its own, as real nodes do.
  *
  * Run: node --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
  * Goals (issue 5): throughput ≥ 0.5 × echo; added p99 ≤ 1 ms at 1,000 req/s.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,7 +28,7 @@ import { Hub } from '../coordinator/src/hub/hub.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
-import { startFixedReplyNode, usdOffer } from './fixed-reply-node.js';
+import { type OpenLoopResult, openLoop } from './open-loop.js';
 
 const { values } = parseArgs({
   options: {
@@ -72,6 +76,30 @@ async function load(url: string, headers: Record<string, string>, rate?: number)
   };
 }
 
+/** A fixed-reply node in its own process; resolves once the coordinator acknowledged it. */
+async function spawnNode(url: string, ownerKey: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./fixed-reply-node-process.ts', import.meta.url).pathname, url, ownerKey],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    output += text;
+  });
+  while (!output.includes('ready')) {
+    if (child.exitCode !== null) throw new Error('the fixed-reply node exited');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return child;
+}
+
+async function stopNode(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
 // 1. Plain fastify echo.
 const echo = Fastify({ logger: false });
 echo.post('/echo', async (request) => ({ ok: true, echo: request.body }));
@@ -104,12 +132,7 @@ direct.post('/direct', (request, reply) => {
 const directUrl = await listen(direct);
 directHub.start();
 const owner = generatePrivateKey();
-const directNode = startFixedReplyNode({
-  url: directUrl.replace('http', 'ws'),
-  ownerPrivateKey: owner,
-  models: [usdOffer('bench', USD, 2n * USD)],
-});
-await directNode.ready;
+const directNode = await spawnNode(directUrl.replace('http', 'ws'), owner);
 
 // 3. Through the coordinator: the real app, real key, real ledger.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-bench-'));
@@ -136,12 +159,7 @@ const { key } = (
 };
 const user = (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string };
 await credit(db, { userId: user.id, amountNano: 1_000_000n * USD, ref: 'bench' });
-const node = startFixedReplyNode({
-  url: `${coordUrl.replace('http', 'ws')}${HUB_PATH}`,
-  ownerPrivateKey: owner,
-  models: [usdOffer('bench', USD, 2n * USD)],
-});
-await node.ready;
+const node = await spawnNode(`${coordUrl.replace('http', 'ws')}${HUB_PATH}`, owner);
 while (!app.hub.index.pick({ modelId: 'bench' }).ok) await new Promise((r) => setTimeout(r, 10));
 
 const keyHeader = { authorization: `Bearer ${key}` };
@@ -164,19 +182,31 @@ console.log(
   `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}`,
 );
 
-console.log(`\nFixed rate ${RATE} req/s:`);
-const dr = await load(`${directUrl}/direct`, {}, RATE);
-console.log(`  straight to the node  ${fmt(dr)}`);
-const cr = await load(`${coordUrl}/v1/chat/completions`, keyHeader, RATE);
-console.log(`  through coordinator   ${fmt(cr)}`);
+const steady = (url: string, headers: Record<string, string>) =>
+  openLoop({
+    url,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: BODY,
+    rate: RATE,
+    durationS: DURATION_S,
+    connections: CONNECTIONS,
+  });
+const us = (f: OpenLoopResult) =>
+  `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${(f.p50 / 1000).toFixed(3)} ms  p90 ${(f.p90 / 1000).toFixed(3)} ms  p99 ${(f.p99 / 1000).toFixed(3)} ms  p99.9 ${(f.p999 / 1000).toFixed(3)} ms` +
+  (f.failed ? `  (failed ${f.failed})` : '');
+console.log(`\nFixed rate ${RATE} req/s, open loop, ${DURATION_S} s each:`);
+await steady(`${directUrl}/direct`, {}); // warm-up of the generator itself
+const dr = await steady(`${directUrl}/direct`, {});
+console.log(`  straight to the node  ${us(dr)}`);
+const cr = await steady(`${coordUrl}/v1/chat/completions`, keyHeader);
+console.log(`  through coordinator   ${us(cr)}`);
 console.log(
-  `  added latency: p50 ${(cr.p50 - dr.p50).toFixed(2)} ms, p99 ${(cr.p99 - dr.p99).toFixed(2)} ms (goal p99 ≤ 1 ms)`,
+  `  added latency: p50 ${((cr.p50 - dr.p50) / 1000).toFixed(3)} ms, p99 ${((cr.p99 - dr.p99) / 1000).toFixed(3)} ms (goal p99 ≤ 1 ms)`,
 );
-
 const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
 console.log(`\nusage rows written: ${rows?.n}`);
-node.kill();
-directNode.kill();
+await stopNode(node);
+await stopNode(directNode);
 await app.close();
 await direct.close();
 await echo.close();

@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -35,6 +37,7 @@ function openSqlite(file: string): Kysely<Database> {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   cachePreparedStatements(database);
+  if (file !== ':memory:') checkpointInBackground(database, file);
   return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
 }
 
@@ -58,6 +61,58 @@ function cachePreparedStatements(database: SQLite.Database): void {
     }
     return statement;
   }) as typeof database.prepare;
+}
+
+/** How often the background connection copies the write-ahead log into the database file. */
+export const SQLITE_CHECKPOINT_INTERVAL_MS = 1_000;
+
+// Runs in a worker thread (plain JavaScript: it is evaluated, not imported). Never throws: a
+// failure ends the worker with exit code 1 and the app's connection checkpoints again.
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads');
+let db;
+try {
+  db = new (require(workerData.driver))(workerData.file, { fileMustExist: true });
+  db.pragma('busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}');
+} catch { process.exit(1); }
+const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
+const timer = setInterval(() => {
+  try { checkpoint.get(); } catch { clearInterval(timer); db.close(); process.exit(1); }
+}, workerData.intervalMs);
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+/**
+ * SQLite checkpoints the write-ahead log from the connection that happens to commit when the log
+ * passes 1,000 pages: that commit then copies pages and waits for fsync, on the event loop — the
+ * largest part of a paid request's time in bench/gateway-load.ts, and its worst latency spikes.
+ * Here the app's connection never checkpoints; a second connection in a worker thread does, every
+ * second, without blocking writers (PASSIVE). Closing the database stops the worker; should the
+ * worker fail, the app's connection goes back to checkpointing itself.
+ */
+function checkpointInBackground(database: SQLite.Database, file: string): void {
+  database.pragma('wal_autocheckpoint = 0');
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file,
+      intervalMs: SQLITE_CHECKPOINT_INTERVAL_MS,
+    },
+  });
+  worker.unref();
+  const fallBack = () => {
+    if (database.open) database.pragma('wal_autocheckpoint = 1000');
+  };
+  worker.on('error', fallBack);
+  worker.on('exit', (code) => {
+    if (code !== 0) fallBack();
+  });
+  const close = database.close.bind(database);
+  database.close = () => {
+    worker.postMessage('close');
+    return close();
+  };
 }
 
 function openPostgres(url: string, schema: string | undefined): Kysely<Database> {

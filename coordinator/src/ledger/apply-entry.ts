@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
+import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
+import { Statement, valueRows } from '../db/statement.js';
 import type { EntryKind } from './tables.js';
 
 export type EntryParams = {
@@ -13,6 +14,31 @@ export type EntryParams = {
   ref: string | null;
   now: number;
 };
+
+type BalanceRow = { balance: string | number | bigint };
+
+/** A pure credit: creates the account or adds to it, in one upsert. */
+const upsertCredit = new Statement<BalanceRow>(
+  `insert into ledger_accounts (account_id, balance, reserved, spend, updated_at) values (?, ?, ?, ?, ?)
+   on conflict (account_id) do update set
+     balance = ledger_accounts.balance + excluded.balance,
+     reserved = ledger_accounts.reserved + excluded.reserved,
+     spend = ledger_accounts.spend + excluded.spend,
+     updated_at = excluded.updated_at
+   returning balance`,
+);
+
+/** Any other change: applies only while the balance covers it. */
+const guardedUpdate = new Statement<BalanceRow>(
+  `update ledger_accounts
+   set balance = balance + ?, reserved = reserved + ?, spend = spend + ?, updated_at = ?
+   where account_id = ? and balance + ? >= 0
+   returning balance`,
+);
+
+const ENTRY_COLUMNS = '(id, account_id, kind, amount, balance_after, ref, created_at)';
+/** Insert statements by row count (a settlement writes up to four entries at once). */
+const insertEntries = new Map<number, Statement>();
 
 /**
  * Inside a transaction: changes one account's balance by `amount` (and `reserved`/`spend` by their
@@ -35,40 +61,10 @@ export async function moveBalance(trx: Transaction<Database>, params: EntryParam
   const { accountId, amount, now } = params;
   const reservedDelta = params.reservedDelta ?? 0n;
   const spendDelta = params.spendDelta ?? 0n;
-  if (amount >= 0n && reservedDelta >= 0n && spendDelta >= 0n) {
-    const row = await trx
-      .insertInto('ledger_accounts')
-      .values({
-        account_id: accountId,
-        balance: amount,
-        reserved: reservedDelta,
-        spend: spendDelta,
-        updated_at: now,
-      })
-      .onConflict((oc) =>
-        oc.column('account_id').doUpdateSet({
-          balance: sql`ledger_accounts.balance + ${amount}`,
-          reserved: sql`ledger_accounts.reserved + ${reservedDelta}`,
-          spend: sql`ledger_accounts.spend + ${spendDelta}`,
-          updated_at: now,
-        }),
-      )
-      .returning('balance')
-      .executeTakeFirstOrThrow();
-    return toBigInt(row.balance);
-  }
-  const row = await trx
-    .updateTable('ledger_accounts')
-    .set({
-      balance: sql`balance + ${amount}`,
-      reserved: sql`reserved + ${reservedDelta}`,
-      spend: sql`spend + ${spendDelta}`,
-      updated_at: now,
-    })
-    .where('account_id', '=', accountId)
-    .where(sql<boolean>`balance + ${amount} >= 0`)
-    .returning('balance')
-    .executeTakeFirst();
+  const row =
+    amount >= 0n && reservedDelta >= 0n && spendDelta >= 0n
+      ? await upsertCredit.first(trx, [accountId, amount, reservedDelta, spendDelta, now])
+      : await guardedUpdate.first(trx, [amount, reservedDelta, spendDelta, now, accountId, amount]);
   return row ? toBigInt(row.balance) : null;
 }
 
@@ -77,15 +73,21 @@ export async function appendEntries(
   trx: Transaction<Database>,
   entries: readonly (EntryParams & { balanceAfter: bigint })[],
 ): Promise<string[]> {
-  const rows = entries.map((e) => ({
-    id: randomUUID(),
-    account_id: e.accountId,
-    kind: e.kind,
-    amount: e.amount,
-    balance_after: e.balanceAfter,
-    ref: e.ref,
-    created_at: e.now,
-  }));
-  if (rows.length > 0) await trx.insertInto('ledger_entries').values(rows).execute();
-  return rows.map((r) => r.id);
+  if (entries.length === 0) return [];
+  let insert = insertEntries.get(entries.length);
+  if (!insert) {
+    insert = new Statement(
+      `insert into ledger_entries ${ENTRY_COLUMNS} values ${valueRows(7, entries.length)}`,
+    );
+    insertEntries.set(entries.length, insert);
+  }
+  const ids: string[] = [];
+  const params: unknown[] = [];
+  for (const e of entries) {
+    const id = newId(e.now);
+    ids.push(id);
+    params.push(id, e.accountId, e.kind, e.amount, e.balanceAfter, e.ref, e.now);
+  }
+  await insert.all(trx, params);
+  return ids;
 }

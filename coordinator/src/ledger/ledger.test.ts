@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
 import { testBackends } from '../testing/test-backends.js';
+import { ledgerBatchStats } from './batch.js';
 import { credit } from './credit.js';
 import type { LedgerDb } from './db.js';
 import { getBalance } from './get-balance.js';
@@ -154,6 +155,39 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
         spendNano: COST * BigInt(N),
       });
       expect(await sumOfEntries(db, 'u6')).toBe(0n);
+    },
+  );
+
+  test.skipIf(skip)(
+    'behavior: operations issued together commit together, and one failure fails alone',
+    async () => {
+      await credit(db, { userId: 'u7', amountNano: 1_000n, ref: 'pay-u7' });
+      const first = await reserve(db, { userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' });
+      expect(first.ok).toBe(true);
+      // Issued in one tick: one group commit. The duplicate reservation id breaks the batch's
+      // transaction; the others are then run alone and still succeed.
+      const results = await Promise.allSettled([
+        reserve(db, { userId: 'u7', amountNano: 100n }),
+        reserve(db, { userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' }),
+        reserve(db, { userId: 'u7', amountNano: 100n }),
+        reserve(db, { userId: 'u7', amountNano: 10_000n }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value.ok : null))).toEqual([
+        true,
+        null,
+        true,
+        false,
+      ]);
+      expect(await getBalance(db, 'u7')).toEqual({ balanceNano: 700n, reservedNano: 300n, spendNano: 0n });
+      expect(await sumOfEntries(db, 'u7')).toBe(700n);
+      // The same four, valid, in one transaction.
+      const before = ledgerBatchStats(db).transactions;
+      const ok = await Promise.all(
+        Array.from({ length: 4 }, () => reserve(db, { userId: 'u7', amountNano: 10n })),
+      );
+      expect(ok.every((r) => r.ok)).toBe(true);
+      expect(ledgerBatchStats(db).transactions - before).toBe(1);
     },
   );
 

@@ -1,4 +1,5 @@
 import { applyEntry } from './apply-entry.js';
+import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { ENTRY_KINDS } from './tables.js';
 import { takeReservation } from './take-reservation.js';
@@ -12,7 +13,7 @@ export async function release(
   params: { reservationId: string; clock?: LedgerClock },
 ): Promise<boolean> {
   const now = (params.clock ?? systemLedgerClock).now();
-  return db.transaction().execute(async (trx) => {
+  return inLedgerBatch(db, async (trx) => {
     const held = await takeReservation(trx, params.reservationId, 'released', now);
     if (!held) return false;
     await applyEntry(trx, {

@@ -1,5 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../db/ids.js';
+import { Statement } from '../db/statement.js';
 import { applyEntry } from './apply-entry.js';
+import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { assertPositive } from './ledger-input.js';
 import { ENTRY_KINDS, RESERVATION_STATUS } from './tables.js';
@@ -17,6 +19,11 @@ export type ReserveResult =
   | { ok: true; reservationId: string; amountNano: bigint; balanceNano: bigint }
   | { ok: false; reason: 'insufficient_credits' };
 
+const insertReservation = new Statement(
+  `insert into ledger_reservations (id, account_id, amount, status, created_at, updated_at)
+   values (?, ?, ?, '${RESERVATION_STATUS.held}', ?, ?)`,
+);
+
 /**
  * Holds `amountNano` of the user's credits for one request, atomically: the balance moves to
  * `reserved` only while it covers the amount (a conditional UPDATE), so concurrent reservations
@@ -24,9 +31,9 @@ export type ReserveResult =
  */
 export async function reserve(db: LedgerDb, params: ReserveParams): Promise<ReserveResult> {
   assertPositive(params.amountNano, 'amountNano');
-  const reservationId = params.reservationId ?? randomUUID();
   const now = (params.clock ?? systemLedgerClock).now();
-  return db.transaction().execute(async (trx) => {
+  const reservationId = params.reservationId ?? newId(now);
+  return inLedgerBatch(db, async (trx) => {
     const applied = await applyEntry(trx, {
       accountId: params.userId,
       kind: ENTRY_KINDS.reserve,
@@ -36,17 +43,7 @@ export async function reserve(db: LedgerDb, params: ReserveParams): Promise<Rese
       now,
     });
     if (!applied) return { ok: false as const, reason: 'insufficient_credits' as const };
-    await trx
-      .insertInto('ledger_reservations')
-      .values({
-        id: reservationId,
-        account_id: params.userId,
-        amount: params.amountNano,
-        status: RESERVATION_STATUS.held,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    await insertReservation.all(trx, [reservationId, params.userId, params.amountNano, now, now]);
     return {
       ok: true as const,
       reservationId,

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
+import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
@@ -38,7 +39,7 @@ export type SettleOutcome = {
 export async function settle(db: LedgerDb, params: SettleParams): Promise<SettleOutcome | null> {
   if (params.providerNano < 0n || params.feeNano < 0n) throw new LedgerInputError('negative settlement');
   const now = (params.clock ?? systemLedgerClock).now();
-  return db.transaction().execute(async (trx) => {
+  return inLedgerBatch(db, async (trx) => {
     const held = await takeReservation(trx, params.reservationId, 'settled', now);
     if (!held) return null;
     let providerNano = params.providerNano;

@@ -1,7 +1,14 @@
 import type { Transaction } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { Statement } from '../db/statement.js';
 import { RESERVATION_STATUS } from './tables.js';
+
+const take = new Statement<{ account_id: string; amount: string | number | bigint }>(
+  `update ledger_reservations set status = ?, updated_at = ?
+   where id = ? and status = '${RESERVATION_STATUS.held}'
+   returning account_id, amount`,
+);
 
 /**
  * Inside a transaction: moves a held reservation to `status` and returns it, or null when it is not
@@ -13,12 +20,6 @@ export async function takeReservation(
   status: 'settled' | 'released',
   now: number,
 ): Promise<{ accountId: string; amount: bigint } | null> {
-  const row = await trx
-    .updateTable('ledger_reservations')
-    .set({ status, updated_at: now })
-    .where('id', '=', reservationId)
-    .where('status', '=', RESERVATION_STATUS.held)
-    .returning(['account_id', 'amount'])
-    .executeTakeFirst();
+  const row = await take.first(trx, [status, now, reservationId]);
   return row ? { accountId: row.account_id, amount: toBigInt(row.amount) } : null;
 }

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
+import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
+import { Statement } from '../db/statement.js';
 import type { SettleOutcome } from '../ledger/settle.js';
 import type { UsageStatus } from './tables.js';
 
@@ -18,36 +19,36 @@ export type RecordUsageParams = {
   now: number;
 };
 
+const insertUsage = new Statement(
+  `insert into usage_records (id, request_id, user_id, key_id, model, node_id, kind, prompt_tokens,
+     completion_tokens, cost_nano, provider_nano, fee_nano, status, created_at, day)
+   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+);
+const addKeySpend = new Statement(
+  'update api_keys set spend_nano = spend_nano + ?, last_used_at = ? where id = ?',
+);
+
 /**
  * Inside the settlement transaction: writes the usage row and adds the charge to the API key's
  * spend, so usage, key spend and the ledger can never disagree.
  */
 export async function recordUsage(trx: Transaction<Database>, p: RecordUsageParams): Promise<void> {
-  await trx
-    .insertInto('usage_records')
-    .values({
-      id: randomUUID(),
-      request_id: p.requestId,
-      user_id: p.userId,
-      key_id: p.keyId,
-      model: p.model,
-      node_id: p.nodeId,
-      kind: p.kind,
-      prompt_tokens: p.promptTokens,
-      completion_tokens: p.completionTokens,
-      cost_nano: p.outcome.chargedNano,
-      provider_nano: p.outcome.providerNano,
-      fee_nano: p.outcome.feeNano,
-      status: p.status,
-      created_at: p.now,
-      day: new Date(p.now).toISOString().slice(0, 10),
-    })
-    .execute();
-  if (p.keyId) {
-    await trx
-      .updateTable('api_keys')
-      .set({ spend_nano: sql`spend_nano + ${p.outcome.chargedNano}`, last_used_at: p.now })
-      .where('id', '=', p.keyId)
-      .execute();
-  }
+  await insertUsage.all(trx, [
+    newId(p.now),
+    p.requestId,
+    p.userId,
+    p.keyId,
+    p.model,
+    p.nodeId,
+    p.kind,
+    p.promptTokens,
+    p.completionTokens,
+    p.outcome.chargedNano,
+    p.outcome.providerNano,
+    p.outcome.feeNano,
+    p.status,
+    p.now,
+    new Date(p.now).toISOString().slice(0, 10),
+  ]);
+  if (p.keyId) await addKeySpend.all(trx, [p.outcome.chargedNano, p.now, p.keyId]);
 }

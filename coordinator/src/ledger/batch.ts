@@ -1,0 +1,90 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { LedgerDb } from './db.js';
+
+type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+type Queued = { work: Work<unknown>; resolve(value: unknown): void; reject(error: unknown): void };
+
+/** Operations one transaction takes at most. */
+export const MAX_BATCH = 256;
+
+/**
+ * Group commit for the ledger. Each operation (reserve, settle, release) is a short transaction;
+ * under load, committing them one by one costs more than running them. Operations that arrive
+ * while a transaction commits wait for the next one, and run together, in arrival order, each
+ * with its own conditional updates — so the outcome of every operation (a 402 included) is exactly
+ * what it would be alone, and one commit carries many. With no load a batch is one operation and
+ * costs what a plain transaction does.
+ *
+ * When an operation throws, its batch rolled back as a whole: the others are run again, each in a
+ * transaction of its own, so only the faulty one fails.
+ */
+class LedgerBatcher {
+  readonly #db: LedgerDb;
+  #queue: Queued[] = [];
+  #draining = false;
+  /** Transactions committed or attempted, and the operations they carried. */
+  readonly stats = { transactions: 0, operations: 0 };
+
+  constructor(db: LedgerDb) {
+    this.#db = db;
+  }
+
+  run<T>(work: Work<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#draining) {
+        this.#draining = true;
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, MAX_BATCH);
+      this.stats.transactions++;
+      this.stats.operations += batch.length;
+      if (batch.length === 1) {
+        const [one] = batch as [Queued];
+        await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+        continue;
+      }
+      let results: unknown[];
+      try {
+        results = await this.#db.transaction().execute(async (trx) => {
+          const out: unknown[] = [];
+          for (const { work } of batch) out.push(await work(trx));
+          return out;
+        });
+      } catch {
+        this.stats.transactions += batch.length;
+        for (const one of batch) await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+        continue;
+      }
+      for (const [i, one] of batch.entries()) one.resolve(results[i]);
+    }
+    this.#draining = false;
+  }
+}
+
+const batchers = new WeakMap<LedgerDb, LedgerBatcher>();
+
+function batcherOf(db: LedgerDb): LedgerBatcher {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new LedgerBatcher(db);
+    batchers.set(db, batcher);
+  }
+  return batcher;
+}
+
+/** Runs `work` in a ledger transaction shared with the operations queued at the same time. */
+export function inLedgerBatch<T>(db: LedgerDb, work: Work<T>): Promise<T> {
+  return batcherOf(db).run(work);
+}
+
+/** The group commits of this database so far (for /metrics and tests). */
+export function ledgerBatchStats(db: LedgerDb): Readonly<{ transactions: number; operations: number }> {
+  return { ...batcherOf(db).stats };
+}
