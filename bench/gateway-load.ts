@@ -7,14 +7,18 @@
  * run in a worker thread; each fixed-reply node runs in a process of its own, as real nodes do.
  *
  * Run: node --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
+ *   --cpu-profile <file.cpuprofile>: only load the coordinator, and write a CPU profile of that run.
+ *   --phases max,steady: which measurements to run (maximum throughput, fixed rate).
  * Goals (issue 5): throughput ≥ 0.5 × echo; added p99 ≤ 1 ms at 1,000 req/s.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -25,6 +29,7 @@ import { loadConfig } from '../coordinator/src/config.js';
 import { createDatabase } from '../coordinator/src/db/create-database.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { Hub } from '../coordinator/src/hub/hub.js';
+import { ledgerBatchStats } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
@@ -36,6 +41,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     rate: { type: 'string', default: '1000' },
     pg: { type: 'string' },
+    'cpu-profile': { type: 'string' },
+    phases: { type: 'string', default: 'max,steady' },
   },
 });
 const DURATION_S = Number(values.duration);
@@ -169,18 +176,40 @@ const fmt = (f: Figures) =>
   `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(2)} ms  p90 ${f.p90.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms` +
   (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '');
 
-console.log(
-  `\nMax throughput, ${CONNECTIONS} connections, ${DURATION_S} s each (${values.pg ? 'PostgreSQL' : 'SQLite'} ledger):`,
-);
-const e = await load(`${echoUrl}/echo`, {});
-console.log(`  fastify echo          ${fmt(e)}`);
-const d = await load(`${directUrl}/direct`, {});
-console.log(`  straight to the node  ${fmt(d)}`);
-const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader);
-console.log(`  through coordinator   ${fmt(c)}`);
-console.log(
-  `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}`,
-);
+if (values['cpu-profile']) {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  console.log(`through coordinator ${fmt(await load(`${coordUrl}/v1/chat/completions`, keyHeader))}`);
+  const batches = ledgerBatchStats(db);
+  console.log(`ledger: ${(batches.operations / batches.transactions).toFixed(1)} operations per commit`);
+  const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+  writeFileSync(values['cpu-profile'], JSON.stringify(profile));
+  await stopNode(node);
+  await stopNode(directNode);
+  process.exit(0);
+}
+
+const phases = new Set(values.phases.split(','));
+if (phases.has('max')) {
+  console.log(
+    `\nMax throughput, ${CONNECTIONS} connections, ${DURATION_S} s each (${values.pg ? 'PostgreSQL' : 'SQLite'} ledger):`,
+  );
+  const e = await load(`${echoUrl}/echo`, {});
+  console.log(`  fastify echo          ${fmt(e)}`);
+  const d = await load(`${directUrl}/direct`, {});
+  console.log(`  straight to the node  ${fmt(d)}`);
+  const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader);
+  console.log(`  through coordinator   ${fmt(c)}`);
+  console.log(
+    `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}`,
+  );
+}
 
 const steady = (url: string, headers: Record<string, string>) =>
   openLoop({
@@ -194,15 +223,23 @@ const steady = (url: string, headers: Record<string, string>) =>
 const us = (f: OpenLoopResult) =>
   `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${(f.p50 / 1000).toFixed(3)} ms  p90 ${(f.p90 / 1000).toFixed(3)} ms  p99 ${(f.p99 / 1000).toFixed(3)} ms  p99.9 ${(f.p999 / 1000).toFixed(3)} ms` +
   (f.failed ? `  (failed ${f.failed})` : '');
-console.log(`\nFixed rate ${RATE} req/s, open loop, ${DURATION_S} s each:`);
-await steady(`${directUrl}/direct`, {}); // warm-up of the generator itself
-const dr = await steady(`${directUrl}/direct`, {});
-console.log(`  straight to the node  ${us(dr)}`);
-const cr = await steady(`${coordUrl}/v1/chat/completions`, keyHeader);
-console.log(`  through coordinator   ${us(cr)}`);
-console.log(
-  `  added latency: p50 ${((cr.p50 - dr.p50) / 1000).toFixed(3)} ms, p99 ${((cr.p99 - dr.p99) / 1000).toFixed(3)} ms (goal p99 ≤ 1 ms)`,
-);
+if (phases.has('steady')) {
+  console.log(`\nFixed rate ${RATE} req/s, open loop, ${DURATION_S} s each:`);
+  await steady(`${directUrl}/direct`, {}); // warm-up of the generator itself
+  const dr = await steady(`${directUrl}/direct`, {});
+  console.log(`  straight to the node  ${us(dr)}`);
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  const cr = await steady(`${coordUrl}/v1/chat/completions`, keyHeader);
+  loopDelay.disable();
+  console.log(
+    `  (event loop delay during it: p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)} ms, max ${(loopDelay.max / 1e6).toFixed(2)} ms)`,
+  );
+  console.log(`  through coordinator   ${us(cr)}`);
+  console.log(
+    `  added latency: p50 ${((cr.p50 - dr.p50) / 1000).toFixed(3)} ms, p99 ${((cr.p99 - dr.p99) / 1000).toFixed(3)} ms (goal p99 ≤ 1 ms)`,
+  );
+}
 const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
 console.log(`\nusage rows written: ${rows?.n}`);
 await stopNode(node);
