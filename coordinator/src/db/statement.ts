@@ -6,8 +6,8 @@ import type { Database } from './schema.js';
  * One SQL statement written once, with `?` placeholders, that runs on SQLite and PostgreSQL
  * without Kysely's query builder. For the hot paths (the ledger, the key check): building and
  * compiling a query costs more than running it. The text is plain SQL both dialects accept; for
- * PostgreSQL the placeholders become `$1…$n` (converted once), so the text must hold no other `?`. Runs on a Kysely instance or a
- * transaction, so it takes part in the caller's transaction.
+ * PostgreSQL the placeholders become `$1…$n` (converted once), so the text must hold no other `?`.
+ * Runs on a Kysely instance or a transaction, so it takes part in the caller's transaction.
  */
 export class Statement<Row = Record<string, unknown>> {
   readonly #sqlite: string;
