@@ -143,6 +143,11 @@ export const ChunkFrame = frame(
     seq: Count,
     /** One OpenAI stream chunk (`chat.completion.chunk` or `text_completion`). */
     chunk: JsonObject,
+    /**
+     * Completion tokens this chunk carries (a node may coalesce several tokens into one chunk). A
+     * coordinator bills a stream cut short by these; without it, one per chunk with text.
+     */
+    tokens: Type.Optional(Count),
   },
   'node → coordinator, one streamed piece of a stream: true job',
 );

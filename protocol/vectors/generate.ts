@@ -82,6 +82,7 @@ const valid: Record<string, Frame> = {
       model: 'tiny-chat',
       choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }],
     },
+    tokens: 1,
   }),
   result: createFrame('result', {
     jobId: 'job-7b1e2f',
@@ -211,6 +212,11 @@ const invalid: Record<
   'chunk-fractional-seq': {
     description: 'seq is not an integer',
     frame: { ...valid.chunk, seq: 1.5 },
+    error: 'schema_violation',
+  },
+  'chunk-negative-tokens': {
+    description: 'tokens is a count, never negative',
+    frame: { ...valid.chunk, tokens: -1 },
     error: 'schema_violation',
   },
   'result-without-usage': {

@@ -81,6 +81,7 @@ beforeAll(async () => {
                 object: 'chat.completion.chunk',
                 choices: [{ index: 0, delta: { content } }],
               }),
+              tokens: 1,
             },
           });
           await new Promise((resolve) => setTimeout(resolve, job_id === 'slow' ? 200 : 1));
@@ -188,6 +189,12 @@ describe('peer-RPC (gpumesh.proto over grpc-js)', () => {
     };
     const events = await collect(client.Infer(request, await signPeerCall(PEER_METHODS.Infer, coordinator)));
     expect(events.map((e) => e.event)).toEqual(['chunk', 'chunk', 'chunk', 'result']);
+    expect(events.map((e) => (e.event === 'chunk' ? e.chunk.tokens : undefined))).toEqual([
+      1,
+      1,
+      1,
+      undefined,
+    ]);
     const last = events.at(-1);
     expect(last?.event === 'result' && JSON.parse(last.result.response_json).choices[0].message.content).toBe(
       'Hello peer world',

@@ -12,7 +12,7 @@ export type InferRequest = {
 };
 export type InferResult = { response_json: string; usage: PeerUsage };
 export type InferEvent =
-  | { event: 'chunk'; chunk: { seq: number; chunk_json: string } }
+  | { event: 'chunk'; chunk: { seq: number; chunk_json: string; tokens?: number } }
   | { event: 'result'; result: InferResult }
   | { event: 'error'; error: PeerJobError };
 export type EmbedRequest = {

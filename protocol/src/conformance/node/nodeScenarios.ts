@@ -174,7 +174,7 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
   {
     name: 'chat_stream',
     description:
-      'streamed chat job: chunks numbered from 0, then a result whose content is their concatenation',
+      'streamed chat job: chunks numbered from 0, then a result whose content is their concatenation (and whose completion_tokens their `tokens` add up to, when set)',
     needs: ADMITTED,
     run: async (context) => {
       const { socket, settings } = context;
@@ -188,6 +188,19 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       const content = checkChatCompletion(result.response);
       check(content === streamed, 'the result content differs from the concatenated chunk deltas');
       checkUsage(result.response.usage, true);
+      const counted = outcome.chunks.filter((c) => c.tokens !== undefined);
+      if (counted.length > 0) {
+        check(
+          counted.length === outcome.chunks.length,
+          `${outcome.chunks.length - counted.length} of ${outcome.chunks.length} chunks without tokens; set it on every chunk or on none`,
+        );
+        const sum = counted.reduce((total, c) => total + c.tokens!, 0);
+        const { completion_tokens } = result.response.usage;
+        check(
+          sum === completion_tokens,
+          `the chunks' tokens add up to ${sum}, completion_tokens is ${completion_tokens}`,
+        );
+      }
     },
   },
   {

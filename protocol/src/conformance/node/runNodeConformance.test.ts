@@ -45,6 +45,12 @@ describe('runNodeConformance', () => {
     }
   });
 
+  test('error: chunks whose tokens do not add up to completion_tokens fail chat_stream', async () => {
+    const report = await runAgainstReferenceNode('chat_stream_tokens');
+    const failed = report.results.filter((r) => r.status === 'fail').map((r) => `${r.name}: ${r.detail}`);
+    expect(failed).toEqual([expect.stringMatching(/^chat_stream: the chunks' tokens add up to 16,/)]);
+  });
+
   test('error: no node connects', async () => {
     const report = await runNodeConformance({ port: 0, connectTimeoutMs: 200, scenarios: ['handshake'] });
     expect(report.ok).toBe(false);

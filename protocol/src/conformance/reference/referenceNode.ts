@@ -37,8 +37,9 @@ export type ReferenceNodeOptions = {
   /** Delay between generated tokens (default 2 ms). */
   tokenDelayMs?: number;
   /**
-   * Break the rule one node conformance scenario checks (named after it). Only for proving that the
-   * kit catches each violation; a real node never sets this.
+   * Break the rule one node conformance scenario checks (named after it; `chat_stream_tokens`:
+   * chunks whose `tokens` overstate the completion). Only for proving that the kit catches each
+   * violation; a real node never sets this.
    */
   breaks?: string;
 };
@@ -195,6 +196,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
             jobId: job.jobId,
             seq: i,
             chunk: { id, object: 'chat.completion.chunk', created, model: job.model, choices: [choice] },
+            tokens: breaks === 'chat_stream_tokens' ? 2 : 1,
           }),
         );
       }
