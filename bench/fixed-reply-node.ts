@@ -5,7 +5,8 @@
  *
  * Test knobs: `failBeforeFirstToken` answers jobs with a retryable error; `dieAfterChunks` closes
  * the socket abruptly after that many chunks of a streamed job (a node killed mid-stream);
- * `chunkDelayMs` spaces chunks so a client can disconnect in the middle.
+ * `chunkDelayMs` spaces chunks so a client can disconnect in the middle; `tokensPerChunk` sets
+ * every chunk's `tokens` (a node that coalesces tokens), left out when unset.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -36,6 +37,7 @@ export type FixedReplyNodeOptions = {
   failBeforeFirstToken?: boolean;
   dieAfterChunks?: number;
   chunkDelayMs?: number;
+  tokensPerChunk?: number;
   capacity?: number;
 };
 
@@ -178,7 +180,15 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
                   model: job.model,
                   choices: [{ index: 0, text: reply[i], finish_reason: null }],
                 };
-          send(createFrame('chunk', { jobId: job.jobId, seq: i, chunk }));
+          const tokens = options.tokensPerChunk;
+          send(
+            createFrame('chunk', {
+              jobId: job.jobId,
+              seq: i,
+              chunk,
+              ...(tokens === undefined ? {} : { tokens }),
+            }),
+          );
         }
       }
       const text = reply.join('');

@@ -253,6 +253,42 @@ describe('router e2e [sqlite]', () => {
     expect(node.jobs).toBe(1);
   });
 
+  test('behavior: a stream cut mid-way is billed by the tokens its chunks carry (chunk.tokens)', async () => {
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      dieAfterChunks: 3,
+      chunkDelayMs: 5,
+      tokensPerChunk: 4,
+    });
+    const before = await getBalance(h.db, h.userId);
+    const r = await chat(h, { stream: true });
+    expect(r.status).toBe(200);
+    const events = r.body.split('\n\n').filter(Boolean);
+    expect(events.filter((e) => e.includes('chat.completion.chunk'))).toHaveLength(3);
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('node_failed');
+    expect(Number(row.completion_tokens)).toBe(12);
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 12, 1n, 2n));
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, 12, 1n, 2n));
+    expect(node.jobs).toBe(1);
+  });
+
+  test('behavior: a node cannot bill a cut stream beyond max_tokens by overstating chunk.tokens', async () => {
+    await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      dieAfterChunks: 3,
+      chunkDelayMs: 5,
+      tokensPerChunk: 1000,
+    });
+    const r = await chat(h, { stream: true, max_tokens: 10 });
+    expect(r.status).toBe(200);
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('node_failed');
+    expect(Number(row.completion_tokens)).toBe(10);
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 10, 1n, 2n));
+  });
+
   test('behavior: a client that disconnects mid-stream is billed for what it received', async () => {
     const node = await addNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],

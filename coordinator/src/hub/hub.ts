@@ -33,7 +33,8 @@ export type HubOptions = {
 
 /** What a job's caller hears back. Exactly one of onResult / onError ends a job. */
 export type JobHandlers = {
-  onChunk?: (chunk: Record<string, unknown>, seq: number) => void;
+  /** `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens). */
+  onChunk?: (chunk: Record<string, unknown>, seq: number, tokens: number | undefined) => void;
   onResult: (response: Record<string, unknown> & { usage: JobUsage }) => void;
   onError: (error: JobError) => void;
 };

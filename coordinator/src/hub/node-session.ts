@@ -348,7 +348,7 @@ export class NodeSession {
     }
     job.nextSeq++;
     this.#firstSign(job);
-    job.handlers.onChunk?.(frame.chunk, frame.seq);
+    job.handlers.onChunk?.(frame.chunk, frame.seq, frame.tokens);
   }
 
   #firstSign(job: RunningJob): void {

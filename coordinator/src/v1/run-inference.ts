@@ -173,7 +173,7 @@ export async function runInference(
       }
       return { nodeId: entry.node.nodeId, response: withCost, settled };
     }
-    const { error, deliveredChunks, deliveredTokens, clientGone } = outcome;
+    const { error, deliveredChunks, clientGone } = outcome;
     if (deliveredChunks === 0 && !clientGone) {
       await release(deps.db, { reservationId: hold.reservationId, clock: deps.clock });
       lastError = error;
@@ -185,7 +185,9 @@ export async function runInference(
     }
     // Cut mid-stream (node died or client left): bill the tokens delivered, no more. The prompt's
     // exact size is only known from the node's final usage, which never came: it is not billed.
+    // The node counts the tokens (chunk.tokens); as for usage, never beyond what the request allowed.
     const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
+    const deliveredTokens = Math.min(outcome.deliveredTokens, job.maxTokens || outcome.deliveredTokens);
     const settled = await bill(deps, job, entry, hold.reservationId, 0, deliveredTokens, status);
     if (sink && !sink.closed) sink.finish({ error: mapJobError(error).toBody().error });
     const usage = { prompt_tokens: 0, completion_tokens: deliveredTokens, total_tokens: deliveredTokens };
@@ -224,12 +226,12 @@ function attempt(
         timeoutMs: deps.settings.jobTimeoutMs,
       },
       {
-        onChunk: (chunk) => {
+        onChunk: (chunk, _seq, tokens) => {
           if (done || !sink || sink.closed) return;
           if (deliveredChunks === 0) sink.start(entry.node.nodeId);
           sink.write({ ...chunk, model: job.model });
           deliveredChunks++;
-          deliveredTokens += tokensIn(chunk);
+          deliveredTokens += tokens ?? tokensIn(chunk);
         },
         onResult: (response) => {
           if (done) return;
@@ -301,7 +303,10 @@ async function bill(
   return settled;
 }
 
-/** Tokens in one streamed chunk: the node sends one token per chunk; an empty delta carries none. */
+/**
+ * Tokens in a streamed chunk without `tokens` (nodes before chunk.tokens sent one token per chunk):
+ * one per choice with text; an empty delta carries none.
+ */
 function tokensIn(chunk: Record<string, unknown>): number {
   const choices = chunk.choices;
   if (!Array.isArray(choices)) return 0;
