@@ -56,7 +56,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
   const served = { jobs: 0, prompt: 0, completion: 0, earnings: 0n };
   const runJob = async (
     job: JobFrame,
-    io: { signal: AbortSignal; onChunk: (chunk: Record<string, unknown>) => void },
+    io: { signal: AbortSignal; onChunk: (chunk: Record<string, unknown>, tokens?: number) => void },
   ) => {
     const response = await runtime.run({
       kind: job.kind,
@@ -103,6 +103,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       }),
     reconnectMinMs: config.reconnectMinMs,
     reconnectMaxMs: config.reconnectMaxMs,
+    chunkFlushMs: config.chunkFlushMs,
     ...(options.log ? { log: options.log } : {}),
   });
 

@@ -48,13 +48,13 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
       const text = words.join('');
       if (job.kind === 'chat') {
         if (job.stream) {
-          job.onChunk?.(chatChunk(meta, { role: 'assistant', content: '' }));
-          for (const word of words) job.onChunk?.(chatChunk(meta, { content: word }));
-          job.onChunk?.(chatChunk(meta, {}, 'stop'));
+          job.onChunk?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+          for (const word of words) job.onChunk?.(chatChunk(meta, { content: word }), 1);
+          job.onChunk?.(chatChunk(meta, {}, 'stop'), 0);
         }
         return chatResponse(meta, text, 'stop', usage);
       }
-      if (job.stream) for (const word of words) job.onChunk?.(completionChunk(meta, word));
+      if (job.stream) for (const word of words) job.onChunk?.(completionChunk(meta, word), 1);
       return completionResponse(meta, text, 'stop', usage);
     },
     alive: () => !closed,

@@ -30,7 +30,11 @@ export type RuntimeJob = {
   request: JsonObject;
   /** When true, `onChunk` receives OpenAI stream chunks as tokens are generated. */
   stream: boolean;
-  onChunk?: (chunk: JsonObject) => void;
+  /**
+   * `tokens`: the completion tokens the chunk carries, when the runtime counts them (then a job's
+   * counts add up to its completion_tokens).
+   */
+  onChunk?: (chunk: JsonObject, tokens?: number) => void;
   /** Aborting stops generation; the job then rejects with `job_cancelled`. */
   signal?: AbortSignal;
 };

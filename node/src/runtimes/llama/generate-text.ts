@@ -14,8 +14,11 @@ export type GenerateTextOptions = {
   /** Stop strings: generation ends before the first of them, which is not returned. */
   stop: string[];
   signal?: AbortSignal;
-  /** Receives text as soon as it is final (a token, or a few when a character spans tokens). */
-  onText?: (text: string) => void;
+  /**
+   * Receives text as soon as it is final (a token, or a few when a character spans tokens), with the
+   * tokens sampled since the previous call (those whose text is held back count when it is released).
+   */
+  onText?: (text: string, tokens: number) => void;
 };
 
 export type GeneratedText = { text: string; completionTokens: number; finishReason: FinishReason };
@@ -47,10 +50,13 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   let text = '';
   let released = 0;
   let completionTokens = 0;
+  let reportedTokens = 0;
   let finishReason: FinishReason = 'stop';
   const release = (end: number) => {
-    if (end > released) onText?.(text.slice(released, end));
-    released = Math.max(released, end);
+    if (end <= released) return;
+    onText?.(text.slice(released, end), completionTokens - reportedTokens);
+    reportedTokens = completionTokens;
+    released = end;
   };
 
   const tokens = sequence.evaluate(promptTokens, {

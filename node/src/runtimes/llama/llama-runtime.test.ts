@@ -40,18 +40,25 @@ describe('createLlamaRuntime', () => {
   test('behavior: streamed text completion matches node-llama-cpp and the tokenizer counts', async () => {
     const prompt = 'The quick brown fox';
     const chunks: JsonObject[] = [];
+    const counts: (number | undefined)[] = [];
     const response = await runtime.run({
       kind: 'completion',
       model: 'tiny',
       request: { prompt, max_tokens: 24, temperature: 0, logit_bias: NO_EOS },
       stream: true,
-      onChunk: (chunk) => chunks.push(chunk),
+      onChunk: (chunk, tokens) => {
+        chunks.push(chunk);
+        counts.push(tokens);
+      },
     });
     const text = (response.choices as { text: string }[])[0]!.text;
     const streamed = chunks.map((chunk) => (chunk.choices as { text: string }[])[0]!.text).join('');
     expect(streamed).toBe(text);
-    // Token by token: one chunk per token, except where a UTF-8 character spans byte tokens.
+    // Token by token: one chunk per token, except where a UTF-8 character spans byte tokens; each
+    // chunk says how many tokens it carries, and they add up to the usage.
     expect(chunks.length).toBeGreaterThan(12);
+    expect(counts.every((n) => Number.isInteger(n) && n! >= 0)).toBe(true);
+    expect(counts.reduce((sum, n) => sum! + n!, 0)).toBe(24);
 
     // The reference: node-llama-cpp's own completion, greedy, same bias, on the same file.
     const model = await llama.loadModel({ modelPath });
@@ -85,12 +92,16 @@ describe('createLlamaRuntime', () => {
       { role: 'user', content: 'Say hi' },
     ];
     const chunks: JsonObject[] = [];
+    let counted = 0;
     const response = await runtime.run({
       kind: 'chat',
       model: 'tiny',
       request: { messages, max_tokens: 8, logit_bias: NO_EOS },
       stream: true,
-      onChunk: (chunk) => chunks.push(chunk),
+      onChunk: (chunk, tokens) => {
+        chunks.push(chunk);
+        counted += tokens!;
+      },
     });
     const model = await llama.loadModel({ modelPath });
     const rendered = resolveChatWrapper(model).generateContextState({
@@ -109,6 +120,7 @@ describe('createLlamaRuntime', () => {
     expect(chunks.at(-1)!.choices).toMatchObject([
       { finish_reason: response.usage.completion_tokens === 8 ? 'length' : 'stop' },
     ]);
+    expect(counted).toBe(response.usage.completion_tokens);
     await model.dispose();
   });
 
@@ -130,6 +142,22 @@ describe('createLlamaRuntime', () => {
     const stoppedText = (stopped.choices as { text: string; finish_reason: string }[])[0]!;
     expect(stoppedText.text).toBe(text.slice(0, text.indexOf(stop)));
     expect(stoppedText.finish_reason).toBe('stop');
+    // Streamed, the stop string's tokens are never sent as text yet still count in the chunks.
+    let streamed = '';
+    let counted = 0;
+    const streamedStop = await runtime.run({
+      kind: 'completion',
+      model: 'tiny',
+      request: { prompt: 'abc', max_tokens: 30, temperature: 0, logit_bias: NO_EOS, stop },
+      stream: true,
+      onChunk: (chunk, tokens) => {
+        streamed += (chunk.choices as { text: string }[])[0]!.text;
+        counted += tokens!;
+      },
+    });
+    expect(streamed).toBe(stoppedText.text);
+    expect(counted).toBe(streamedStop.usage.completion_tokens);
+    expect(streamedStop.usage.completion_tokens).toBe(stopped.usage.completion_tokens);
   });
 
   test('behavior: embeddings count the input tokens', async () => {

@@ -193,7 +193,8 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     }
     const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
     const emit = job.stream ? job.onChunk : undefined;
-    if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }));
+    let streamedTokens = 0;
+    if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
     const result = await withSequence(entry, (sequence) =>
       generateText({
         sequence,
@@ -206,15 +207,21 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         stop,
         signal: job.signal,
         onText:
-          emit && ((text) => emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text))),
+          emit &&
+          ((text, tokens) => {
+            streamedTokens += tokens;
+            emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text), tokens);
+          }),
       }),
     );
     const usage = usageOf(promptTokens.length, result.completionTokens);
+    // Tokens whose text was never sent (a matched stop string) count in the last chunk.
+    const unsent = result.completionTokens - streamedTokens;
     if (chat) {
-      emit?.(chatChunk(meta, {}, result.finishReason));
+      emit?.(chatChunk(meta, {}, result.finishReason), unsent);
       return chatResponse(meta, result.text, result.finishReason, usage);
     }
-    emit?.(completionChunk(meta, '', result.finishReason));
+    emit?.(completionChunk(meta, '', result.finishReason), unsent);
     return completionResponse(meta, result.text, result.finishReason, usage);
   }
 
