@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
 import { NodeError } from './errors.js';
 
 export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:8080';
@@ -64,6 +65,8 @@ export const NodeConfigSchema = Type.Object({
   reconnectMinMs: Type.Integer({ minimum: 1 }),
   reconnectMaxMs: Type.Integer({ minimum: 1 }),
   drainTimeoutMs: Type.Integer({ minimum: 0 }),
+  /** Longest streamed text waits to share a chunk frame with later tokens; 0: a frame per token. */
+  chunkFlushMs: Type.Integer({ minimum: 0, maximum: 1000 }),
 });
 
 export type NodeConfig = Readonly<Static<typeof NodeConfigSchema>>;
@@ -92,6 +95,7 @@ const SCALARS: [field: Field, flag: string, env: string, kind: Kind][] = [
   ['reconnectMinMs', 'reconnect-min-ms', 'GPUMESH_NODE_RECONNECT_MIN_MS', 'integer'],
   ['reconnectMaxMs', 'reconnect-max-ms', 'GPUMESH_NODE_RECONNECT_MAX_MS', 'integer'],
   ['drainTimeoutMs', 'drain-timeout-ms', 'GPUMESH_NODE_DRAIN_TIMEOUT_MS', 'integer'],
+  ['chunkFlushMs', 'chunk-flush-ms', 'GPUMESH_NODE_CHUNK_FLUSH_MS', 'integer'],
 ];
 
 /** The long flags the CLI accepts for settings, with their value kinds (for `parseArgs`). */
@@ -145,6 +149,7 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
     reconnectMinMs: DEFAULT_RECONNECT_MIN_MS,
     reconnectMaxMs: DEFAULT_RECONNECT_MAX_MS,
     drainTimeoutMs: DEFAULT_DRAIN_TIMEOUT_MS,
+    chunkFlushMs: DEFAULT_CHUNK_FLUSH_MS,
     ...fromFile,
     ...fromFlagsAndEnv,
     stateDir,

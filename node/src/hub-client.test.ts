@@ -1,10 +1,11 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { createFrame, encodeFrame, type JobFrame } from '@gpumesh/protocol';
+import { createFrame, encodeFrame, type FrameOf, type JobFrame } from '@gpumesh/protocol';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { HubClient } from './hub-client.js';
+import { HubClient, type HubClientOptions } from './hub-client.js';
+import { chatChunk } from './runtimes/openai-shapes.js';
 import { CoordinatorPeer } from './testing/coordinator-peer.js';
 
 let peer: CoordinatorPeer;
@@ -23,6 +24,52 @@ const job = (jobId: string): JobFrame =>
     stream: false,
     timeoutMs: 10_000,
   });
+
+/** A client with an empty manifest; `runJob` and the rest from `options`. */
+function testClient(options: Pick<HubClientOptions, 'runJob'> & Partial<HubClientOptions>): HubClient {
+  const account = privateKeyToAccount(generatePrivateKey());
+  return new HubClient({
+    url: peer.url,
+    account,
+    role: 'cpu',
+    capacity: 1,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 100,
+    manifest: () => ({
+      nodeId: account.address,
+      role: 'cpu',
+      hardware: { gpus: [], cpu: { model: 'x', cores: 1, threads: 1, arch: 'x64' }, ramBytes: 1 },
+      runtimes: [{ name: 'test', version: '0' }],
+      models: [],
+      scopes: [],
+      software: { name: 'gpumesh-node', version: '0' },
+      protocolVersion: 0,
+      issuedAt: new Date().toISOString(),
+    }),
+    ...options,
+  });
+}
+
+/** Starts the client and returns its admitted session, recording the order of frame types. */
+async function admitted(client: HubClient) {
+  const before = peer.sessions.length;
+  client.start();
+  const session = await peer.nextSession(before);
+  await session.next('presence');
+  const order: { type: string; jobId?: string }[] = [];
+  session.ws.on('message', (data) => order.push(JSON.parse(String(data))));
+  return { session, order };
+}
+
+const streamJob = (jobId: string): JobFrame => ({ ...job(jobId), stream: true });
+const meta = { id: 'chatcmpl-1', model: 'm', created: 1 };
+const usage = (completion: number) => ({
+  prompt_tokens: 1,
+  completion_tokens: completion,
+  total_tokens: 1 + completion,
+});
+const contentOf = (chunk: Record<string, unknown>) =>
+  (chunk.choices as { delta: { content?: string } }[])[0]!.delta.content ?? '';
 
 describe('HubClient', () => {
   test('behavior: busy at max concurrency, overloaded beyond it, online again after', async () => {
@@ -110,5 +157,113 @@ describe('HubClient', () => {
     expect(closes.slice(0, 2)).toEqual([4000, 4000]);
     client.stop();
     await new Promise<void>((resolve) => raw.close(() => resolve()));
+  });
+  test('behavior: a burst of tokens goes out as fewer chunk frames whose text and tokens add up', async () => {
+    const words = Array.from({ length: 200 }, (_, i) => ` w${i}`);
+    const client = testClient({
+      runJob: async (_job, { onChunk }) => {
+        onChunk(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+        for (const word of words) {
+          onChunk(chatChunk(meta, { content: word }), 1);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        onChunk(chatChunk(meta, {}, 'stop'), 0);
+        return { usage: usage(words.length), choices: [] };
+      },
+    });
+    const { session, order } = await admitted(client);
+    session.ws.send(encodeFrame(streamJob('burst')));
+    await session.next('result', (r) => r.jobId === 'burst');
+    const chunks = session.frames.filter(
+      (f) => f.type === 'chunk' && f.jobId === 'burst',
+    ) as FrameOf<'chunk'>[];
+    expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i));
+    expect(chunks.length).toBeLessThan(words.length / 2);
+    expect(chunks.map((c) => contentOf(c.chunk)).join('')).toBe(words.join(''));
+    expect(chunks.reduce((sum, c) => sum + c.tokens!, 0)).toBe(words.length);
+    // The role, then the first token alone (time to first token), … , the finish reason last.
+    expect(chunks[0]!.chunk.choices).toMatchObject([{ delta: { role: 'assistant', content: '' } }]);
+    expect(chunks[1]).toMatchObject({ tokens: 1 });
+    expect(contentOf(chunks[1]!.chunk)).toBe(' w0');
+    expect(chunks.at(-1)!.chunk.choices).toMatchObject([{ delta: {}, finish_reason: 'stop' }]);
+    const ofJob = order.filter((f) => f.jobId === 'burst').map((f) => f.type);
+    expect(ofJob).toEqual([...chunks.map(() => 'chunk'), 'result']);
+    await client.shutdown(1_000);
+  });
+
+  test('behavior: the first token goes out at once; what is held goes out before the result', async () => {
+    let finish!: () => void;
+    const client = testClient({
+      chunkFlushMs: 60_000,
+      runJob: async (_job, { onChunk }) => {
+        onChunk(chatChunk(meta, { content: 'first' }), 1);
+        onChunk(chatChunk(meta, { content: ' second' }), 1);
+        onChunk(chatChunk(meta, { content: ' third' }), 2);
+        await new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+        return { usage: usage(4), choices: [] };
+      },
+    });
+    const { session, order } = await admitted(client);
+    session.ws.send(encodeFrame(streamJob('ttft')));
+    const first = await session.next('chunk', (c) => c.jobId === 'ttft', 5_000);
+    expect(first).toMatchObject({ seq: 0, tokens: 1 });
+    expect(contentOf(first.chunk)).toBe('first');
+    // The job is still running and the flush interval is a minute: the rest is held …
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(order.filter((f) => f.jobId === 'ttft')).toHaveLength(1);
+    // … until the job ends: then one chunk with both pieces, then the result.
+    finish();
+    await session.next('result', (r) => r.jobId === 'ttft', 5_000);
+    const rest = await session.next('chunk', (c) => c.jobId === 'ttft', 5_000);
+    expect(rest).toMatchObject({ seq: 1, tokens: 3 });
+    expect(contentOf(rest.chunk)).toBe(' second third');
+    expect(order.filter((f) => f.jobId === 'ttft').map((f) => f.type)).toEqual(['chunk', 'chunk', 'result']);
+    await client.shutdown(1_000);
+  });
+
+  test('behavior: cancelled with text held, the job sends job_cancelled and no further chunk', async () => {
+    const client = testClient({
+      chunkFlushMs: 60_000,
+      runJob: async (_job, { onChunk, signal }) => {
+        onChunk(chatChunk(meta, { content: 'first' }), 1);
+        onChunk(chatChunk(meta, { content: ' held' }), 1);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve));
+        throw new Error('aborted');
+      },
+    });
+    const { session, order } = await admitted(client);
+    session.ws.send(encodeFrame(streamJob('cut')));
+    await session.next('chunk', (c) => c.jobId === 'cut', 5_000);
+    session.ws.send(encodeFrame(createFrame('cancel', { jobId: 'cut', reason: 'test' })));
+    expect(await session.next('error', (e) => e.jobId === 'cut', 5_000)).toMatchObject({
+      code: 'job_cancelled',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(order.filter((f) => f.jobId === 'cut').map((f) => f.type)).toEqual(['chunk', 'error']);
+    await client.shutdown(1_000);
+  });
+
+  test('behavior: chunkFlushMs 0 sends one frame per chunk, counting tokens the runtime left out', async () => {
+    const client = testClient({
+      chunkFlushMs: 0,
+      runJob: async (_job, { onChunk }) => {
+        for (const word of ['a', 'b', 'c']) onChunk(chatChunk(meta, { content: word }));
+        return { usage: usage(3), choices: [] };
+      },
+    });
+    const { session } = await admitted(client);
+    session.ws.send(encodeFrame(streamJob('plain')));
+    await session.next('result', (r) => r.jobId === 'plain');
+    const chunks = session.frames.filter(
+      (f) => f.type === 'chunk' && f.jobId === 'plain',
+    ) as FrameOf<'chunk'>[];
+    expect(chunks.map((c) => [contentOf(c.chunk), c.tokens])).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
+    await client.shutdown(1_000);
   });
 });

@@ -20,6 +20,7 @@ import {
 } from '@gpumesh/protocol';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
+import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
 import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
 import type { JobResponse, JsonObject } from './runtimes/runtime.js';
@@ -45,11 +46,16 @@ export type HubClientOptions = {
   manifest: (allowedScopes: readonly Scope[]) => Manifest;
   /** Jobs this node runs at once; at this many it reports busy. */
   capacity: number;
-  /** Runs one job; rejects with a NodeError. */
+  /** Runs one job; rejects with a NodeError. `tokens`: completion tokens the chunk carries, if known. */
   runJob: (
     job: JobFrame,
-    io: { signal: AbortSignal; onChunk: (chunk: JsonObject) => void },
+    io: { signal: AbortSignal; onChunk: (chunk: JsonObject, tokens?: number) => void },
   ) => Promise<JobResponse>;
+  /**
+   * Longest streamed text waits to share a chunk frame with later tokens (default
+   * {@link DEFAULT_CHUNK_FLUSH_MS}); 0: one frame per chunk the runtime emits.
+   */
+  chunkFlushMs?: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
   log?: HubLogger;
@@ -263,16 +269,25 @@ export class HubClient {
     const sendForJob = (frame: Frame) => {
       if (ws === this.ws && !(controller.signal.aborted && frame.type !== 'error')) this.send(frame);
     };
+    const chunks = new ChunkCoalescer({
+      flushMs: this.options.chunkFlushMs ?? DEFAULT_CHUNK_FLUSH_MS,
+      send: (chunk, tokens) =>
+        sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk, tokens })),
+    });
     const done = this.options
       .runJob(job, {
         signal: controller.signal,
-        onChunk: (chunk) => sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk })),
+        onChunk: (chunk, tokens) => chunks.push(chunk, tokens),
       })
       .then((response) => {
         if (controller.signal.aborted) throw new Error('aborted');
+        chunks.flush();
         sendForJob(createFrame('result', { jobId: job.jobId, response }));
       })
       .catch((error: unknown) => {
+        // Text produced before a failure is still delivered (and billed); after a cancel, nothing.
+        if (controller.signal.aborted) chunks.discard();
+        else chunks.flush();
         const timedOut =
           controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
         const nodeError: NodeError = toNodeError(error, 'runtime_error');

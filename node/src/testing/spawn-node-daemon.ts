@@ -13,6 +13,8 @@ export type SpawnNodeDaemonOptions = {
   dir: string;
   /** Further `gpumesh-node start` flags, e.g. `['--offer-embeddings', 'true']`. */
   args?: readonly string[];
+  /** Node.js flags for the daemon's process, e.g. `['--cpu-prof', '--cpu-prof-dir', dir]`. */
+  nodeArgs?: readonly string[];
 };
 
 export type SpawnedNodeDaemon = {
@@ -31,6 +33,7 @@ export function spawnNodeDaemon(options: SpawnNodeDaemonOptions): SpawnedNodeDae
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       BIN,
       'start',
       '--coordinator',

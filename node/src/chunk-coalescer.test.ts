@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'vitest';
+import { ChunkCoalescer, textTokens } from './chunk-coalescer.js';
+import { chatChunk, completionChunk } from './runtimes/openai-shapes.js';
+import type { JsonObject } from './runtimes/runtime.js';
+
+const meta = { id: 'chatcmpl-1', model: 'm', created: 1 };
+
+/** A coalescer whose interval never fires within a test, and what it sent. */
+function held() {
+  const sent: { chunk: JsonObject; tokens: number }[] = [];
+  const coalescer = new ChunkCoalescer({
+    flushMs: 60_000,
+    send: (chunk, tokens) => sent.push({ chunk, tokens }),
+  });
+  return { coalescer, sent };
+}
+
+describe('ChunkCoalescer', () => {
+  test('default: role and first token at once, then one merged delta on flush', () => {
+    const { coalescer, sent } = held();
+    coalescer.push(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    expect(sent).toHaveLength(2);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'c' }), 2);
+    expect(sent).toHaveLength(2);
+    coalescer.flush();
+    expect(sent).toEqual([
+      { chunk: chatChunk(meta, { role: 'assistant', content: '' }), tokens: 0 },
+      { chunk: chatChunk(meta, { content: 'a' }), tokens: 1 },
+      { chunk: chatChunk(meta, { content: 'bc' }), tokens: 3 },
+    ]);
+  });
+
+  test('behavior: completion text merges too', () => {
+    const { coalescer, sent } = held();
+    for (const piece of ['x', 'y', 'z']) coalescer.push(completionChunk(meta, piece), 1);
+    coalescer.flush();
+    expect(sent.map((s) => [s.chunk.choices, s.tokens])).toEqual([
+      [[{ index: 0, text: 'x', logprobs: null, finish_reason: null }], 1],
+      [[{ index: 0, text: 'yz', logprobs: null, finish_reason: null }], 2],
+    ]);
+  });
+
+  test('behavior: a finish chunk flushes what is held first and goes out as it is', () => {
+    const { coalescer, sent } = held();
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk(meta, {}, 'length'), 0);
+    expect(sent.map((s) => s.chunk.choices)).toEqual([
+      chatChunk(meta, { content: 'a' }).choices,
+      chatChunk(meta, { content: 'b' }).choices,
+      chatChunk(meta, {}, 'length').choices,
+    ]);
+  });
+
+  test('behavior: chunks with other fields or another envelope are never merged', () => {
+    const { coalescer, sent } = held();
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk({ ...meta, id: 'chatcmpl-2' }, { content: 'c' }), 1);
+    const toolCall = chatChunk(meta, { tool_calls: [{ index: 0, function: { arguments: '{' } }] });
+    coalescer.push(toolCall, 1);
+    const withLogprobs = {
+      ...chatChunk(meta, { content: 'd' }),
+      choices: [{ index: 0, delta: { content: 'd' }, logprobs: { content: [] }, finish_reason: null }],
+    };
+    coalescer.push(withLogprobs, 1);
+    coalescer.flush();
+    expect(sent.map((s) => s.chunk)).toEqual([
+      chatChunk(meta, { content: 'a' }),
+      chatChunk(meta, { content: 'b' }),
+      chatChunk({ ...meta, id: 'chatcmpl-2' }, { content: 'c' }),
+      toolCall,
+      withLogprobs,
+    ]);
+  });
+
+  test('behavior: held text goes out after flushMs without another push', async () => {
+    const sent: string[] = [];
+    const coalescer = new ChunkCoalescer({
+      flushMs: 5,
+      send: (chunk) => sent.push((chunk.choices as { delta: { content: string } }[])[0]!.delta.content),
+    });
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'c' }), 1);
+    expect(sent).toEqual(['a']);
+    await expect.poll(() => sent, { timeout: 1_000, interval: 5 }).toEqual(['a', 'bc']);
+  });
+
+  test('behavior: discard drops what is held', () => {
+    const { coalescer, sent } = held();
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.discard();
+    coalescer.flush();
+    expect(sent).toHaveLength(1);
+  });
+
+  test('behavior: without a count, one token per choice with text', () => {
+    expect(textTokens(chatChunk(meta, { content: 'a' }))).toBe(1);
+    expect(textTokens(chatChunk(meta, { role: 'assistant', content: '' }))).toBe(0);
+    expect(textTokens(completionChunk(meta, 'a'))).toBe(1);
+    expect(textTokens({ choices: [] })).toBe(0);
+  });
+});

@@ -1,0 +1,132 @@
+import type { JsonObject } from './runtimes/runtime.js';
+
+/**
+ * How long streamed text may wait to share a chunk frame with the tokens after it. One frame per
+ * token costs a frame build, a socket write on the node and a parse on the coordinator; on a small
+ * model (~0.4 ms a token on 2 cores) that was a quarter of the throughput. 5 ms is far below what a
+ * reader of the stream can notice.
+ */
+export const DEFAULT_CHUNK_FLUSH_MS = 5;
+
+export type ChunkCoalescerOptions = {
+  /** Longest a chunk waits for more text; 0 sends every chunk as it comes. */
+  flushMs: number;
+  /** Sends one chunk frame's content: the OpenAI chunk and the completion tokens it carries. */
+  send: (chunk: JsonObject, tokens: number) => void;
+};
+
+type Choice = {
+  index?: unknown;
+  delta?: { role?: unknown; content?: unknown };
+  text?: unknown;
+  logprobs?: unknown;
+  finish_reason?: unknown;
+};
+
+/** The choice's text when the chunk is plain text that may be merged, else undefined. */
+function plainText(chunk: JsonObject, asContinuation: boolean): string | undefined {
+  const choices = chunk.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  const choice = choices[0] as Choice;
+  if (typeof choice !== 'object' || choice === null || (choice.index ?? 0) !== 0) return undefined;
+  if (choice.finish_reason != null || choice.logprobs != null) return undefined;
+  for (const key of Object.keys(choice)) {
+    if (!['index', 'delta', 'text', 'logprobs', 'finish_reason'].includes(key)) return undefined;
+  }
+  if (typeof choice.text === 'string' && choice.delta === undefined) return choice.text;
+  const delta = choice.delta;
+  if (typeof delta !== 'object' || delta === null || typeof delta.content !== 'string') return undefined;
+  // A continuation adds content only; the chunk it joins may open with the role.
+  const allowed = asContinuation ? ['content'] : ['role', 'content'];
+  for (const key of Object.keys(delta)) if (!allowed.includes(key)) return undefined;
+  return delta.content;
+}
+
+/** True when the two chunks differ only in their choices (same id, object, created, model …). */
+function sameEnvelope(a: JsonObject, b: JsonObject): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (key !== 'choices' && a[key] !== b[key]) return false;
+  return true;
+}
+
+/** Completion tokens in a chunk whose producer did not count them: one per choice with text. */
+export function textTokens(chunk: JsonObject): number {
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return 0;
+  let n = 0;
+  for (const choice of choices as Choice[]) {
+    const piece = choice?.delta?.content ?? choice?.text;
+    if (typeof piece === 'string' && piece.length > 0) n++;
+  }
+  return n;
+}
+
+/**
+ * Coalesces one streamed job's OpenAI chunks into fewer chunk frames. The first chunk with text
+ * (and anything before it) goes out at once, so time to first token does not wait; after that,
+ * plain text chunks are merged into one delta for up to `flushMs`. Any other chunk (a finish
+ * reason, tool calls, logprobs) first flushes what is held, then goes out as it is, so order is
+ * kept. The job's owner calls `flush()` before the result and `discard()` on cancel.
+ */
+export class ChunkCoalescer {
+  private held?: { chunk: JsonObject; text: string; tokens: number };
+  private timer?: NodeJS.Timeout;
+  private textSent = false;
+
+  constructor(private readonly options: ChunkCoalescerOptions) {}
+
+  /** Takes the next chunk; `tokens` defaults to one per choice with text. */
+  push(chunk: JsonObject, tokens: number = textTokens(chunk)): void {
+    if (this.options.flushMs <= 0 || !this.textSent) {
+      this.flush();
+      this.textSent = textTokens(chunk) > 0;
+      this.options.send(chunk, tokens);
+      return;
+    }
+    const held = this.held;
+    if (held) {
+      const text = sameEnvelope(held.chunk, chunk) ? plainText(chunk, true) : undefined;
+      if (text !== undefined) {
+        held.text += text;
+        held.tokens += tokens;
+        return;
+      }
+      this.flush();
+    }
+    const text = plainText(chunk, false);
+    if (text === undefined) {
+      this.options.send(chunk, tokens);
+      return;
+    }
+    this.held = { chunk, text, tokens };
+    this.timer = setTimeout(() => this.flush(), this.options.flushMs);
+  }
+
+  /** Sends what is held now. */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    this.options.send(withText(held.chunk, held.text), held.tokens);
+  }
+
+  /** Drops what is held (the job was cancelled: nothing more may be sent for it). */
+  discard(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.held = undefined;
+  }
+}
+
+/** The chunk with its one choice's text (delta content or completion text) replaced. */
+function withText(chunk: JsonObject, text: string): JsonObject {
+  const choice = (chunk.choices as Choice[])[0]!;
+  const merged =
+    choice.delta === undefined
+      ? { ...choice, text }
+      : { ...choice, delta: { ...choice.delta, content: text } };
+  return { ...chunk, choices: [merged] };
+}
