@@ -2,33 +2,36 @@
  * Tokens per second served through the provider daemon vs node-llama-cpp called directly, on the
  * same generated models in the same run. The daemon is the real `gpumesh-node start` process; this
  * process plays the coordinator (job frames over a real WebSocket, every chunk frame streamed back
- * and validated). Greedy decoding makes both produce the same tokens; rounds alternate so the
- * machine's load drifts evenly over both. Two model sizes: the daemon's cost is per token, so it
- * shows most on the 2×64 test model (~1 ms a token) and fades on a larger one. Goal: ratio ≥ 0.95.
+ * and validated). Greedy decoding makes both produce the same tokens. Each round runs one job each
+ * way, in alternating order, so the machine's load (this 2-core machine drifts by ±10 % within a
+ * minute) falls evenly on both. Two model sizes: the daemon's cost is per token, so it shows most
+ * on the 2×64 test model (~0.3 ms a token) and fades on a larger one. Goal: ratio ≥ 0.95.
  *
- * Run: npm run -w bench node-throughput
+ * Run: npm run -w bench node-throughput [-- --daemon-cpu-prof DIR]  (DIR gets the daemon's V8 CPU profile)
  */
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { type TinyModelOptions, writeTinyModel } from '@gpumesh/node';
 import { CoordinatorPeer, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import { getLlama, LlamaCompletion } from 'node-llama-cpp';
 
-const MODELS: { id: string; shape: TinyModelOptions; rounds: number; jobs: number; maxTokens: number }[] = [
-  { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 5, jobs: 6, maxTokens: 256 },
+const MODELS: { id: string; shape: TinyModelOptions; rounds: number; maxTokens: number }[] = [
+  { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 40, maxTokens: 256 },
   {
     id: 'medium',
     shape: { layers: 6, width: 384, heads: 6, feedForward: 1024 },
-    rounds: 3,
-    jobs: 3,
+    rounds: 16,
     maxTokens: 128,
   },
 ];
 const PROMPT = 'Once upon a time';
 
+const { values: flags } = parseArgs({ options: { 'daemon-cpu-prof': { type: 'string' } } });
+const profileDir = flags['daemon-cpu-prof'];
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-bench-node-'));
 for (const model of MODELS)
   await writeTinyModel({ path: join(dir, 'models', `${model.id}.gguf`), seed: 1, ...model.shape });
@@ -37,7 +40,11 @@ const llama = await getLlama({ gpu: false });
 // The daemon, connected to a coordinator peer in this process (a production-like 10 s heartbeat).
 const peer = new CoordinatorPeer({ heartbeatIntervalMs: 10_000 });
 await once(peer.wss, 'listening');
-const daemon = spawnNodeDaemon({ coordinator: peer.url, dir });
+const daemon = spawnNodeDaemon({
+  coordinator: peer.url,
+  dir,
+  ...(profileDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] } : {}),
+});
 const session = await peer.nextSession(0);
 await session.next('presence');
 
@@ -76,28 +83,34 @@ for (const spec of MODELS) {
   };
   const measure = async (run: () => Promise<number>) => {
     const started = performance.now();
-    let tokens = 0;
-    for (let i = 0; i < spec.jobs; i++) tokens += await run();
+    const tokens = await run();
     return { tokens, ms: performance.now() - started };
   };
 
   await direct();
   await throughDaemon();
   const totals = { direct: { tokens: 0, ms: 0 }, daemon: { tokens: 0, ms: 0 } };
+  const roundRatios: number[] = [];
   for (let round = 0; round < spec.rounds; round++) {
-    for (const [name, run] of [
+    const order = [
       ['direct', direct],
       ['daemon', throughDaemon],
-    ] as const) {
+    ] as const;
+    const rates: Record<string, number> = {};
+    for (const [name, run] of round % 2 === 0 ? order : [...order].reverse()) {
       const { tokens, ms } = await measure(run);
       totals[name].tokens += tokens;
       totals[name].ms += ms;
+      rates[name] = tokens / ms;
     }
+    roundRatios.push(rates.daemon! / rates.direct!);
   }
   const rate = (t: { tokens: number; ms: number }) => (t.tokens / t.ms) * 1000;
   const { layers, width } = spec.shape;
+  roundRatios.sort((a, b) => a - b);
+  const median = roundRatios[Math.floor(roundRatios.length / 2)]!;
   console.log(
-    `${spec.id} (${layers} layers × ${width} wide): ${spec.rounds} rounds × ${spec.jobs} jobs × ${spec.maxTokens} tokens`,
+    `${spec.id} (${layers} layers × ${width} wide): ${spec.rounds} rounds × 1 job each way × ${spec.maxTokens} tokens`,
   );
   console.log(
     `  node-llama-cpp direct: ${rate(totals.direct).toFixed(0)} tokens/s (${totals.direct.tokens} tokens)`,
@@ -106,7 +119,7 @@ for (const spec of MODELS) {
     `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens)`,
   );
   console.log(
-    `  ratio daemon/direct:   ${(rate(totals.daemon) / rate(totals.direct)).toFixed(3)} (goal ≥ 0.95)`,
+    `  ratio daemon/direct:   ${(rate(totals.daemon) / rate(totals.direct)).toFixed(3)} (goal ≥ 0.95); per round: median ${median.toFixed(3)}, ${roundRatios[0]!.toFixed(3)}–${roundRatios.at(-1)!.toFixed(3)}`,
   );
   await context.dispose();
   await model.dispose();
