@@ -2,14 +2,23 @@
  * Tokens per second served through the provider daemon vs node-llama-cpp called directly, on the
  * same generated models in the same run. The daemon is the real `gpumesh-node start` process; this
  * process plays the coordinator (job frames over a real WebSocket, every chunk frame streamed back
- * and validated). Greedy decoding makes both produce the same tokens. Each round runs one job each
- * way, in alternating order, so the machine's load (this 2-core machine drifts by ±10 % within a
- * minute) falls evenly on both. Two model sizes: the daemon's cost is per token, so it shows most
- * on the 2×64 test model (~0.3 ms a token) and fades on a larger one. Goal: ratio ≥ 0.95.
+ * and validated). The baseline is node-llama-cpp's LlamaCompletion in a process of its own too
+ * (llama-direct-process.ts, spawned like the daemon, loading the same models with the daemon
+ * runtime's settings, asked over IPC), so neither side gets the bench process's memory or
+ * scheduling; both processes live through the whole run, each idle while the other works. Greedy
+ * decoding makes both produce the same tokens. Each round runs one job each way, in alternating
+ * order, so the machine's load (this 2-core machine drifts by ±10 % within a minute) falls evenly
+ * on both. Two model sizes: the daemon's cost is per token, so it shows most on the 2×64 test model
+ * (~0.3 ms a token) and fades on a larger one. Goal: ratio ≥ 0.95. On Linux it also prints each
+ * process's CPU time per token (main thread; other threads, llama.cpp's among them) and run-queue
+ * wait, from /proc/…/schedstat.
  *
- * Run: npm run -w bench node-throughput [-- --daemon-cpu-prof DIR]  (DIR gets the daemon's V8 CPU profile)
+ * Run: npm run -w bench node-throughput [-- --daemon-cpu-prof DIR]  (DIR gets V8 CPU profiles of
+ * the daemon and, for symmetry, of the baseline process)
  */
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { type TinyModelOptions, writeTinyModel } from '@gpumesh/node';
 import { CoordinatorPeer, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame } from '@gpumesh/protocol';
-import { getLlama, LlamaCompletion } from 'node-llama-cpp';
+import type { DirectReply, DirectRequest } from './llama-direct-process.js';
 
 const MODELS: { id: string; shape: TinyModelOptions; rounds: number; maxTokens: number }[] = [
   { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 40, maxTokens: 256 },
@@ -35,7 +44,6 @@ const profileDir = flags['daemon-cpu-prof'];
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-bench-node-'));
 for (const model of MODELS)
   await writeTinyModel({ path: join(dir, 'models', `${model.id}.gguf`), seed: 1, ...model.shape });
-const llama = await getLlama({ gpu: false });
 
 // The daemon, connected to a coordinator peer in this process (a production-like 10 s heartbeat).
 const peer = new CoordinatorPeer({ heartbeatIntervalMs: 10_000 });
@@ -48,24 +56,84 @@ const daemon = spawnNodeDaemon({
 const session = await peer.nextSession(0);
 await session.next('presence');
 
+// The baseline: node-llama-cpp called directly, in a process of its own spawned as the daemon is
+// (same Node.js, environment and flags), holding the same models with the same settings. Both
+// processes live through the whole run, each idle while the other works.
+const directProcess = spawn(
+  process.execPath,
+  [
+    ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] : []),
+    '--import',
+    'tsx',
+    join(import.meta.dirname, 'llama-direct-process.ts'),
+    join(dir, 'models'),
+  ],
+  { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, GPUMESH_COORDINATOR: '' } },
+);
+let directStderr = '';
+directProcess.stderr?.on('data', (chunk: Buffer) => {
+  directStderr = (directStderr + chunk.toString()).slice(-4_000);
+});
+const directExited = new Promise<never>((_, reject) =>
+  directProcess.once('exit', (code, signal) =>
+    reject(new Error(`llama-direct-process exited (${signal ?? code}): ${directStderr}`)),
+  ),
+);
+directExited.catch(() => {}); // awaited by every request below
+const directReply = (match: (reply: DirectReply) => boolean) =>
+  Promise.race([
+    new Promise<DirectReply>((resolve) => {
+      const onMessage = (reply: DirectReply) => {
+        if (!match(reply)) return;
+        directProcess.off('message', onMessage);
+        resolve(reply);
+      };
+      directProcess.on('message', onMessage);
+    }),
+    directExited,
+  ]);
+await directReply((reply) => 'ready' in reply);
+
+/**
+ * Linux: CPU time and run-queue wait (ns, from /proc/…/schedstat) of a process's main thread and of
+ * its other threads together (llama.cpp's worker, libuv, V8); null elsewhere.
+ */
+function threadTimes(pid: number): { main: number; others: number; waited: number } | null {
+  try {
+    const times = { main: 0, others: 0, waited: 0 };
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      times[Number(tid) === pid ? 'main' : 'others'] += run!;
+      times.waited += wait!;
+    }
+    return times;
+  } catch {
+    return null;
+  }
+}
+const cpuPerToken = (pid: number, before: ReturnType<typeof threadTimes>, tokens: number) => {
+  const after = threadTimes(pid);
+  if (!before || !after) return '';
+  const µs = (key: keyof typeof after) => ((after[key] - before[key]) / tokens / 1000).toFixed(1);
+  return `; CPU per token: main thread ${µs('main')} µs, other threads ${µs('others')} µs, run-queue wait ${µs('waited')} µs`;
+};
+
 let jobCount = 0;
 for (const spec of MODELS) {
-  // Baseline: node-llama-cpp's own completion API, one sequence, one thread (as the daemon uses).
-  const model = await llama.loadModel({ modelPath: join(dir, 'models', `${spec.id}.gguf`) });
-  const context = await model.createContext({ sequences: 1, threads: 1, contextSize: 2048 });
-  const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+  let directOwnMs = 0; // the child's own timing of its generations, without the IPC round trip
   const direct = async (): Promise<number> => {
-    let reported = 0;
-    const { metadata } = await completion.generateCompletionWithMeta(model.tokenize(PROMPT), {
+    const request: DirectRequest = {
+      id: jobCount++,
+      model: spec.id,
+      prompt: PROMPT,
       maxTokens: spec.maxTokens,
-      temperature: 0,
-      repeatPenalty: false,
-      onToken: (chunk) => {
-        reported += chunk.length;
-      },
-    });
-    // onToken leaves out tokens still held back (partial characters) when maxTokens stops it.
-    return metadata.stopReason === 'maxTokens' ? spec.maxTokens : reported;
+    };
+    directProcess.send(request);
+    const reply = await directReply((r) => 'id' in r && r.id === request.id);
+    if ('error' in reply) throw new Error(`llama-direct-process: ${reply.error}`);
+    const { tokens, ms } = reply as { tokens: number; ms: number };
+    directOwnMs += ms;
+    return tokens;
   };
   const throughDaemon = async (): Promise<number> => {
     const job = createFrame('job', {
@@ -89,6 +157,9 @@ for (const spec of MODELS) {
 
   await direct();
   await throughDaemon();
+  directOwnMs = 0;
+  const directBefore = threadTimes(directProcess.pid!);
+  const daemonBefore = threadTimes(daemon.process.pid!);
   const totals = { direct: { tokens: 0, ms: 0 }, daemon: { tokens: 0, ms: 0 } };
   const roundRatios: number[] = [];
   for (let round = 0; round < spec.rounds; round++) {
@@ -113,18 +184,18 @@ for (const spec of MODELS) {
     `${spec.id} (${layers} layers × ${width} wide): ${spec.rounds} rounds × 1 job each way × ${spec.maxTokens} tokens`,
   );
   console.log(
-    `  node-llama-cpp direct: ${rate(totals.direct).toFixed(0)} tokens/s (${totals.direct.tokens} tokens)`,
+    `  node-llama-cpp direct: ${rate(totals.direct).toFixed(0)} tokens/s (${totals.direct.tokens} tokens; ${rate({ tokens: totals.direct.tokens, ms: directOwnMs }).toFixed(0)} by its own clock, without IPC)${cpuPerToken(directProcess.pid!, directBefore, totals.direct.tokens)}`,
   );
   console.log(
-    `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens)`,
+    `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens)${cpuPerToken(daemon.process.pid!, daemonBefore, totals.daemon.tokens)}`,
   );
   console.log(
     `  ratio daemon/direct:   ${(rate(totals.daemon) / rate(totals.direct)).toFixed(3)} (goal ≥ 0.95); per round: median ${median.toFixed(3)}, ${roundRatios[0]!.toFixed(3)}–${roundRatios.at(-1)!.toFixed(3)}`,
   );
-  await context.dispose();
-  await model.dispose();
 }
 
+directProcess.disconnect();
+await directExited.catch(() => {});
 await daemon.stop();
 await peer.close();
 await rm(dir, { recursive: true, force: true });
