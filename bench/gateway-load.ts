@@ -29,7 +29,7 @@ import { loadConfig } from '../coordinator/src/config.js';
 import { createDatabase } from '../coordinator/src/db/create-database.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { Hub } from '../coordinator/src/hub/hub.js';
-import { ledgerBatchStats } from '../coordinator/src/ledger/batch.js';
+import { ledgerBatchStats, ledgerIdle } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
@@ -240,6 +240,7 @@ if (phases.has('steady')) {
     `  added latency: p50 ${((cr.p50 - dr.p50) / 1000).toFixed(3)} ms, p99 ${((cr.p99 - dr.p99) / 1000).toFixed(3)} ms (goal p99 ≤ 1 ms)`,
   );
 }
+await ledgerIdle(db);
 const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
 console.log(`\nusage rows written: ${rows?.n}`);
 await stopNode(node);

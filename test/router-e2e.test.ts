@@ -14,6 +14,7 @@ import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import type { Database } from '../coordinator/src/db/schema.js';
+import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
@@ -131,6 +132,7 @@ async function chat(h: Harness, body: Record<string, unknown>) {
 }
 
 async function usageRows(h: Harness) {
+  await ledgerIdle(h.db); // settlements commit after the answer
   return h.db
     .selectFrom('usage_records')
     .selectAll()

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { toBigInt, toMillis } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { ledgerIdle } from '../ledger/batch.js';
 import type { KeyStatus } from './key-status.js';
 
 export type ApiKeyInfo = {
@@ -13,8 +14,9 @@ export type ApiKeyInfo = {
   spendNano: bigint;
 };
 
-/** A user's keys, newest first (never the secret or its hash). */
+/** A user's keys, newest first (never the secret or its hash); spend includes queued settlements. */
 export async function listApiKeys(db: Kysely<Database>, userId: string): Promise<ApiKeyInfo[]> {
+  await ledgerIdle(db);
   const rows = await db
     .selectFrom('api_keys')
     .select(['id', 'name', 'prefix', 'created_at', 'last_used_at', 'status', 'spend_nano'])

@@ -23,6 +23,10 @@ class LedgerBatcher {
   readonly #db: LedgerDb;
   #queue: Queued[] = [];
   #draining = false;
+  /** Operations queued and finished so far; a reader waits for the count queued before it. */
+  #queued = 0;
+  #finished = 0;
+  #waiters: { upTo: number; resolve(): void }[] = [];
   /** Transactions committed or attempted, and the operations they carried. */
   readonly stats = { transactions: 0, operations: 0 };
 
@@ -33,6 +37,7 @@ class LedgerBatcher {
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queued++;
       if (!this.#draining) {
         this.#draining = true;
         setImmediate(() => void this.#drain());
@@ -43,28 +48,54 @@ class LedgerBatcher {
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH);
-      this.stats.transactions++;
-      this.stats.operations += batch.length;
-      if (batch.length === 1) {
-        const [one] = batch as [Queued];
-        await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
-        continue;
-      }
-      let results: unknown[];
-      try {
-        results = await this.#db.transaction().execute(async (trx) => {
-          const out: unknown[] = [];
-          for (const { work } of batch) out.push(await work(trx));
-          return out;
-        });
-      } catch {
-        this.stats.transactions += batch.length;
-        for (const one of batch) await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
-        continue;
-      }
-      for (const [i, one] of batch.entries()) one.resolve(results[i]);
+      await this.#commit(batch);
+      this.#done(batch.length);
     }
     this.#draining = false;
+  }
+
+  async #commit(batch: Queued[]): Promise<void> {
+    this.stats.transactions++;
+    this.stats.operations += batch.length;
+    if (batch.length === 1) {
+      const [one] = batch as [Queued];
+      await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+      return;
+    }
+    let results: unknown[];
+    try {
+      results = await this.#db.transaction().execute(async (trx) => {
+        const out: unknown[] = [];
+        for (const { work } of batch) out.push(await work(trx));
+        return out;
+      });
+    } catch {
+      this.stats.transactions += batch.length;
+      for (const one of batch) await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+      return;
+    }
+    for (const [i, one] of batch.entries()) one.resolve(results[i]);
+  }
+
+  #done(count: number): void {
+    this.#finished += count;
+    this.#waiters = this.#waiters.filter((w) => {
+      if (w.upTo > this.#finished) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /** Operations queued and not yet committed. */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Resolves once every operation queued so far has committed (or failed); later ones don't count. */
+  idle(): Promise<void> {
+    if (this.#finished >= this.#queued) return Promise.resolve();
+    const upTo = this.#queued;
+    return new Promise((resolve) => this.#waiters.push({ upTo, resolve }));
   }
 }
 
@@ -82,6 +113,20 @@ function batcherOf(db: LedgerDb): LedgerBatcher {
 /** Runs `work` in a ledger transaction shared with the operations queued at the same time. */
 export function inLedgerBatch<T>(db: LedgerDb, work: Work<T>): Promise<T> {
   return batcherOf(db).run(work);
+}
+
+/**
+ * Resolves once every ledger operation this process queued on `db` so far has committed: ledger
+ * reads wait for it, so a client reads its own writes (a settlement that finishes after the
+ * response, say). Another replica's writes show once they committed.
+ */
+export function ledgerIdle(db: LedgerDb): Promise<void> {
+  return batcherOf(db).idle();
+}
+
+/** Ledger operations queued on `db` and not yet committed. */
+export function ledgerPending(db: LedgerDb): number {
+  return batcherOf(db).pending;
 }
 
 /** The group commits of this database so far (for /metrics and tests). */

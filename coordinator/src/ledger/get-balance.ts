@@ -1,4 +1,5 @@
 import { toBigInt } from '../db/bigint.js';
+import { ledgerIdle } from './batch.js';
 import type { LedgerDb } from './db.js';
 
 export type Balance = {
@@ -10,8 +11,12 @@ export type Balance = {
   reservedNano: bigint;
 };
 
-/** An account's balance; zeros for an account that never held credits. */
+/**
+ * An account's balance; zeros for an account that never held credits. Sees every ledger operation
+ * this process queued before the call.
+ */
 export async function getBalance(db: LedgerDb, userId: string): Promise<Balance> {
+  await ledgerIdle(db);
   const row = await db
     .selectFrom('ledger_accounts')
     .select(['balance', 'spend', 'reserved'])

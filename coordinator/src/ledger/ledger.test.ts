@@ -191,6 +191,13 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     },
   );
 
+  test.skipIf(skip)('behavior: a ledger read sees every operation queued before it', async () => {
+    await credit(db, { userId: 'u8', amountNano: 1_000n, ref: 'pay-u8' });
+    const queued = reserve(db, { userId: 'u8', amountNano: 100n }); // not awaited: still queued
+    expect(await getBalance(db, 'u8')).toEqual({ balanceNano: 900n, reservedNano: 100n, spendNano: 0n });
+    expect((await queued).ok).toBe(true);
+  });
+
   test.skipIf(skip)(
     'behavior: every account balance equals the sum of its entries, none negative',
     async () => {

@@ -31,6 +31,22 @@ export type SettleOutcome = {
 };
 
 /**
+ * What a settlement charges: provider + fee, never more than the hold — capped fee first, so the
+ * provider is paid what can be paid. Pure, so a caller can tell the charge before it commits.
+ */
+export function capCharge(
+  providerNano: bigint,
+  feeNano: bigint,
+  heldNano: bigint,
+): { providerNano: bigint; feeNano: bigint; chargedNano: bigint } {
+  if (providerNano + feeNano <= heldNano)
+    return { providerNano, feeNano, chargedNano: providerNano + feeNano };
+  // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+  const provider = providerNano > heldNano ? heldNano : providerNano;
+  return { providerNano: provider, feeNano: heldNano - provider, chargedNano: heldNano };
+}
+
+/**
  * Settles a reservation to the actual cost, in ONE transaction: releases the hold, charges the user
  * what was delivered, credits the provider and the platform fee, and lets the caller record usage.
  * The charge can never exceed the reservation (the worst case) — a node that over-reports is capped.
@@ -42,15 +58,11 @@ export async function settle(db: LedgerDb, params: SettleParams): Promise<Settle
   return inLedgerBatch(db, async (trx) => {
     const held = await takeReservation(trx, params.reservationId, 'settled', now);
     if (!held) return null;
-    let providerNano = params.providerNano;
-    let feeNano = params.feeNano;
-    if (providerNano + feeNano > held.amount) {
-      // Cap at the reservation, the fee first so the provider is paid what can be paid.
-      // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
-      providerNano = providerNano > held.amount ? held.amount : providerNano;
-      feeNano = held.amount - providerNano;
-    }
-    const chargedNano = providerNano + feeNano;
+    const { providerNano, feeNano, chargedNano } = capCharge(
+      params.providerNano,
+      params.feeNano,
+      held.amount,
+    );
     const ref = params.reservationId;
     // One UPDATE on the user's account: the hold comes back and the charge goes out together; the
     // log still shows both (release, then charge). Cannot fail: charge ≤ the hold released.

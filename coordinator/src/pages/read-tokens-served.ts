@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { ledgerIdle } from '../ledger/batch.js';
 import type { TokensServed } from './network-stats.js';
 
 /** Tokens served by the whole network so far: the sums over every billed usage row. */
 export async function readTokensServed(db: Kysely<Database>): Promise<TokensServed> {
+  await ledgerIdle(db);
   const row = await db
     .selectFrom('usage_records')
     .select((eb) => [

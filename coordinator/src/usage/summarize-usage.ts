@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { ledgerIdle } from '../ledger/batch.js';
 
 export type UsageLine = {
   requests: number;
@@ -27,11 +28,13 @@ type Acc = { requests: number; prompt: bigint; completion: bigint; cost: bigint 
 /**
  * A user's usage between two UTC dates (inclusive): totals and breakdowns by model, key and day.
  * Sums run in integers over the usage rows themselves, so the summary equals the sum of the rows.
+ * Sees every settlement this process queued before the call.
  */
 export async function summarizeUsage(
   db: Kysely<Database>,
   params: { userId: string; from: string; to: string },
 ): Promise<UsageSummary> {
+  await ledgerIdle(db);
   const rows = await db
     .selectFrom('usage_records')
     .leftJoin('api_keys', 'api_keys.id', 'usage_records.key_id')

@@ -57,7 +57,14 @@ const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
   const { ctx, hub, settings } = options;
-  const deps: InferenceDeps = { db: ctx.db, hub, settings, clock: ctx.clock, metrics: app.metrics };
+  const deps: InferenceDeps = {
+    db: ctx.db,
+    hub,
+    settings,
+    clock: ctx.clock,
+    metrics: app.metrics,
+    log: app.log,
+  };
   const apiKey = requireApiKey(ctx.db);
   const catalog = () => buildCatalog(hub.index, settings.nativeUsdPriceNano);
 

@@ -11,9 +11,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { Hub, JobError, JobUsage } from '../hub/hub.js';
+import { ledgerPending } from '../ledger/batch.js';
 import { release } from '../ledger/release.js';
 import { reserve } from '../ledger/reserve.js';
-import { type SettleOutcome, settle } from '../ledger/settle.js';
+import { capCharge, type SettleOutcome, settle } from '../ledger/settle.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { Metrics } from '../metrics/create-metrics.js';
 import { computeCost, nanoToUsd } from '../router/compute-cost.js';
@@ -34,7 +35,16 @@ export type InferenceDeps = {
   clock: { now(): number };
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers'>;
+  /** Where a settlement that failed after the answer went out is reported. */
+  log?: { error(details: Record<string, unknown>, message: string): void };
 };
+
+/**
+ * Settlements run after the answer is sent (the charge is known before it commits); past this many
+ * ledger operations waiting to commit, a request waits for its own settlement before answering, so
+ * a backlog can't grow without bound.
+ */
+export const MAX_LEDGER_BACKLOG = 512;
 
 export type InferenceJob = {
   requestId: string;
@@ -70,7 +80,10 @@ export type InferenceResult = {
   nodeId: string;
   /** The node's response with usage.cost added (non-streamed requests). */
   response: Record<string, unknown> & { usage: UsageWithCost };
-  settled: SettleOutcome;
+  /** The charge: known when the answer goes out, committed by `settlement`. */
+  chargedNano: bigint;
+  /** Commits the charge, the provider's credit and the usage row (one transaction). */
+  settlement: Promise<SettleOutcome>;
 };
 
 type AttemptOutcome =
@@ -154,11 +167,11 @@ export async function runInference(
       // Billing trusts the node's usage but never beyond what the request allowed.
       const promptTokens = usage.prompt_tokens;
       const completionTokens = Math.min(usage.completion_tokens, job.maxTokens || usage.completion_tokens);
-      const settled = await bill(
+      const billed = await bill(
         deps,
         job,
         entry,
-        hold.reservationId,
+        hold,
         promptTokens,
         completionTokens,
         USAGE_STATUS.completed,
@@ -166,12 +179,12 @@ export async function runInference(
       const withCost = {
         ...outcome.response,
         model: job.model,
-        usage: { ...usage, cost: nanoToUsd(settled.chargedNano) },
+        usage: { ...usage, cost: nanoToUsd(billed.chargedNano) },
       };
       if (sink) {
         if (!sink.closed) sink.finish(finalChunk(job, outcome.response, withCost.usage));
       }
-      return { nodeId: entry.node.nodeId, response: withCost, settled };
+      return { nodeId: entry.node.nodeId, response: withCost, ...billed };
     }
     const { error, deliveredChunks, clientGone } = outcome;
     if (deliveredChunks === 0 && !clientGone) {
@@ -188,13 +201,13 @@ export async function runInference(
     // The node counts the tokens (chunk.tokens); as for usage, never beyond what the request allowed.
     const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
     const deliveredTokens = Math.min(outcome.deliveredTokens, job.maxTokens || outcome.deliveredTokens);
-    const settled = await bill(deps, job, entry, hold.reservationId, 0, deliveredTokens, status);
+    const billed = await bill(deps, job, entry, hold, 0, deliveredTokens, status);
     if (sink && !sink.closed) sink.finish({ error: mapJobError(error).toBody().error });
     const usage = { prompt_tokens: 0, completion_tokens: deliveredTokens, total_tokens: deliveredTokens };
     return {
       nodeId: entry.node.nodeId,
-      response: { usage: { ...usage, cost: nanoToUsd(settled.chargedNano) } },
-      settled,
+      response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
+      ...billed,
     };
   }
   if (!lastError) {
@@ -258,15 +271,22 @@ function attempt(
   });
 }
 
+/**
+ * Bills the tokens delivered: the charge is computed here (capped at the hold, as the settlement
+ * caps it) and the settlement — charge, release of the rest, provider credit, usage row, in one
+ * transaction — is queued on the ledger. The answer need not wait for its commit: ledger reads
+ * wait for queued operations, so the client still reads its own usage and balance. Only when the
+ * ledger is backed up does the request wait for its own settlement.
+ */
 async function bill(
   deps: InferenceDeps,
   job: InferenceJob,
   entry: Entry,
-  reservationId: string,
+  hold: { reservationId: string; amountNano: bigint },
   promptTokens: number,
   completionTokens: number,
   status: UsageStatus,
-): Promise<SettleOutcome> {
+): Promise<{ chargedNano: bigint; settlement: Promise<SettleOutcome> }> {
   const cost = computeCost({
     promptTokens,
     completionTokens,
@@ -274,8 +294,9 @@ async function bill(
     priceOutNano: entry.priceOutNano,
     feeBps: deps.settings.platformFeeBps,
   });
-  const settled = await settle(deps.db, {
-    reservationId,
+  const { chargedNano } = capCharge(cost.providerNano, cost.feeNano, hold.amountNano);
+  const settlement = settle(deps.db, {
+    reservationId: hold.reservationId,
     providerNano: cost.providerNano,
     feeNano: cost.feeNano,
     providerAccountId: providerAccountId(entry.node.owner ?? entry.node.nodeId),
@@ -294,13 +315,24 @@ async function bill(
         status,
         now: deps.clock.now(),
       }),
+  }).then((settled) => {
+    // settle returns null only for a reservation already settled — impossible for a fresh hold.
+    if (!settled) throw new Error('the reservation was settled twice');
+    deps.metrics?.tokens.inc({ model: job.model, kind: 'prompt' }, promptTokens);
+    deps.metrics?.tokens.inc({ model: job.model, kind: 'completion' }, completionTokens);
+    deps.metrics?.creditsSpentNano.inc({ model: job.model }, Number(settled.chargedNano));
+    return settled;
   });
-  // settle returns null only for a reservation already settled — impossible for a fresh hold.
-  if (!settled) throw new ApiError('internal_error', 'The reservation was settled twice.');
-  deps.metrics?.tokens.inc({ model: job.model, kind: 'prompt' }, promptTokens);
-  deps.metrics?.tokens.inc({ model: job.model, kind: 'completion' }, completionTokens);
-  deps.metrics?.creditsSpentNano.inc({ model: job.model }, Number(settled.chargedNano));
-  return settled;
+  // A settlement that fails after the answer left: the hold stays in ledger_reservations for an
+  // operator (the same state a crash between the node's answer and the commit leaves).
+  settlement.catch((error: unknown) =>
+    deps.log?.error(
+      { err: error, requestId: job.requestId, reservationId: hold.reservationId },
+      'settlement failed',
+    ),
+  );
+  if (ledgerPending(deps.db) > MAX_LEDGER_BACKLOG) await settlement;
+  return { chargedNano, settlement };
 }
 
 /**
