@@ -22,6 +22,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { WebSocketServer } from 'ws';
 import { buildApp } from '../coordinator/src/app.js';
@@ -143,8 +144,15 @@ const directNode = await spawnNode(directUrl.replace('http', 'ws'), owner);
 
 // 3. Through the coordinator: the real app, real key, real ledger.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-bench-'));
+// On PostgreSQL, a schema of its own, dropped at the end.
+const pgSchema = `bench_gateway_${process.pid}`;
+if (values.pg) {
+  const admin = createDatabase({ pgUrl: values.pg });
+  await sql`create schema ${sql.id(pgSchema)}`.execute(admin);
+  await admin.destroy();
+}
 const db = values.pg
-  ? createDatabase({ pgUrl: values.pg })
+  ? createDatabase({ pgUrl: values.pg, schema: pgSchema })
   : createDatabase({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
 await migrate(db);
 const config = loadConfig({
@@ -152,7 +160,7 @@ const config = loadConfig({
     dataDir,
     logLevel: 'silent',
     rateLimit: { enabled: false },
-    ...(values.pg ? { databaseUrl: values.pg } : {}),
+    ...(values.pg ? { databaseUrl: values.pg, databaseSchema: pgSchema } : {}),
   },
 });
 const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
@@ -250,5 +258,10 @@ await direct.close();
 await echo.close();
 directHub.close();
 await db.destroy();
+if (values.pg) {
+  const admin = createDatabase({ pgUrl: values.pg });
+  await sql`drop schema ${sql.id(pgSchema)} cascade`.execute(admin);
+  await admin.destroy();
+}
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);
