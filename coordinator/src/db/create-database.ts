@@ -63,11 +63,8 @@ function cachePreparedStatements(database: SQLite.Database): void {
   }) as typeof database.prepare;
 }
 
-/** How often the background connection looks at the write-ahead log. */
+/** How often the background connection copies the write-ahead log into the database file. */
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 1_000;
-/** It checkpoints once the log is this large, or this old. */
-export const SQLITE_CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
-export const SQLITE_CHECKPOINT_MAX_AGE_MS = 60_000;
 
 // Runs in a worker thread (plain JavaScript: it is evaluated, not imported). Never throws: a
 // failure ends the worker with exit code 1 and the app's connection checkpoints again.
@@ -78,17 +75,9 @@ try {
   db = new (require(workerData.driver))(workerData.file, { fileMustExist: true });
   db.pragma('busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}');
 } catch { process.exit(1); }
-const { statSync } = require('node:fs');
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
-let last = Date.now();
 const timer = setInterval(() => {
-  try {
-    const size = statSync(workerData.file + '-wal', { throwIfNoEntry: false })?.size ?? 0;
-    if (size === 0) return;
-    if (size < workerData.walBytes && Date.now() - last < workerData.maxAgeMs) return;
-    checkpoint.get();
-    last = Date.now();
-  } catch { clearInterval(timer); db.close(); process.exit(1); }
+  try { checkpoint.get(); } catch { clearInterval(timer); db.close(); process.exit(1); }
 }, workerData.intervalMs);
 parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
@@ -97,25 +86,21 @@ parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.cl
  * SQLite checkpoints the write-ahead log from the connection that happens to commit when the log
  * passes 1,000 pages: that commit then copies pages and waits for fsync, on the event loop — the
  * largest part of a paid request's time in bench/gateway-load.ts, and its worst latency spikes.
- * Here the app's connection never checkpoints; a second connection in a worker thread does,
- * without blocking writers (PASSIVE), once the log passes 64 MB or a minute: each checkpoint's
- * fsync still stalls the app's own log writes for a moment (bench/gateway-load.ts at 1,000 req/s:
- * p99 80–88 ms checkpointing every second, 52–62 ms at 64 MB), so there are few of them.
- * Once a checkpoint caught up, the next write starts the log over and cuts the file back to 4 MB
- * (journal_size_limit), so its size tells how much waits. Closing the database stops the worker;
- * should the worker fail, the app's connection goes back to checkpointing itself.
+ * Here the app's connection never checkpoints; a second connection in a worker thread does, every
+ * second, without blocking writers (PASSIVE). Small and frequent is best here: each checkpoint's
+ * fsync still stalls the app's own log writes for a moment, longer the more it flushes
+ * (bench/gateway-load.ts at 1,000 req/s: event-loop stalls up to ~30 ms this way; up to ~75 ms
+ * checkpointing at 64 MB of log, with the log file cut back after each). Closing the database
+ * stops the worker; should the worker fail, the app's connection goes back to checkpointing itself.
  */
 function checkpointInBackground(database: SQLite.Database, file: string): void {
   database.pragma('wal_autocheckpoint = 0');
-  database.pragma(`journal_size_limit = ${4 * 1024 * 1024}`);
   const worker = new Worker(CHECKPOINTER, {
     eval: true,
     workerData: {
       driver: createRequire(import.meta.url).resolve('better-sqlite3'),
       file,
       intervalMs: SQLITE_CHECKPOINT_INTERVAL_MS,
-      walBytes: SQLITE_CHECKPOINT_WAL_BYTES,
-      maxAgeMs: SQLITE_CHECKPOINT_MAX_AGE_MS,
     },
   });
   worker.unref();
