@@ -7,6 +7,7 @@ import { credit } from './credit.js';
 import type { LedgerDb } from './db.js';
 import { getBalance } from './get-balance.js';
 import { release } from './release.js';
+import { releaseStaleHolds } from './release-stale-holds.js';
 import { reserve } from './reserve.js';
 import { settle } from './settle.js';
 import { PLATFORM_ACCOUNT_ID, providerAccountId } from './tables.js';
@@ -196,6 +197,31 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     const queued = reserve(db, { userId: 'u8', amountNano: 100n }); // not awaited: still queued
     expect(await getBalance(db, 'u8')).toEqual({ balanceNano: 900n, reservedNano: 100n, spendNano: 0n });
     expect((await queued).ok).toBe(true);
+  });
+
+  test.skipIf(skip)('behavior: holds left by an interrupted request are released once stale', async () => {
+    await credit(db, { userId: 'u9', amountNano: 1_000n, ref: 'pay-u9' });
+    const at = (ms: number) => ({ now: () => ms });
+    const start = Date.now() + 10 * 86_400_000; // later than every hold the other tests left
+    const old = await reserve(db, { userId: 'u9', amountNano: 300n, clock: at(start) });
+    const fresh = await reserve(db, { userId: 'u9', amountNano: 200n, clock: at(start + 50_000) });
+    expect(old.ok && fresh.ok).toBe(true);
+    await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 59_000) }); // the others' leftovers
+    expect(await getBalance(db, 'u9')).toEqual({ balanceNano: 500n, reservedNano: 500n, spendNano: 0n });
+    expect(await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 61_000) })).toBe(1);
+    expect(await getBalance(db, 'u9')).toEqual({ balanceNano: 800n, reservedNano: 200n, spendNano: 0n });
+    expect(await sumOfEntries(db, 'u9')).toBe(800n);
+    // Released holds can't be settled any more; a second sweep finds nothing.
+    if (!old.ok) throw new Error('unreachable');
+    expect(
+      await settle(db, {
+        reservationId: old.reservationId,
+        providerNano: 1n,
+        feeNano: 0n,
+        providerAccountId: 'p',
+      }),
+    ).toBeNull();
+    expect(await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 61_000) })).toBe(0);
   });
 
   test.skipIf(skip)(

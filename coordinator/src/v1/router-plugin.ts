@@ -8,8 +8,12 @@ import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app.js';
 import { Hub } from '../hub/hub.js';
+import { releaseStaleHolds } from '../ledger/release-stale-holds.js';
 import { tierOf } from '../staking/tier-of.js';
 import { routerRoutes } from './routes.js';
+
+/** How often the coordinator looks for holds a crashed coordinator left behind. */
+export const STALE_HOLD_SWEEP_MS = 60_000;
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
@@ -51,8 +55,25 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  app.addHook('onReady', async () => hub.start());
+  // A hold lives at most one job timeout per attempt plus the ledger's queue; older ones were left
+  // by a coordinator that died mid-request (release-stale-holds.ts).
+  const sweep = async () => {
+    const released = await releaseStaleHolds(ctx.db, {
+      olderThanMs: r.maxAttempts * r.jobTimeoutMs + STALE_HOLD_SWEEP_MS,
+    }).catch((error: unknown) => {
+      app.log.error({ err: error }, 'stale hold sweep failed');
+      return 0;
+    });
+    if (released > 0) app.log.warn({ released }, 'released holds left by an interrupted request');
+  };
+  let sweeper: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    hub.start();
+    await sweep();
+    sweeper = setInterval(() => void sweep(), STALE_HOLD_SWEEP_MS).unref();
+  });
   app.addHook('preClose', async () => {
+    clearInterval(sweeper);
     hub.close();
     for (const ws of wss.clients) ws.terminate();
     wss.close();

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import { chainCursorsMigration, chainMigration } from '../../chain/migration.js';
 import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
+import { heldReservations005 } from './005-held-reservations.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -12,4 +13,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   ledger002,
   chainMigration,
   chainCursorsMigration,
+  heldReservations005,
 ];

@@ -1,0 +1,31 @@
+import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
+import { release } from './release.js';
+import { RESERVATION_STATUS } from './tables.js';
+
+/** Holds released per sweep at most (the next sweep takes the rest). */
+export const STALE_HOLDS_PER_SWEEP = 1_000;
+
+/**
+ * Gives back holds nobody will settle: a request's hold is settled or released within its job
+ * timeout plus the ledger's queue, unless the coordinator that held it died (a crash between the
+ * reservation and the settlement). Any hold older than `olderThanMs` is such a leftover: it is
+ * released whole — the tokens such a request delivered, if any, are not known and not billed.
+ * Safe with many replicas and concurrent sweeps: release is idempotent. Returns how many it released.
+ */
+export async function releaseStaleHolds(
+  db: LedgerDb,
+  params: { olderThanMs: number; clock?: LedgerClock },
+): Promise<number> {
+  const clock = params.clock ?? systemLedgerClock;
+  const rows = await db
+    .selectFrom('ledger_reservations')
+    .select('id')
+    .where('status', '=', RESERVATION_STATUS.held)
+    .where('created_at', '<', clock.now() - params.olderThanMs)
+    .orderBy('created_at')
+    .limit(STALE_HOLDS_PER_SWEEP)
+    .execute();
+  let released = 0;
+  for (const { id } of rows) if (await release(db, { reservationId: id, clock })) released++;
+  return released;
+}
