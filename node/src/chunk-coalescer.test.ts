@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { ChunkCoalescer, textTokens } from './chunk-coalescer.js';
 import { chatChunk, completionChunk } from './runtimes/openai-shapes.js';
 import type { JsonObject } from './runtimes/runtime.js';
@@ -87,6 +87,32 @@ describe('ChunkCoalescer', () => {
     coalescer.push(chatChunk(meta, { content: 'c' }), 1);
     expect(sent).toEqual(['a']);
     await expect.poll(() => sent, { timeout: 1_000, interval: 5 }).toEqual(['a', 'bc']);
+  });
+
+  test('behavior: held text goes out with the push after which the next is due past flushMs', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const sent: string[] = [];
+    const coalescer = new ChunkCoalescer({
+      flushMs: 40,
+      send: (chunk) => sent.push((chunk.choices as { delta: { content: string } }[])[0]!.delta.content),
+    });
+    const sleep = (ms: number) => vi.advanceTimersByTime(ms);
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    sleep(15);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1); // held; deadline in 40 ms
+    sleep(15);
+    coalescer.push(chatChunk(meta, { content: 'c' }), 1); // next due in ~15 ms: before the deadline
+    expect(sent).toEqual(['a']);
+    sleep(15);
+    coalescer.push(chatChunk(meta, { content: 'd' }), 1); // next due past the deadline: out now
+    expect(sent).toEqual(['a', 'bcd']);
+    sleep(50);
+    coalescer.push(chatChunk(meta, { content: 'e' }), 1); // slower than flushMs: nothing to wait for
+    expect(sent).toEqual(['a', 'bcd', 'e']);
+    coalescer.push(chatChunk(meta, { content: 'f' }), 1); // held; the timer sends it when text stops
+    sleep(40);
+    expect(sent).toEqual(['a', 'bcd', 'e', 'f']);
+    vi.useRealTimers();
   });
 
   test('behavior: discard drops what is held', () => {

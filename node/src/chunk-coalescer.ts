@@ -3,10 +3,13 @@ import type { JsonObject } from './runtimes/runtime.js';
 /**
  * How long streamed text may wait to share a chunk frame with the tokens after it. One frame per
  * token costs a frame build, a socket write on the node and a parse on the coordinator; on a small
- * model (~0.4 ms a token on 2 cores) that was a quarter of the throughput. 5 ms is far below what a
- * reader of the stream can notice.
+ * model (~0.4 ms a token on 2 cores) that was a quarter of the throughput. A frame costs the
+ * daemon's main thread ~100–300 µs of CPU on this 2-core machine, mostly in the kernel (the
+ * loopback write): at 5 ms a 2.4 ms-a-token model sent a frame per ~2 tokens, ~90 µs a token more
+ * than node-llama-cpp alone; at 60 ms, ~10 µs. 20 ms (~8 tokens) is still below what a reader of
+ * the stream can notice.
  */
-export const DEFAULT_CHUNK_FLUSH_MS = 5;
+export const DEFAULT_CHUNK_FLUSH_MS = 20;
 
 export type ChunkCoalescerOptions = {
   /** Longest a chunk waits for more text; 0 sends every chunk as it comes. */
@@ -68,28 +71,41 @@ export function textTokens(chunk: JsonObject): number {
  * plain text chunks are merged into one delta for up to `flushMs`. Any other chunk (a finish
  * reason, tool calls, logprobs) first flushes what is held, then goes out as it is, so order is
  * kept. The job's owner calls `flush()` before the result and `discard()` on cancel.
+ *
+ * While text keeps coming, held text goes out with the push after which the next one is expected
+ * (at the last gap between pushes) past the deadline, so the send rides on the wake-up that
+ * delivered the token, and the timer (a wake-up of its own, between tokens) only fires when text
+ * stops or slows down.
  */
 export class ChunkCoalescer {
-  private held?: { chunk: JsonObject; text: string; tokens: number };
+  private held?: { chunk: JsonObject; text: string; tokens: number; deadline: number };
   private timer?: NodeJS.Timeout;
   private textSent = false;
+  /** When the previous chunk was pushed (performance.now()), and the gap before it. */
+  private lastPush = 0;
+  private gap = 0;
 
   constructor(private readonly options: ChunkCoalescerOptions) {}
 
   /** Takes the next chunk; `tokens` defaults to one per choice with text. */
   push(chunk: JsonObject, tokens: number = textTokens(chunk)): void {
     if (this.options.flushMs <= 0 || !this.textSent) {
+      this.lastPush = performance.now();
       this.flush();
       this.textSent = textTokens(chunk) > 0;
       this.options.send(chunk, tokens);
       return;
     }
+    const now = performance.now();
+    this.gap = now - this.lastPush;
+    this.lastPush = now;
     const held = this.held;
     if (held) {
       const text = sameEnvelope(held.chunk, chunk) ? plainText(chunk, true) : undefined;
       if (text !== undefined) {
         held.text += text;
         held.tokens += tokens;
+        if (now + this.gap >= held.deadline) this.flush();
         return;
       }
       this.flush();
@@ -99,7 +115,12 @@ export class ChunkCoalescer {
       this.options.send(chunk, tokens);
       return;
     }
-    this.held = { chunk, text, tokens };
+    // Text slower than one chunk per flushMs has nothing to wait for.
+    if (this.gap >= this.options.flushMs) {
+      this.options.send(chunk, tokens);
+      return;
+    }
+    this.held = { chunk, text, tokens, deadline: now + this.options.flushMs };
     this.timer = setTimeout(() => this.flush(), this.options.flushMs);
   }
 
