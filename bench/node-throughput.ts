@@ -5,7 +5,9 @@
  * and validated). The baseline is node-llama-cpp's LlamaCompletion in a process of its own too
  * (llama-direct-process.ts, spawned like the daemon, loading the same models with the daemon
  * runtime's settings, asked over IPC), so neither side gets the bench process's memory or
- * scheduling; both processes live through the whole run, each idle while the other works. Greedy
+ * scheduling; both processes live through the whole run, each idle while the other works. The
+ * baseline takes the text as it streams (onTextChunk), since serving means producing streamed text,
+ * which the daemon must do (node-llama-cpp detokenizes for its result either way). Greedy
  * decoding makes both produce the same tokens. Each round runs one job each way, in alternating
  * order, so the machine's load (this 2-core machine drifts by ±10 % within a minute) falls evenly
  * on both. Two model sizes: the daemon's cost is per token, so it shows most on the 2×64 test model
@@ -120,7 +122,8 @@ const cpuPerToken = (pid: number, before: ReturnType<typeof threadTimes>, tokens
 
 let jobCount = 0;
 for (const spec of MODELS) {
-  let directOwnMs = 0; // the child's own timing of its generations, without the IPC round trip
+  let directOwnMs = 0;
+  let chunkFrames = 0; // streamed back by the daemon during the measured rounds // the child's own timing of its generations, without the IPC round trip
   const direct = async (): Promise<number> => {
     const request: DirectRequest = {
       id: jobCount++,
@@ -146,6 +149,7 @@ for (const spec of MODELS) {
     });
     session.ws.send(encodeFrame(job));
     const { response } = await session.next('result', (r) => r.jobId === job.jobId, 300_000);
+    chunkFrames += session.frames.filter((frame) => frame.type === 'chunk').length;
     session.frames.length = 0; // this job's chunks and presence: received and validated, not kept
     return response.usage.completion_tokens;
   };
@@ -158,6 +162,7 @@ for (const spec of MODELS) {
   await direct();
   await throughDaemon();
   directOwnMs = 0;
+  chunkFrames = 0;
   const directBefore = threadTimes(directProcess.pid!);
   const daemonBefore = threadTimes(daemon.process.pid!);
   const totals = { direct: { tokens: 0, ms: 0 }, daemon: { tokens: 0, ms: 0 } };
@@ -187,7 +192,7 @@ for (const spec of MODELS) {
     `  node-llama-cpp direct: ${rate(totals.direct).toFixed(0)} tokens/s (${totals.direct.tokens} tokens; ${rate({ tokens: totals.direct.tokens, ms: directOwnMs }).toFixed(0)} by its own clock, without IPC)${cpuPerToken(directProcess.pid!, directBefore, totals.direct.tokens)}`,
   );
   console.log(
-    `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens)${cpuPerToken(daemon.process.pid!, daemonBefore, totals.daemon.tokens)}`,
+    `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens, ${(totals.daemon.tokens / chunkFrames).toFixed(1)} per chunk frame)${cpuPerToken(daemon.process.pid!, daemonBefore, totals.daemon.tokens)}`,
   );
   console.log(
     `  ratio daemon/direct:   ${(rate(totals.daemon) / rate(totals.direct)).toFixed(3)} (goal ≥ 0.95); per round: median ${median.toFixed(3)}, ${roundRatios[0]!.toFixed(3)}–${roundRatios.at(-1)!.toFixed(3)}`,
