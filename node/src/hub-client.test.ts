@@ -74,25 +74,8 @@ const contentOf = (chunk: Record<string, unknown>) =>
 describe('HubClient', () => {
   test('behavior: busy at max concurrency, overloaded beyond it, online again after', async () => {
     const release: (() => void)[] = [];
-    const account = privateKeyToAccount(generatePrivateKey());
-    const client = new HubClient({
-      url: peer.url,
-      account,
-      role: 'cpu',
+    const client = testClient({
       capacity: 2,
-      reconnectMinMs: 20,
-      reconnectMaxMs: 100,
-      manifest: () => ({
-        nodeId: account.address,
-        role: 'cpu',
-        hardware: { gpus: [], cpu: { model: 'x', cores: 1, threads: 1, arch: 'x64' }, ramBytes: 1 },
-        runtimes: [{ name: 'test', version: '0' }],
-        models: [],
-        scopes: [],
-        software: { name: 'gpumesh-node', version: '0' },
-        protocolVersion: 0,
-        issuedAt: new Date().toISOString(),
-      }),
       runJob: () =>
         new Promise((resolve) => {
           release.push(() =>
