@@ -17,6 +17,7 @@ import {
   type ModelOffer,
   PROTOCOL_VERSION,
   parseFrame,
+  sendCoalesced,
   signChallenge,
   signManifest,
   signOwnerProof,
@@ -93,7 +94,7 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
   });
   ready.catch(() => {});
   const send = (frame: Frame) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(frame));
+    if (ws.readyState === WebSocket.OPEN) sendCoalesced(ws, encodeFrame(frame));
   };
   const presence = () =>
     send(

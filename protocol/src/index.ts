@@ -48,6 +48,7 @@ export {
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export * from './scopes.js';
+export { sendCoalesced } from './sendCoalesced.js';
 export {
   frameAllowed,
   type Receiver,

@@ -26,6 +26,7 @@ import {
   SCOPE_FOR_FAMILY,
   type Scope,
   type SessionPhase,
+  sendCoalesced,
   TIER_BENEFITS,
   TIER_NAMES,
   type TierName,
@@ -426,7 +427,7 @@ export class NodeSession {
   }
 
   #send(frame: Frame): void {
-    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.send(encodeFrame(frame));
+    if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, encodeFrame(frame));
   }
 
   #end(why: string): void {
