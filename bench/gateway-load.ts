@@ -44,6 +44,7 @@ const { values } = parseArgs({
     pg: { type: 'string' },
     'cpu-profile': { type: 'string' },
     phases: { type: 'string', default: 'max,steady' },
+    'ledger-thread': { type: 'string', default: 'on' },
   },
 });
 const DURATION_S = Number(values.duration);
@@ -153,7 +154,10 @@ if (values.pg) {
 }
 const db = values.pg
   ? createDatabase({ pgUrl: values.pg, schema: pgSchema })
-  : createDatabase({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
+  : createDatabase({
+      sqlitePath: path.join(dataDir, 'gpumesh.db'),
+      ledgerThread: values['ledger-thread'] !== 'off',
+    });
 await migrate(db);
 const config = loadConfig({
   overrides: {

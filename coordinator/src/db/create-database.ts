@@ -13,7 +13,11 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 export const PG_POOL_MAX = 10;
 
 export type DatabaseTarget =
-  | { sqlitePath: string }
+  | {
+      sqlitePath: string;
+      /** Ledger writes in a thread of their own (ledger/writer.ts); default true. */
+      ledgerThread?: boolean;
+    }
   | { pgUrl: string; schema?: string }
   | Pick<CoordinatorConfig, 'dataDir' | 'databaseUrl' | 'databaseSchema'>;
 
@@ -23,14 +27,31 @@ export type DatabaseTarget =
  * Call `db.destroy()` to close it.
  */
 export function createDatabase(target: DatabaseTarget): Kysely<Database> {
-  if ('sqlitePath' in target) return openSqlite(target.sqlitePath);
+  if ('sqlitePath' in target) return openSqlite(target.sqlitePath, target.ledgerThread ?? true);
   if ('pgUrl' in target) return openPostgres(target.pgUrl, target.schema);
   if (target.databaseUrl) return openPostgres(target.databaseUrl, target.databaseSchema);
-  return openSqlite(path.join(target.dataDir, 'gpumesh.db'));
+  return openSqlite(path.join(target.dataDir, 'gpumesh.db'), true);
 }
 
-function openSqlite(file: string): Kysely<Database> {
+function openSqlite(file: string, threadedLedger: boolean): Kysely<Database> {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const database = openSqliteConnection(file);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  if (file === ':memory:') return db;
+  checkpointInBackground(database, file);
+  const onClose: (() => Promise<void>)[] = [];
+  sqliteFiles.set(db, { file, threadedLedger, onClose });
+  // What runs beside this connection on the same file (the ledger writer) closes first.
+  const destroy = db.destroy.bind(db);
+  db.destroy = async () => {
+    await Promise.all(onClose.map((fn) => fn()));
+    await destroy();
+  };
+  return db;
+}
+
+/** A connection with the app's settings, nothing started beside it (the ledger writer's own). */
+export function openSqliteConnection(file: string): SQLite.Database {
   const database = new SQLite(file);
   database.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   database.pragma('journal_mode = WAL');
@@ -38,8 +59,24 @@ function openSqlite(file: string): Kysely<Database> {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   cachePreparedStatements(database);
-  if (file !== ':memory:') checkpointInBackground(database, file);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return database;
+}
+
+const sqliteFiles = new WeakMap<
+  Kysely<Database>,
+  { file: string; threadedLedger: boolean; onClose: (() => Promise<void>)[] }
+>();
+
+/**
+ * The file of a database opened by createDatabase on SQLite (not `:memory:`), and a way to close
+ * something with it (awaited by `db.destroy()` before the connection closes); undefined for
+ * PostgreSQL.
+ */
+export function sqliteFileOf(
+  db: Kysely<Database>,
+): { file: string; threadedLedger: boolean; onClose(fn: () => Promise<void>): void } | undefined {
+  const found = sqliteFiles.get(db);
+  return found && { ...found, onClose: (fn) => found.onClose.push(fn) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { LedgerDb } from './db.js';
+import { startedLedgerWriter } from './writer.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 type Queued = { work: Work<unknown>; resolve(value: unknown): void; reject(error: unknown): void };
@@ -120,16 +121,23 @@ export function inLedgerBatch<T>(db: LedgerDb, work: Work<T>): Promise<T> {
  * reads wait for it, so a client reads its own writes (a settlement that finishes after the
  * response, say). Another replica's writes show once they committed.
  */
-export function ledgerIdle(db: LedgerDb): Promise<void> {
-  return batcherOf(db).idle();
+export async function ledgerIdle(db: LedgerDb): Promise<void> {
+  // The writer thread's operations, and any this connection ran itself (the thread stopped).
+  await startedLedgerWriter(db)?.idle();
+  await batcherOf(db).idle();
 }
 
 /** Ledger operations queued on `db` and not yet committed. */
 export function ledgerPending(db: LedgerDb): number {
-  return batcherOf(db).pending;
+  return (startedLedgerWriter(db)?.pending ?? 0) + batcherOf(db).pending;
 }
 
 /** The group commits of this database so far (for /metrics and tests). */
 export function ledgerBatchStats(db: LedgerDb): Readonly<{ transactions: number; operations: number }> {
-  return { ...batcherOf(db).stats };
+  const own = batcherOf(db).stats;
+  const thread = startedLedgerWriter(db)?.stats ?? { transactions: 0, operations: 0 };
+  return {
+    transactions: own.transactions + thread.transactions,
+    operations: own.operations + thread.operations,
+  };
 }

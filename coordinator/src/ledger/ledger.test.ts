@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
 import { testBackends } from '../testing/test-backends.js';
-import { ledgerBatchStats } from './batch.js';
+import { ledgerBatchStats, ledgerIdle } from './batch.js';
 import { credit } from './credit.js';
 import type { LedgerDb } from './db.js';
 import { getBalance } from './get-balance.js';
@@ -50,6 +50,7 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
       providerAccountId: providerAccountId('0xAbC'),
     });
     expect(outcome).toEqual({
+      accountId: 'u1',
       chargedNano: 105_000n,
       providerNano: 100_000n,
       feeNano: 5_000n,
@@ -188,6 +189,7 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
         Array.from({ length: 4 }, () => reserve(db, { userId: 'u7', amountNano: 10n })),
       );
       expect(ok.every((r) => r.ok)).toBe(true);
+      await ledgerIdle(db); // committed (on SQLite a hold is answered before its commit)
       expect(ledgerBatchStats(db).transactions - before).toBe(1);
     },
   );

@@ -1,10 +1,13 @@
+import type { Transaction } from 'kysely';
 import { newId } from '../db/ids.js';
+import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
 import { applyEntry } from './apply-entry.js';
 import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { assertPositive } from './ledger-input.js';
 import { ENTRY_KINDS, RESERVATION_STATUS } from './tables.js';
+import { ledgerWriterOf } from './writer.js';
 
 export type ReserveParams = {
   userId: string;
@@ -32,23 +35,36 @@ const insertReservation = new Statement(
 export async function reserve(db: LedgerDb, params: ReserveParams): Promise<ReserveResult> {
   assertPositive(params.amountNano, 'amountNano');
   const now = (params.clock ?? systemLedgerClock).now();
-  const reservationId = params.reservationId ?? newId(now);
-  return inLedgerBatch(db, async (trx) => {
-    const applied = await applyEntry(trx, {
-      accountId: params.userId,
-      kind: ENTRY_KINDS.reserve,
-      amount: -params.amountNano,
-      reservedDelta: params.amountNano,
-      ref: reservationId,
-      now,
-    });
-    if (!applied) return { ok: false as const, reason: 'insufficient_credits' as const };
-    await insertReservation.all(trx, [reservationId, params.userId, params.amountNano, now, now]);
-    return {
-      ok: true as const,
-      reservationId,
-      amountNano: params.amountNano,
-      balanceNano: applied.balanceAfter,
-    };
+  const hold: Hold = {
+    userId: params.userId,
+    amountNano: params.amountNano,
+    reservationId: params.reservationId ?? newId(now),
+    now,
+  };
+  const writer = ledgerWriterOf(db);
+  if (writer) return writer.reserve(hold, params.reservationId !== undefined);
+  return inLedgerBatch(db, (trx) => reserveIn(trx, hold));
+}
+
+/** A reservation to place, its id and time decided. */
+export type Hold = { userId: string; amountNano: bigint; reservationId: string; now: number };
+
+/** Inside a ledger transaction: places the hold if the balance covers it. */
+export async function reserveIn(trx: Transaction<Database>, hold: Hold): Promise<ReserveResult> {
+  const applied = await applyEntry(trx, {
+    accountId: hold.userId,
+    kind: ENTRY_KINDS.reserve,
+    amount: -hold.amountNano,
+    reservedDelta: hold.amountNano,
+    ref: hold.reservationId,
+    now: hold.now,
   });
+  if (!applied) return { ok: false, reason: 'insufficient_credits' };
+  await insertReservation.all(trx, [hold.reservationId, hold.userId, hold.amountNano, hold.now, hold.now]);
+  return {
+    ok: true,
+    reservationId: hold.reservationId,
+    amountNano: hold.amountNano,
+    balanceNano: applied.balanceAfter,
+  };
 }

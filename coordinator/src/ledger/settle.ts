@@ -1,11 +1,13 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { type RecordUsageParams, recordUsage } from '../usage/record-usage.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
 import { takeReservation } from './take-reservation.js';
+import { ledgerWriterOf } from './writer.js';
 
 export type SettleParams = {
   reservationId: string;
@@ -15,12 +17,17 @@ export type SettleParams = {
   feeNano: bigint;
   /** The provider's earnings account (see providerAccountId). */
   providerAccountId: string;
-  /** Runs inside the same transaction after the money moved (writes the usage row). */
-  record?: (trx: Transaction<Database>, settled: SettleOutcome) => Promise<void>;
+  /** The request's usage row, written in the same transaction with what it cost. */
+  usage?: Omit<RecordUsageParams, 'outcome'>;
   clock?: LedgerClock;
 };
 
+/** A settlement as data (its time decided), as the ledger writer thread receives it. */
+export type Settlement = Omit<SettleParams, 'clock'> & { now: number };
+
 export type SettleOutcome = {
+  /** The user's account. */
+  accountId: string;
   /** What the user paid: providerNano + feeNano (never more than the reservation). */
   chargedNano: bigint;
   providerNano: bigint;
@@ -54,51 +61,58 @@ export function capCharge(
  */
 export async function settle(db: LedgerDb, params: SettleParams): Promise<SettleOutcome | null> {
   if (params.providerNano < 0n || params.feeNano < 0n) throw new LedgerInputError('negative settlement');
-  const now = (params.clock ?? systemLedgerClock).now();
-  return inLedgerBatch(db, async (trx) => {
-    const held = await takeReservation(trx, params.reservationId, 'settled', now);
-    if (!held) return null;
-    const { providerNano, feeNano, chargedNano } = capCharge(
-      params.providerNano,
-      params.feeNano,
-      held.amount,
-    );
-    const ref = params.reservationId;
-    // One UPDATE on the user's account: the hold comes back and the charge goes out together; the
-    // log still shows both (release, then charge). Cannot fail: charge ≤ the hold released.
-    const user = { accountId: held.accountId, ref, now };
-    const balanceNano = await moveBalance(trx, {
-      ...user,
-      kind: ENTRY_KINDS.charge,
-      amount: held.amount - chargedNano,
-      reservedDelta: -held.amount,
-      spendDelta: chargedNano,
-    });
-    if (balanceNano === null) throw new Error('settlement could not release its own hold');
-    const entries: (EntryParams & { balanceAfter: bigint })[] = [
-      { ...user, kind: ENTRY_KINDS.release, amount: held.amount, balanceAfter: balanceNano + chargedNano },
-    ];
-    if (chargedNano > 0n) {
-      entries.push({ ...user, kind: ENTRY_KINDS.charge, amount: -chargedNano, balanceAfter: balanceNano });
-    }
-    for (const [accountId, kind, amount] of [
-      [params.providerAccountId, ENTRY_KINDS.providerCredit, providerNano],
-      [PLATFORM_ACCOUNT_ID, ENTRY_KINDS.fee, feeNano],
-    ] as const) {
-      if (amount <= 0n) continue;
-      const credit = { accountId, kind, amount, ref, now };
-      const after = await moveBalance(trx, credit);
-      entries.push({ ...credit, balanceAfter: after! });
-    }
-    await appendEntries(trx, entries);
-    const outcome: SettleOutcome = {
-      chargedNano,
-      providerNano,
-      feeNano,
-      releasedNano: held.amount - chargedNano,
-      balanceNano,
-    };
-    await params.record?.(trx, outcome);
-    return outcome;
+  const { clock, ...rest } = params;
+  const settlement: Settlement = { ...rest, now: (clock ?? systemLedgerClock).now() };
+  const writer = ledgerWriterOf(db);
+  if (writer) return writer.settle(settlement);
+  return inLedgerBatch(db, (trx) => settleIn(trx, settlement));
+}
+
+/** Inside a ledger transaction: the settlement, or null when the hold is no longer held. */
+export async function settleIn(
+  trx: Transaction<Database>,
+  params: Settlement,
+): Promise<SettleOutcome | null> {
+  const { now } = params;
+  const held = await takeReservation(trx, params.reservationId, 'settled', now);
+  if (!held) return null;
+  const { providerNano, feeNano, chargedNano } = capCharge(params.providerNano, params.feeNano, held.amount);
+  const ref = params.reservationId;
+  // One UPDATE on the user's account: the hold comes back and the charge goes out together; the
+  // log still shows both (release, then charge). Cannot fail: charge ≤ the hold released.
+  const user = { accountId: held.accountId, ref, now };
+  const balanceNano = await moveBalance(trx, {
+    ...user,
+    kind: ENTRY_KINDS.charge,
+    amount: held.amount - chargedNano,
+    reservedDelta: -held.amount,
+    spendDelta: chargedNano,
   });
+  if (balanceNano === null) throw new Error('settlement could not release its own hold');
+  const entries: (EntryParams & { balanceAfter: bigint })[] = [
+    { ...user, kind: ENTRY_KINDS.release, amount: held.amount, balanceAfter: balanceNano + chargedNano },
+  ];
+  if (chargedNano > 0n) {
+    entries.push({ ...user, kind: ENTRY_KINDS.charge, amount: -chargedNano, balanceAfter: balanceNano });
+  }
+  for (const [accountId, kind, amount] of [
+    [params.providerAccountId, ENTRY_KINDS.providerCredit, providerNano],
+    [PLATFORM_ACCOUNT_ID, ENTRY_KINDS.fee, feeNano],
+  ] as const) {
+    if (amount <= 0n) continue;
+    const credit = { accountId, kind, amount, ref, now };
+    const after = await moveBalance(trx, credit);
+    entries.push({ ...credit, balanceAfter: after! });
+  }
+  await appendEntries(trx, entries);
+  const outcome: SettleOutcome = {
+    accountId: held.accountId,
+    chargedNano,
+    providerNano,
+    feeNano,
+    releasedNano: held.amount - chargedNano,
+    balanceNano,
+  };
+  if (params.usage) await recordUsage(trx, { ...params.usage, outcome });
+  return outcome;
 }

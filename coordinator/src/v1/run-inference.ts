@@ -19,7 +19,6 @@ import { providerAccountId } from '../ledger/tables.js';
 import type { Metrics } from '../metrics/create-metrics.js';
 import { computeCost, nanoToUsd } from '../router/compute-cost.js';
 import type { Entry, PickResult, ProviderPreferences } from '../router/pick-index.js';
-import { recordUsage } from '../usage/record-usage.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
 
 export type RouterSettings = {
@@ -301,23 +300,22 @@ async function bill(
     feeNano: cost.feeNano,
     providerAccountId: providerAccountId(entry.node.owner ?? entry.node.nodeId),
     clock: deps.clock,
-    record: (trx, outcome) =>
-      recordUsage(trx, {
-        requestId: job.requestId,
-        userId: job.userId,
-        keyId: job.keyId,
-        model: job.model,
-        nodeId: entry.node.nodeId,
-        kind: job.kind,
-        promptTokens,
-        completionTokens,
-        outcome,
-        status,
-        now: deps.clock.now(),
-      }),
+    usage: {
+      requestId: job.requestId,
+      userId: job.userId,
+      keyId: job.keyId,
+      model: job.model,
+      nodeId: entry.node.nodeId,
+      kind: job.kind,
+      promptTokens,
+      completionTokens,
+      status,
+      now: deps.clock.now(),
+    },
   }).then((settled) => {
-    // settle returns null only for a reservation already settled — impossible for a fresh hold.
-    if (!settled) throw new Error('the reservation was settled twice');
+    // settle returns null only for a hold no longer held: settled twice (impossible for a fresh
+    // hold), or, with the SQLite writer thread, refused by the database after it was admitted.
+    if (!settled) throw new Error('the reservation was not held');
     deps.metrics?.tokens.inc({ model: job.model, kind: 'prompt' }, promptTokens);
     deps.metrics?.tokens.inc({ model: job.model, kind: 'completion' }, completionTokens);
     deps.metrics?.creditsSpentNano.inc({ model: job.model }, Number(settled.chargedNano));
