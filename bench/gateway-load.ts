@@ -13,18 +13,20 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { sendCoalesced } from '@gpumesh/protocol';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { createDatabase } from '../coordinator/src/db/create-database.js';
@@ -62,9 +64,42 @@ async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-type Figures = { rps: number; p50: number; p90: number; p99: number; errors: number; non2xx: number };
+type Figures = {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** CPU per request, µs: this process's main thread, its other threads, the peer process. */
+  cpu?: { main: number; others: number; peer: number };
+};
 
-async function load(url: string, headers: Record<string, string>, rate?: number): Promise<Figures> {
+/**
+ * Linux: CPU time (µs) of a process's main thread and of its other threads, from /proc (clock
+ * ticks of 10 ms: fine over seconds). Null elsewhere.
+ */
+function cpuOf(pid: number): { main: number; others: number } | null {
+  try {
+    const times = { main: 0, others: 0 };
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const µs = ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+      times[Number(tid) === pid ? 'main' : 'others'] += µs;
+    }
+    return times;
+  } catch {
+    return null;
+  }
+}
+
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  peerPid?: number,
+): Promise<Figures> {
+  const self = cpuOf(process.pid);
+  const peer = peerPid ? cpuOf(peerPid) : null;
   const result = await autocannon({
     url,
     method: 'POST',
@@ -73,7 +108,6 @@ async function load(url: string, headers: Record<string, string>, rate?: number)
     connections: CONNECTIONS,
     duration: DURATION_S,
     workers: 1,
-    ...(rate ? { overallRate: rate } : {}),
   });
   return {
     rps: result.requests.average,
@@ -82,6 +116,26 @@ async function load(url: string, headers: Record<string, string>, rate?: number)
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...cpuPerRequest(self, peer, peerPid, result.requests.total),
+  };
+}
+
+function cpuPerRequest(
+  self: ReturnType<typeof cpuOf>,
+  peer: ReturnType<typeof cpuOf>,
+  peerPid: number | undefined,
+  requests: number,
+): Pick<Figures, 'cpu'> {
+  const selfAfter = cpuOf(process.pid);
+  const peerAfter = peerPid ? cpuOf(peerPid) : null;
+  if (!self || !selfAfter || requests === 0) return {};
+  const per = (before: number, after: number) => (after - before) / requests;
+  return {
+    cpu: {
+      main: per(self.main, selfAfter.main),
+      others: per(self.others, selfAfter.others),
+      peer: peer && peerAfter ? per(peer.main + peer.others, peerAfter.main + peerAfter.others) : 0,
+    },
   };
 }
 
@@ -113,6 +167,49 @@ async function stopNode(child: ChildProcess): Promise<void> {
 const echo = Fastify({ logger: false });
 echo.post('/echo', async (request) => ({ ok: true, echo: request.body }));
 const echoUrl = await listen(echo);
+
+// 1b. The least a relay can be: node:http in, one WebSocket message to a peer process and one
+// back, out — no framework, no protocol, no validation (bench/bare-relay-peer.ts). The ceiling
+// of any gateway that hands a request to another process over a socket, on this machine.
+const relayWss = new WebSocketServer({ noServer: true });
+const relayWaiting = new Map<number, http.ServerResponse>();
+let relayPeer: WebSocket | undefined;
+let relayNextId = 0;
+relayWss.on('connection', (ws) => {
+  relayPeer = ws;
+  ws.on('message', (data) => {
+    const { id, response } = JSON.parse(data.toString()) as { id: number; response: unknown };
+    const res = relayWaiting.get(id);
+    relayWaiting.delete(id);
+    res?.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
+  });
+});
+const relay = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const id = relayNextId++;
+    relayWaiting.set(id, res);
+    sendCoalesced(relayPeer!, `{"id":${id},"request":${Buffer.concat(chunks).toString()}}`);
+  });
+});
+relay.on('upgrade', (req, socket, head) =>
+  relayWss.handleUpgrade(req, socket, head, (ws) => relayWss.emit('connection', ws)),
+);
+await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+const relayPeerProcess = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    new URL('./bare-relay-peer.ts', import.meta.url).pathname,
+    relayUrl.replace('http', 'ws'),
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+await new Promise<void>((resolve) => relayPeerProcess.stdout!.once('data', () => resolve()));
+while (!relayPeer) await new Promise((r) => setTimeout(r, 10));
 
 // 2. Straight to the node: a hub and a bare handler that sends the job to the node, nothing else.
 const directHub = new Hub({ nativeUsdPriceNano: USD, tierOf: async () => 'platinum' });
@@ -183,10 +280,13 @@ while (!app.hub.index.pick({ modelId: 'bench' }).ok) await new Promise((r) => se
 
 const keyHeader = { authorization: `Bearer ${key}` };
 // Warm-up, then measure.
-await load(`${coordUrl}/v1/chat/completions`, keyHeader).catch(() => {});
+await load(`${coordUrl}/v1/chat/completions`, keyHeader, node.pid).catch(() => {});
 const fmt = (f: Figures) =>
   `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(2)} ms  p90 ${f.p90.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms` +
-  (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '');
+  (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '') +
+  (f.cpu
+    ? `\n                        CPU per request: main thread ${f.cpu.main.toFixed(0)} µs, this process's other threads ${f.cpu.others.toFixed(0)} µs (load generator, ledger writer, checkpoints), peer process ${f.cpu.peer.toFixed(0)} µs`
+    : '');
 
 if (values['cpu-profile']) {
   const session = new Session();
@@ -197,13 +297,16 @@ if (values['cpu-profile']) {
     );
   await post('Profiler.enable');
   await post('Profiler.start');
-  console.log(`through coordinator ${fmt(await load(`${coordUrl}/v1/chat/completions`, keyHeader))}`);
+  console.log(
+    `through coordinator ${fmt(await load(`${coordUrl}/v1/chat/completions`, keyHeader, node.pid))}`,
+  );
   const batches = ledgerBatchStats(db);
   console.log(`ledger: ${(batches.operations / batches.transactions).toFixed(1)} operations per commit`);
   const { profile } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(values['cpu-profile'], JSON.stringify(profile));
   await stopNode(node);
   await stopNode(directNode);
+  await stopNode(relayPeerProcess);
   process.exit(0);
 }
 
@@ -214,12 +317,14 @@ if (phases.has('max')) {
   );
   const e = await load(`${echoUrl}/echo`, {});
   console.log(`  fastify echo          ${fmt(e)}`);
-  const d = await load(`${directUrl}/direct`, {});
+  const r = await load(`${relayUrl}/relay`, {}, relayPeerProcess.pid);
+  console.log(`  bare relay            ${fmt(r)}`);
+  const d = await load(`${directUrl}/direct`, {}, directNode.pid);
   console.log(`  straight to the node  ${fmt(d)}`);
-  const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader);
+  const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader, node.pid);
   console.log(`  through coordinator   ${fmt(c)}`);
   console.log(
-    `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}`,
+    `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}; bare relay / echo = ${(r.rps / e.rps).toFixed(2)}`,
   );
 }
 
@@ -257,6 +362,8 @@ const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n'
 console.log(`\nusage rows written: ${rows?.n}`);
 await stopNode(node);
 await stopNode(directNode);
+await stopNode(relayPeerProcess);
+relay.close();
 await app.close();
 await direct.close();
 await echo.close();
