@@ -93,11 +93,7 @@ function cpuOf(pid: number): { main: number; others: number } | null {
   }
 }
 
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  peerPid?: number,
-): Promise<Figures> {
+async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
   const self = cpuOf(process.pid);
   const peer = peerPid ? cpuOf(peerPid) : null;
   const result = await autocannon({
