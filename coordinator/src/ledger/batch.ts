@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { payCreditsAtCommit } from './credits-at-commit.js';
 import type { LedgerDb } from './db.js';
 import { startedLedgerWriter } from './writer.js';
 
@@ -60,22 +61,30 @@ class LedgerBatcher {
     this.stats.operations += batch.length;
     if (batch.length === 1) {
       const [one] = batch as [Queued];
-      await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+      await this.#transaction([one]).then(([result]) => one.resolve(result), one.reject);
       return;
     }
     let results: unknown[];
     try {
-      results = await this.#db.transaction().execute(async (trx) => {
-        const out: unknown[] = [];
-        for (const { work } of batch) out.push(await work(trx));
-        return out;
-      });
+      results = await this.#transaction(batch);
     } catch {
       this.stats.transactions += batch.length;
-      for (const one of batch) await this.#db.transaction().execute(one.work).then(one.resolve, one.reject);
+      for (const one of batch) {
+        await this.#transaction([one]).then(([result]) => one.resolve(result), one.reject);
+      }
       return;
     }
     for (const [i, one] of batch.entries()) one.resolve(results[i]);
+  }
+
+  /** Runs the operations in one transaction, in order, then the credits they left for its end. */
+  #transaction(batch: Queued[]): Promise<unknown[]> {
+    return this.#db.transaction().execute(async (trx) => {
+      const out: unknown[] = [];
+      for (const { work } of batch) out.push(await work(trx));
+      await payCreditsAtCommit(trx);
+      return out;
+    });
   }
 
   #done(count: number): void {

@@ -194,6 +194,50 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     },
   );
 
+  test.skipIf(skip)(
+    'behavior: settlements committed together pay each provider and the platform once',
+    async () => {
+      await credit(db, { userId: 'u10', amountNano: 10_000n, ref: 'pay-u10' });
+      const holds = await Promise.all(
+        Array.from({ length: 5 }, () => reserve(db, { userId: 'u10', amountNano: 1_000n })),
+      );
+      await ledgerIdle(db);
+      const feesBefore = await sumOfEntries(db, PLATFORM_ACCOUNT_ID);
+      const before = ledgerBatchStats(db).transactions;
+      const outcomes = await Promise.all(
+        holds.map((hold, i) => {
+          if (!hold.ok) throw new Error('unreachable');
+          return settle(db, {
+            reservationId: hold.reservationId,
+            providerNano: 100n * BigInt(i + 1),
+            feeNano: 10n,
+            providerAccountId: providerAccountId(i < 3 ? '0xAAA' : '0xBBB'),
+          });
+        }),
+      );
+      await ledgerIdle(db);
+      expect(ledgerBatchStats(db).transactions - before).toBe(1);
+      expect(outcomes.map((o) => o?.chargedNano)).toEqual([110n, 210n, 310n, 410n, 510n]);
+      const entries = await db
+        .selectFrom('ledger_entries')
+        .select(['account_id', 'kind', 'amount'])
+        .where('account_id', 'in', ['provider:0xaaa', 'provider:0xbbb'])
+        .orderBy('account_id')
+        .execute();
+      expect(entries.map((e) => [e.account_id, e.kind, toBigInt(e.amount)])).toEqual([
+        ['provider:0xaaa', 'provider_credit', 600n],
+        ['provider:0xbbb', 'provider_credit', 900n],
+      ]);
+      expect((await getBalance(db, 'provider:0xbbb')).balanceNano).toBe(900n);
+      expect((await sumOfEntries(db, PLATFORM_ACCOUNT_ID)) - feesBefore).toBe(50n);
+      expect((await getBalance(db, PLATFORM_ACCOUNT_ID)).balanceNano).toBe(
+        await sumOfEntries(db, PLATFORM_ACCOUNT_ID),
+      );
+      expect((await getBalance(db, 'u10')).balanceNano).toBe(10_000n - 1_550n);
+      expect(await sumOfEntries(db, 'u10')).toBe(10_000n - 1_550n);
+    },
+  );
+
   test.skipIf(skip)('behavior: a ledger read sees every operation queued before it', async () => {
     await credit(db, { userId: 'u8', amountNano: 1_000n, ref: 'pay-u8' });
     const queued = reserve(db, { userId: 'u8', amountNano: 100n }); // not awaited: still queued

@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import { type RecordUsageParams, recordUsage } from '../usage/record-usage.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { inLedgerBatch } from './batch.js';
+import { creditAtCommit } from './credits-at-commit.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
@@ -55,7 +56,8 @@ export function capCharge(
 
 /**
  * Settles a reservation to the actual cost, in ONE transaction: releases the hold, charges the user
- * what was delivered, credits the provider and the platform fee, and lets the caller record usage.
+ * what was delivered, credits the provider and the platform fee (summed per account over the group
+ * commit, see credits-at-commit.ts), and writes the usage row.
  * The charge can never exceed the reservation (the worst case) — a node that over-reports is capped.
  * Idempotent: a reservation settles or releases once; a repeat returns null and changes nothing.
  */
@@ -95,15 +97,14 @@ export async function settleIn(
   if (chargedNano > 0n) {
     entries.push({ ...user, kind: ENTRY_KINDS.charge, amount: -chargedNano, balanceAfter: balanceNano });
   }
-  for (const [accountId, kind, amount] of [
-    [params.providerAccountId, ENTRY_KINDS.providerCredit, providerNano],
-    [PLATFORM_ACCOUNT_ID, ENTRY_KINDS.fee, feeNano],
-  ] as const) {
-    if (amount <= 0n) continue;
-    const credit = { accountId, kind, amount, ref, now };
-    const after = await moveBalance(trx, credit);
-    entries.push({ ...credit, balanceAfter: after! });
-  }
+  // The provider's earnings and the fee: paid once per account for the whole group commit.
+  creditAtCommit(trx, {
+    accountId: params.providerAccountId,
+    kind: ENTRY_KINDS.providerCredit,
+    amount: providerNano,
+    now,
+  });
+  creditAtCommit(trx, { accountId: PLATFORM_ACCOUNT_ID, kind: ENTRY_KINDS.fee, amount: feeNano, now });
   await appendEntries(trx, entries);
   const outcome: SettleOutcome = {
     accountId: held.accountId,
