@@ -76,21 +76,27 @@ type Figures = {
 };
 
 /**
- * Linux: CPU time (µs) of a process's main thread and of its other threads, from /proc (clock
- * ticks of 10 ms: fine over seconds). Null elsewhere.
+ * Linux: CPU time (µs) of each thread of a process, from /proc (clock ticks of 10 ms: fine over
+ * seconds). Null elsewhere.
  */
-function cpuOf(pid: number): { main: number; others: number } | null {
+function cpuOf(pid: number): Map<number, number> | null {
   try {
-    const times = { main: 0, others: 0 };
+    const times = new Map<number, number>();
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      const µs = ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-      times[Number(tid) === pid ? 'main' : 'others'] += µs;
+      times.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100);
     }
     return times;
   } catch {
     return null;
   }
+}
+
+/** CPU used between two readings by the main thread and by the others (threads that ended between them are left out). */
+function cpuBetween(pid: number, before: Map<number, number>, after: Map<number, number>) {
+  const used = { main: 0, others: 0 };
+  for (const [tid, µs] of after) used[tid === pid ? 'main' : 'others'] += µs - (before.get(tid) ?? 0);
+  return used;
 }
 
 async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
@@ -125,12 +131,13 @@ function cpuPerRequest(
   const selfAfter = cpuOf(process.pid);
   const peerAfter = peerPid ? cpuOf(peerPid) : null;
   if (!self || !selfAfter || requests === 0) return {};
-  const per = (before: number, after: number) => (after - before) / requests;
+  const own = cpuBetween(process.pid, self, selfAfter);
+  const remote = peer && peerAfter && peerPid ? cpuBetween(peerPid, peer, peerAfter) : { main: 0, others: 0 };
   return {
     cpu: {
-      main: per(self.main, selfAfter.main),
-      others: per(self.others, selfAfter.others),
-      peer: peer && peerAfter ? per(peer.main + peer.others, peerAfter.main + peerAfter.others) : 0,
+      main: own.main / requests,
+      others: own.others / requests,
+      peer: (remote.main + remote.others) / requests,
     },
   };
 }
