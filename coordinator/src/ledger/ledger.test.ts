@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
+import { sumOfEntries } from '../testing/sum-of-entries.js';
 import { testBackends } from '../testing/test-backends.js';
 import { ledgerBatchStats, ledgerIdle } from './batch.js';
 import { credit } from './credit.js';
@@ -11,15 +11,6 @@ import { releaseStaleHolds } from './release-stale-holds.js';
 import { reserve } from './reserve.js';
 import { settle } from './settle.js';
 import { PLATFORM_ACCOUNT_ID, providerAccountId } from './tables.js';
-
-async function sumOfEntries(db: LedgerDb, accountId: string): Promise<bigint> {
-  const row = await db
-    .selectFrom('ledger_entries')
-    .select(sql<string | number>`coalesce(sum(amount), 0)`.as('total'))
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  return toBigInt(row.total);
-}
 
 describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
   let db: LedgerDb;

@@ -1,11 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { toBigInt } from '../db/bigint.js';
 import { createDatabase } from '../db/create-database.js';
 import { migrate } from '../db/migrate.js';
+import { sumOfEntries } from '../testing/sum-of-entries.js';
 import { ledgerIdle, ledgerPending } from './batch.js';
 import { credit } from './credit.js';
 import type { LedgerDb } from './db.js';
@@ -31,15 +30,6 @@ describe('ledger writer thread (SQLite)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const entriesSum = async (accountId: string, on: LedgerDb = db) => {
-    const row = await on
-      .selectFrom('ledger_entries')
-      .select(sql<string | number>`coalesce(sum(amount), 0)`.as('total'))
-      .where('account_id', '=', accountId)
-      .executeTakeFirstOrThrow();
-    return toBigInt(row.total);
-  };
-
   test('default: a hold is answered before it commits, and reads wait for it', async () => {
     expect(ledgerWriterOf(db)).toBeDefined();
     await credit(db, { userId: 'w1', amountNano: 1_000n, ref: 'pay-w1' });
@@ -58,7 +48,7 @@ describe('ledger writer thread (SQLite)', () => {
     expect(results.filter((r) => r.ok)).toHaveLength(142); // ⌊1000 / 7⌋
     await ledgerIdle(db);
     expect(await getBalance(db, 'w2')).toEqual({ balanceNano: 6n, reservedNano: 994n, spendNano: 0n });
-    expect(await entriesSum('w2')).toBe(6n);
+    expect(await sumOfEntries(db, 'w2')).toBe(6n);
   });
 
   test('behavior: before a 402, the database is asked again (a top-up committed elsewhere counts)', async () => {
@@ -95,7 +85,7 @@ describe('ledger writer thread (SQLite)', () => {
     });
     expect(settled).toBeNull();
     expect(await getBalance(db, 'w4')).toEqual({ balanceNano: 0n, reservedNano: 100n, spendNano: 0n });
-    expect(await entriesSum('w4')).toBe(0n);
+    expect(await sumOfEntries(db, 'w4')).toBe(0n);
     // The refusal carried the database's balance: the next hold is refused here.
     expect((await reserve(db, { userId: 'w4', amountNano: 1n })).ok).toBe(false);
   });

@@ -2,5 +2,6 @@
 export { createTestApp, type TestApp } from './create-test-app.js';
 export { describeBackends } from './describe-backends.js';
 export { signIn } from './sign-in.js';
+export { sumOfEntries } from './sum-of-entries.js';
 export { type TestBackend, type TestDatabase, testBackends } from './test-backends.js';
 export { createTestClock, type TestClock } from './test-clock.js';
