@@ -15,14 +15,19 @@ function held() {
   return { coalescer, sent };
 }
 
+/** Lets a macrotask run: what a push made due goes out there. */
+const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('ChunkCoalescer', () => {
-  test('default: role and first token at once, then one merged delta on flush', () => {
+  test('default: role and first token at once, then one merged delta on flush', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { role: 'assistant', content: '' }), 0);
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    await nextMacrotask();
     expect(sent).toHaveLength(2);
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk(meta, { content: 'c' }), 2);
+    await nextMacrotask();
     expect(sent).toHaveLength(2);
     coalescer.flush();
     expect(sent).toEqual([
@@ -42,11 +47,33 @@ describe('ChunkCoalescer', () => {
     ]);
   });
 
-  test('behavior: a finish chunk flushes what is held first and goes out as it is', () => {
+  test('behavior: a push never sends inside the call; the next macrotask or flush() sends, in order', async () => {
+    const { coalescer, sent } = held();
+    // A token loop pushes, then asks for the next token: the frame must not be written in between.
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    expect(sent).toHaveLength(0);
+    await nextMacrotask();
+    expect(sent.map((s) => s.chunk)).toEqual([chatChunk(meta, { content: 'a' })]);
+    // A finish chunk is due at once but waits too; flush() (before the result) sends all, in order.
+    coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk(meta, {}, 'stop'), 0);
+    expect(sent).toHaveLength(1);
+    coalescer.flush();
+    expect(sent.map((s) => s.chunk)).toEqual([
+      chatChunk(meta, { content: 'a' }),
+      chatChunk(meta, { content: 'b' }),
+      chatChunk(meta, {}, 'stop'),
+    ]);
+    await nextMacrotask();
+    expect(sent).toHaveLength(3);
+  });
+
+  test('behavior: a finish chunk flushes what is held first and goes out as it is', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk(meta, {}, 'length'), 0);
+    await nextMacrotask();
     expect(sent.map((s) => s.chunk.choices)).toEqual([
       chatChunk(meta, { content: 'a' }).choices,
       chatChunk(meta, { content: 'b' }).choices,
@@ -85,43 +112,53 @@ describe('ChunkCoalescer', () => {
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk(meta, { content: 'c' }), 1);
+    await nextMacrotask();
     expect(sent).toEqual(['a']);
     await expect.poll(() => sent, { timeout: 1_000, interval: 5 }).toEqual(['a', 'bc']);
   });
 
   test('behavior: held text goes out with the push after which the next is due past flushMs', () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'],
+    });
     const sent: string[] = [];
     const coalescer = new ChunkCoalescer({
       flushMs: 40,
       send: (chunk) => sent.push((chunk.choices as { delta: { content: string } }[])[0]!.delta.content),
     });
     const sleep = (ms: number) => vi.advanceTimersByTime(ms);
-    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    const push = (content: string) => {
+      coalescer.push(chatChunk(meta, { content }), 1);
+      sleep(0); // the macrotask that sends what the push made due
+    };
+    push('a');
     sleep(15);
-    coalescer.push(chatChunk(meta, { content: 'b' }), 1); // held; deadline in 40 ms
+    push('b'); // held; deadline in 40 ms
     sleep(15);
-    coalescer.push(chatChunk(meta, { content: 'c' }), 1); // next due in ~15 ms: before the deadline
+    push('c'); // next due in ~15 ms: before the deadline
     expect(sent).toEqual(['a']);
     sleep(15);
-    coalescer.push(chatChunk(meta, { content: 'd' }), 1); // next due past the deadline: out now
+    push('d'); // next due past the deadline: out now
     expect(sent).toEqual(['a', 'bcd']);
     sleep(50);
-    coalescer.push(chatChunk(meta, { content: 'e' }), 1); // slower than flushMs: nothing to wait for
+    push('e'); // slower than flushMs: nothing to wait for
     expect(sent).toEqual(['a', 'bcd', 'e']);
-    coalescer.push(chatChunk(meta, { content: 'f' }), 1); // held; the timer sends it when text stops
+    push('f'); // held; the timer sends it when text stops
     sleep(40);
     expect(sent).toEqual(['a', 'bcd', 'e', 'f']);
     vi.useRealTimers();
   });
 
-  test('behavior: discard drops what is held', () => {
+  test('behavior: discard drops what is held and what is due', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    await nextMacrotask();
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
+    coalescer.push(chatChunk(meta, {}, 'stop'), 0);
     coalescer.discard();
     coalescer.flush();
-    expect(sent).toHaveLength(1);
+    await nextMacrotask();
+    expect(sent.map((s) => s.chunk)).toEqual([chatChunk(meta, { content: 'a' })]);
   });
 
   test('behavior: without a count, one token per choice with text', () => {

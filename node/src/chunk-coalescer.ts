@@ -67,19 +67,32 @@ export function textTokens(chunk: JsonObject): number {
 
 /**
  * Coalesces one streamed job's OpenAI chunks into fewer chunk frames. The first chunk with text
- * (and anything before it) goes out at once, so time to first token does not wait; after that,
- * plain text chunks are merged into one delta for up to `flushMs`. Any other chunk (a finish
- * reason, tool calls, logprobs) first flushes what is held, then goes out as it is, so order is
- * kept. The job's owner calls `flush()` before the result and `discard()` on cancel.
+ * (and anything before it) goes out at once (on the next macrotask, see below), so time to first
+ * token does not wait; after that, plain text chunks are merged into one delta for up to
+ * `flushMs`. Any other chunk (a finish reason, tool calls, logprobs) first flushes what is held,
+ * then goes out as it is, so order is kept. The job's owner calls `flush()` before the result and
+ * `discard()` on cancel.
  *
  * While text keeps coming, held text goes out with the push after which the next one is expected
  * (at the last gap between pushes) past the deadline, so the send rides on the wake-up that
  * delivered the token, and the timer (a wake-up of its own, between tokens) only fires when text
  * stops or slows down.
+ *
+ * A push never sends inside the call: what is due goes out on the next macrotask (setImmediate),
+ * or at once on `flush()`. A push comes from inside the token loop, and the loop asks
+ * node-llama-cpp for the next token only after the push returns; a frame's socket write (~100–300
+ * µs of the daemon's main thread on loopback, see above) done there delayed that next decode.
+ * Deferred, the write runs while the decode does (node-llama-cpp dispatches it to its worker
+ * within the same microtask run): a perf profile of the medium bench model shows the daemon's
+ * token-loop callbacks (libuv work_done) now take as much main-thread time as the baseline's,
+ * the frames' cost having moved to the check phase.
  */
 export class ChunkCoalescer {
   private held?: { chunk: JsonObject; text: string; tokens: number; deadline: number };
   private timer?: NodeJS.Timeout;
+  /** Chunks due, in order, waiting for the macrotask that sends them. */
+  private outbox: { chunk: JsonObject; tokens: number }[] = [];
+  private immediate?: NodeJS.Immediate;
   private textSent = false;
   /** When the previous chunk was pushed (performance.now()), and the gap before it. */
   private lastPush = 0;
@@ -91,9 +104,9 @@ export class ChunkCoalescer {
   push(chunk: JsonObject, tokens: number = textTokens(chunk)): void {
     if (this.options.flushMs <= 0 || !this.textSent) {
       this.lastPush = performance.now();
-      this.flush();
+      this.release();
       this.textSent = textTokens(chunk) > 0;
-      this.options.send(chunk, tokens);
+      this.send(chunk, tokens);
       return;
     }
     const now = performance.now();
@@ -105,40 +118,63 @@ export class ChunkCoalescer {
       if (text !== undefined) {
         held.text += text;
         held.tokens += tokens;
-        if (now + this.gap >= held.deadline) this.flush();
+        if (now + this.gap >= held.deadline) this.release();
         return;
       }
-      this.flush();
+      this.release();
     }
     const text = plainText(chunk, false);
     if (text === undefined) {
-      this.options.send(chunk, tokens);
+      this.send(chunk, tokens);
       return;
     }
     // Text slower than one chunk per flushMs has nothing to wait for.
     if (this.gap >= this.options.flushMs) {
-      this.options.send(chunk, tokens);
+      this.send(chunk, tokens);
       return;
     }
     this.held = { chunk, text, tokens, deadline: now + this.options.flushMs };
     this.timer = setTimeout(() => this.flush(), this.options.flushMs);
   }
 
-  /** Sends what is held now. */
+  /** Sends what is due and what is held now. */
   flush(): void {
+    this.release();
+    this.sendOutbox();
+  }
+
+  /** Drops what is held and what is due (the job was cancelled: nothing more may be sent for it). */
+  discard(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.held = undefined;
+    clearImmediate(this.immediate);
+    this.immediate = undefined;
+    this.outbox = [];
+  }
+
+  /** Makes what is held due. */
+  private release(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     const held = this.held;
     if (!held) return;
     this.held = undefined;
-    this.options.send(withText(held.chunk, held.text), held.tokens);
+    this.send(withText(held.chunk, held.text), held.tokens);
   }
 
-  /** Drops what is held (the job was cancelled: nothing more may be sent for it). */
-  discard(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.held = undefined;
+  /** Queues a chunk for the next macrotask. */
+  private send(chunk: JsonObject, tokens: number): void {
+    this.outbox.push({ chunk, tokens });
+    this.immediate ??= setImmediate(() => this.sendOutbox());
+  }
+
+  private sendOutbox(): void {
+    clearImmediate(this.immediate);
+    this.immediate = undefined;
+    const due = this.outbox;
+    this.outbox = [];
+    for (const { chunk, tokens } of due) this.options.send(chunk, tokens);
   }
 }
 
