@@ -29,9 +29,10 @@ const DETOKENIZE_CONTEXT_TOKENS = 16;
 const MAX_PENDING_TOKENS = 4;
 
 /**
- * Samples tokens on a cleared sequence until end-of-generation, a stop string, `maxTokens` or the
- * context end. Each sampled token (EOG excluded) counts toward completion_tokens; text is released
- * token by token, holding back only a partial UTF-8 character or a possible stop-string prefix.
+ * Samples tokens after the prompt (evaluated on the sequence's matching prefix, the rest erased)
+ * until end-of-generation, a stop string, `maxTokens` or the context end. Each sampled token (EOG
+ * excluded) counts toward completion_tokens; text is released token by token, holding back only a
+ * partial UTF-8 character or a possible stop-string prefix.
  */
 export async function generateText(options: GenerateTextOptions): Promise<GeneratedText> {
   const { sequence, promptTokens, stop, signal, onText } = options;
@@ -43,7 +44,13 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     });
   }
   const limit = Math.min(options.maxTokens, room);
-  await sequence.clearHistory();
+  // Keep what the sequence already holds of this prompt (the previous job's prompt, a shared system
+  // prompt or chat history) and evaluate only the rest, at least the last token, which gives the
+  // logits to sample from; node-llama-cpp's LlamaCompletion does the same. Re-evaluating a
+  // 15-token prompt took 10.6 ms on the medium bench model (6 × 384, 2 cores) instead of 2.4 ms
+  // for its last token alone: ~3 % of a 128-token job.
+  await sequence.adaptStateToTokens(promptTokens.slice(0, -1), false);
+  const input = promptTokens.slice(sequence.nextTokenIndex);
 
   const generated: Token[] = [];
   let pending: Token[] = [];
@@ -59,7 +66,7 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     released = end;
   };
 
-  const tokens = sequence.evaluate(promptTokens, {
+  const tokens = sequence.evaluate(input, {
     temperature: options.temperature,
     topP: options.topP,
     seed: options.seed,

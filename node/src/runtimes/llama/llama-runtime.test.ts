@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getLlama, LlamaCompletion, resolveChatWrapper } from 'node-llama-cpp';
+import { getLlama, LlamaCompletion, resolveChatWrapper, type Token, TokenBias } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeTinyModel } from '../../models/write-tiny-model.js';
 import type { JsonObject, Runtime } from '../runtime.js';
+import { generateText } from './generate-text.js';
 import { createLlamaRuntime } from './llama-runtime.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-llama-runtime-'));
@@ -158,6 +159,41 @@ describe('createLlamaRuntime', () => {
     expect(streamed).toBe(stoppedText.text);
     expect(counted).toBe(streamedStop.usage.completion_tokens);
     expect(streamedStop.usage.completion_tokens).toBe(stopped.usage.completion_tokens);
+  });
+
+  test('behavior: a prompt reuses the prefix the sequence holds and evaluates only the rest', async () => {
+    const model = await llama.loadModel({ modelPath });
+    const context = await model.createContext({ threads: 1, contextSize: 2048 });
+    const sequence = context.getSequence();
+    const prompt = (text: string) => [model.tokens.bos!, ...model.tokenize(text)];
+    const run = async (text: string) => {
+      const before = sequence.tokenMeter.usedInputTokens;
+      const { text: out } = await generateText({
+        sequence,
+        promptTokens: prompt(text),
+        maxTokens: 12,
+        temperature: 0,
+        tokenBias: new TokenBias(model.tokenizer).set(2 as Token, 'never'),
+        stop: [],
+      });
+      // Input tokens: prompt tokens evaluated without logits (all but the last one evaluated).
+      return { out, evaluated: sequence.tokenMeter.usedInputTokens - before };
+    };
+    const fox = 'The quick brown fox';
+    const first = await run(fox);
+    expect(first.evaluated).toBe(prompt(fox).length - 1);
+    // The same prompt again: only its last token is evaluated; same text.
+    expect(await run(fox)).toEqual({ out: first.out, evaluated: 0 });
+    // Another prompt sharing "The quick": the rest of the old state is erased, as on a fresh sequence.
+    const other = 'The quick red hen';
+    const shared = prompt(fox).findIndex((token, i) => token !== prompt(other)[i]);
+    const second = await run(other);
+    expect(second.evaluated).toBe(prompt(other).length - 1 - shared);
+    await sequence.clearHistory();
+    expect((await run(other)).out).toBe(second.out);
+    expect((await run(fox)).out).toBe(first.out);
+    await context.dispose();
+    await model.dispose();
   });
 
   test('behavior: embeddings count the input tokens', async () => {
