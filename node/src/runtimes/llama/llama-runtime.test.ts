@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeTinyModel } from '../../models/write-tiny-model.js';
 import type { JsonObject, Runtime } from '../runtime.js';
 import { generateText } from './generate-text.js';
-import { createLlamaRuntime } from './llama-runtime.js';
+import { createLlamaRuntime, decodeDispatchSchedule } from './llama-runtime.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-llama-runtime-'));
 const llama = await getLlama({ gpu: false });
@@ -194,6 +194,19 @@ describe('createLlamaRuntime', () => {
     expect((await run(fox)).out).toBe(first.out);
     await context.dispose();
     await model.dispose();
+  });
+
+  test("behavior: a lone job's decode is sent at once; concurrent jobs' wait a macrotask to batch", async () => {
+    let running = 1;
+    const sent: string[] = [];
+    const schedule = decodeDispatchSchedule(() => running);
+    schedule(() => sent.push('alone'));
+    expect(sent).toEqual(['alone']);
+    running = 2;
+    schedule(() => sent.push('batched'));
+    expect(sent).toEqual(['alone']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(['alone', 'batched']);
   });
 
   test('behavior: embeddings count the input tokens', async () => {
