@@ -13,7 +13,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +37,7 @@ import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { type OpenLoopResult, openLoop } from './open-loop.js';
+import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
 
 const { values } = parseArgs({
   options: {
@@ -75,33 +76,9 @@ type Figures = {
   cpu?: { main: number; others: number; peer: number };
 };
 
-/**
- * Linux: CPU time (µs) of each thread of a process, from /proc (clock ticks of 10 ms: fine over
- * seconds). Null elsewhere.
- */
-function cpuOf(pid: number): Map<number, number> | null {
-  try {
-    const times = new Map<number, number>();
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      times.set(Number(tid), ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100);
-    }
-    return times;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU used between two readings by the main thread and by the others (threads that ended between them are left out). */
-function cpuBetween(pid: number, before: Map<number, number>, after: Map<number, number>) {
-  const used = { main: 0, others: 0 };
-  for (const [tid, µs] of after) used[tid === pid ? 'main' : 'others'] += µs - (before.get(tid) ?? 0);
-  return used;
-}
-
 async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
-  const self = cpuOf(process.pid);
-  const peer = peerPid ? cpuOf(peerPid) : null;
+  const self = readThreads(process.pid);
+  const peer = peerPid ? readThreads(peerPid) : null;
   const result = await autocannon({
     url,
     method: 'POST',
@@ -123,21 +100,22 @@ async function load(url: string, headers: Record<string, string>, peerPid?: numb
 }
 
 function cpuPerRequest(
-  self: ReturnType<typeof cpuOf>,
-  peer: ReturnType<typeof cpuOf>,
+  self: ThreadReading | null,
+  peer: ThreadReading | null,
   peerPid: number | undefined,
   requests: number,
 ): Pick<Figures, 'cpu'> {
-  const selfAfter = cpuOf(process.pid);
-  const peerAfter = peerPid ? cpuOf(peerPid) : null;
+  const selfAfter = readThreads(process.pid);
+  const peerAfter = peerPid ? readThreads(peerPid) : null;
   if (!self || !selfAfter || requests === 0) return {};
-  const own = cpuBetween(process.pid, self, selfAfter);
-  const remote = peer && peerAfter && peerPid ? cpuBetween(peerPid, peer, peerAfter) : { main: 0, others: 0 };
+  const own = usedBetween(process.pid, self, selfAfter);
+  const remote = peer && peerAfter && peerPid ? usedBetween(peerPid, peer, peerAfter) : null;
+  const µs = (ns: number) => ns / 1000 / requests;
   return {
     cpu: {
-      main: own.main / requests,
-      others: own.others / requests,
-      peer: (remote.main + remote.others) / requests,
+      main: µs(own.main),
+      others: µs(own.others),
+      peer: remote ? µs(remote.main + remote.others) : 0,
     },
   };
 }

@@ -20,7 +20,6 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +28,7 @@ import { type TinyModelOptions, writeTinyModel } from '@gpumesh/node';
 import { CoordinatorPeer, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import type { DirectReply, DirectRequest } from './llama-direct-process.js';
+import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
 
 const MODELS: { id: string; shape: TinyModelOptions; rounds: number; maxTokens: number }[] = [
   { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 40, maxTokens: 256 },
@@ -96,27 +96,11 @@ const directReply = (match: (reply: DirectReply) => boolean) =>
   ]);
 await directReply((reply) => 'ready' in reply);
 
-/**
- * Linux: CPU time and run-queue wait (ns, from /proc/…/schedstat) of a process's main thread and of
- * its other threads together (llama.cpp's worker, libuv, V8); null elsewhere.
- */
-function threadTimes(pid: number): { main: number; others: number; waited: number } | null {
-  try {
-    const times = { main: 0, others: 0, waited: 0 };
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
-      times[Number(tid) === pid ? 'main' : 'others'] += run!;
-      times.waited += wait!;
-    }
-    return times;
-  } catch {
-    return null;
-  }
-}
-const cpuPerToken = (pid: number, before: ReturnType<typeof threadTimes>, tokens: number) => {
-  const after = threadTimes(pid);
+const cpuPerToken = (pid: number, before: ThreadReading | null, tokens: number) => {
+  const after = readThreads(pid);
   if (!before || !after) return '';
-  const µs = (key: keyof typeof after) => ((after[key] - before[key]) / tokens / 1000).toFixed(1);
+  const used = usedBetween(pid, before, after);
+  const µs = (key: keyof typeof used) => (used[key] / tokens / 1000).toFixed(1);
   return `; CPU per token: main thread ${µs('main')} µs, other threads ${µs('others')} µs, run-queue wait ${µs('waited')} µs`;
 };
 
@@ -163,8 +147,8 @@ for (const spec of MODELS) {
   await throughDaemon();
   directOwnMs = 0;
   chunkFrames = 0;
-  const directBefore = threadTimes(directProcess.pid!);
-  const daemonBefore = threadTimes(daemon.process.pid!);
+  const directBefore = readThreads(directProcess.pid!);
+  const daemonBefore = readThreads(daemon.process.pid!);
   const totals = { direct: { tokens: 0, ms: 0 }, daemon: { tokens: 0, ms: 0 } };
   const roundRatios: number[] = [];
   for (let round = 0; round < spec.rounds; round++) {

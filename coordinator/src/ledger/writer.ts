@@ -61,7 +61,7 @@ export class LedgerWriter {
   readonly #waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   readonly #admitted = new Map<string, Admitted>();
   readonly #loading = new Map<string, Promise<void>>();
-  /** Reservations being decided (maybe waiting for a balance): not sent yet, but already asked. */
+  /** Reservations waiting for the database's balance: asked for, not sent yet. */
   readonly #admitting = new Set<Promise<ReserveResult>>();
   #sent = 0;
   #answered = 0;
@@ -89,32 +89,34 @@ export class LedgerWriter {
    * answered at once; one with the caller's id waits for its commit, which checks it.
    */
   reserve(hold: Hold, waitForCommit: boolean): Promise<ReserveResult> {
-    const admission = this.#admit(hold, waitForCommit);
+    const user = this.#admitted.get(hold.userId);
+    if (user && user.available >= hold.amountNano) return this.#place(user, hold, waitForCommit);
+    // The database is asked first; until the hold is sent, idle() counts it here.
+    const admission = this.#refresh(hold.userId).then(() => {
+      const known = this.#admitted.get(hold.userId);
+      if (!known || known.available < hold.amountNano)
+        return { ok: false, reason: 'insufficient_credits' } as const;
+      return this.#place(known, hold, waitForCommit);
+    });
     this.#admitting.add(admission);
     const done = () => this.#admitting.delete(admission);
     admission.then(done, done);
     return admission;
   }
 
-  async #admit(hold: Hold, waitForCommit: boolean): Promise<ReserveResult> {
-    let user = this.#admitted.get(hold.userId);
-    if (!user || user.available < hold.amountNano) {
-      await this.#refresh(hold.userId);
-      user = this.#admitted.get(hold.userId);
-      if (!user || user.available < hold.amountNano) return { ok: false, reason: 'insufficient_credits' };
-    }
+  #place(user: Admitted, hold: Hold, waitForCommit: boolean): Promise<ReserveResult> {
     user.available -= hold.amountNano;
     const { id, answer } = this.#send({ op: 'reserve', hold });
     user.holds.set(id, hold.amountNano);
     if (waitForCommit) return answer as Promise<ReserveResult>;
     // Refused or lost, the hold is missing when the request settles, which reports it.
     answer.catch(() => {});
-    return {
+    return Promise.resolve({
       ok: true,
       reservationId: hold.reservationId,
       amountNano: hold.amountNano,
       balanceNano: user.available,
-    };
+    });
   }
 
   settle(settlement: Settlement): Promise<SettleOutcome | null> {
