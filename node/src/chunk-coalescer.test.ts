@@ -22,6 +22,7 @@ describe('ChunkCoalescer', () => {
   test('default: role and first token at once, then one merged delta on flush', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+    await nextMacrotask();
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
     await nextMacrotask();
     expect(sent).toHaveLength(2);
@@ -37,13 +38,65 @@ describe('ChunkCoalescer', () => {
     ]);
   });
 
-  test('behavior: completion text merges too', () => {
+  test('behavior: completion text merges too', async () => {
     const { coalescer, sent } = held();
-    for (const piece of ['x', 'y', 'z']) coalescer.push(completionChunk(meta, piece), 1);
+    coalescer.push(completionChunk(meta, 'x'), 1);
+    await nextMacrotask();
+    for (const piece of ['y', 'z']) coalescer.push(completionChunk(meta, piece), 1);
     coalescer.flush();
     expect(sent.map((s) => [s.chunk.choices, s.tokens])).toEqual([
       [[{ index: 0, text: 'x', logprobs: null, finish_reason: null }], 1],
       [[{ index: 0, text: 'yz', logprobs: null, finish_reason: null }], 2],
+    ]);
+  });
+
+  test('behavior: text that comes while the first frame is due leaves in it, at once', async () => {
+    // A relayed server's read can hold the role chunk and several tokens: none waits for flushMs.
+    const { coalescer, sent } = held();
+    coalescer.push(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+    coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    coalescer.push(chatChunk(meta, { content: 'b' }), 2);
+    await nextMacrotask();
+    expect(sent).toEqual([{ chunk: chatChunk(meta, { role: 'assistant', content: 'ab' }), tokens: 3 }]);
+    coalescer.push(chatChunk(meta, { content: 'c' }), 1);
+    coalescer.flush();
+    expect(sent.map((s) => s.chunk)).toEqual([
+      chatChunk(meta, { role: 'assistant', content: 'ab' }),
+      chatChunk(meta, { content: 'c' }),
+    ]);
+  });
+
+  test('behavior: with flushMs 0, chunks of one turn share a frame; each turn sends its own', async () => {
+    const sent: { chunk: JsonObject; tokens: number }[] = [];
+    const coalescer = new ChunkCoalescer({
+      flushMs: 0,
+      send: (chunk, tokens) => sent.push({ chunk, tokens }),
+    });
+    for (const piece of ['x', 'y', 'z']) coalescer.push(completionChunk(meta, piece), 1);
+    await nextMacrotask();
+    coalescer.push(completionChunk(meta, 'w'), 1);
+    coalescer.push(completionChunk(meta, '', 'stop'), 0);
+    await nextMacrotask();
+    expect(sent).toEqual([
+      { chunk: completionChunk(meta, 'xyz'), tokens: 3 },
+      { chunk: completionChunk(meta, 'w'), tokens: 1 },
+      { chunk: completionChunk(meta, '', 'stop'), tokens: 0 },
+    ]);
+  });
+
+  test('behavior: released text joined by text of the same turn stays in order', async () => {
+    const { coalescer, sent } = held();
+    coalescer.push(completionChunk(meta, 'a'), 1);
+    await nextMacrotask();
+    coalescer.push(completionChunk(meta, 'b'), 1); // held
+    coalescer.push(completionChunk(meta, '', 'stop'), 0); // releases 'b', then is due itself
+    coalescer.push(completionChunk(meta, 'c'), 1); // after a finish chunk: never joined to 'b'
+    coalescer.flush();
+    expect(sent.map((s) => s.chunk)).toEqual([
+      completionChunk(meta, 'a'),
+      completionChunk(meta, 'b'),
+      completionChunk(meta, '', 'stop'),
+      completionChunk(meta, 'c'),
     ]);
   });
 
@@ -71,6 +124,7 @@ describe('ChunkCoalescer', () => {
   test('behavior: a finish chunk flushes what is held first and goes out as it is', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    await nextMacrotask();
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk(meta, {}, 'length'), 0);
     await nextMacrotask();
@@ -81,9 +135,10 @@ describe('ChunkCoalescer', () => {
     ]);
   });
 
-  test('behavior: chunks with other fields or another envelope are never merged', () => {
+  test('behavior: chunks with other fields or another envelope are never merged', async () => {
     const { coalescer, sent } = held();
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    await nextMacrotask();
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk({ ...meta, id: 'chatcmpl-2' }, { content: 'c' }), 1);
     const toolCall = chatChunk(meta, { tool_calls: [{ index: 0, function: { arguments: '{' } }] });
@@ -110,6 +165,7 @@ describe('ChunkCoalescer', () => {
       send: (chunk) => sent.push((chunk.choices as { delta: { content: string } }[])[0]!.delta.content),
     });
     coalescer.push(chatChunk(meta, { content: 'a' }), 1);
+    await nextMacrotask();
     coalescer.push(chatChunk(meta, { content: 'b' }), 1);
     coalescer.push(chatChunk(meta, { content: 'c' }), 1);
     await nextMacrotask();

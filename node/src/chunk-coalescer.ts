@@ -12,7 +12,10 @@ import type { JsonObject } from './runtimes/runtime.js';
 export const DEFAULT_CHUNK_FLUSH_MS = 20;
 
 export type ChunkCoalescerOptions = {
-  /** Longest a chunk waits for more text; 0 sends every chunk as it comes. */
+  /**
+   * Longest a chunk waits for more text; 0 sends every chunk as it comes (chunks that come in the
+   * same turn of the event loop still share a frame).
+   */
   flushMs: number;
   /** Sends one chunk frame's content: the OpenAI chunk and the completion tokens it carries. */
   send: (chunk: JsonObject, tokens: number) => void;
@@ -79,7 +82,10 @@ export function textTokens(chunk: JsonObject): number {
  * stops or slows down.
  *
  * A push never sends inside the call: what is due goes out on the next macrotask (setImmediate),
- * or at once on `flush()`. A push comes from inside the token loop, and the loop asks
+ * or at once on `flush()`. Text pushed while a text chunk is still due (the same turn: a relayed
+ * server's read holding several chunks, or `flushMs` 0) joins that chunk's frame instead of waiting
+ * for the next frame, so what is ready when a frame leaves leaves in it: one frame, one delta,
+ * the tokens summed. A push comes from inside the token loop, and the loop asks
  * node-llama-cpp for the next token only after the push returns; a frame's socket write (~100–300
  * µs of the daemon's main thread on loopback, see above) done there delayed that next decode.
  * Deferred, the write runs while the decode does (node-llama-cpp dispatches it to its worker
@@ -113,6 +119,7 @@ export class ChunkCoalescer {
     this.gap = now - this.lastPush;
     this.lastPush = now;
     const held = this.held;
+    if (!held && this.outbox.length > 0 && this.joinDue(chunk, tokens)) return;
     if (held) {
       const text = sameEnvelope(held.chunk, chunk) ? plainText(chunk, true) : undefined;
       if (text !== undefined) {
@@ -163,10 +170,24 @@ export class ChunkCoalescer {
     this.send(withText(held.chunk, held.text), held.tokens);
   }
 
-  /** Queues a chunk for the next macrotask. */
+  /** Queues a chunk for the next macrotask (joined to the last due chunk when both are text). */
   private send(chunk: JsonObject, tokens: number): void {
+    if (this.joinDue(chunk, tokens)) return;
     this.outbox.push({ chunk, tokens });
     this.immediate ??= setImmediate(() => this.sendOutbox());
+  }
+
+  /** Adds a text chunk to the last chunk due, when that one is text of the same stream; else false. */
+  private joinDue(chunk: JsonObject, tokens: number): boolean {
+    const last = this.outbox.at(-1);
+    if (!last) return false;
+    const text = plainText(chunk, true);
+    if (text === undefined) return false;
+    const dueText = plainText(last.chunk, false);
+    if (dueText === undefined || !sameEnvelope(last.chunk, chunk)) return false;
+    last.chunk = withText(last.chunk, dueText + text);
+    last.tokens += tokens;
+    return true;
   }
 
   private sendOutbox(): void {

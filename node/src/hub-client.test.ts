@@ -164,10 +164,10 @@ describe('HubClient', () => {
     expect(chunks.length).toBeLessThan(words.length / 2);
     expect(chunks.map((c) => contentOf(c.chunk)).join('')).toBe(words.join(''));
     expect(chunks.reduce((sum, c) => sum + c.tokens!, 0)).toBe(words.length);
-    // The role, then the first token alone (time to first token), … , the finish reason last.
-    expect(chunks[0]!.chunk.choices).toMatchObject([{ delta: { role: 'assistant', content: '' } }]);
-    expect(chunks[1]).toMatchObject({ tokens: 1 });
-    expect(contentOf(chunks[1]!.chunk)).toBe(' w0');
+    // The role with the first token, which came in the same turn (one frame, sent at once), … ,
+    // the finish reason last.
+    expect(chunks[0]!.chunk.choices).toMatchObject([{ delta: { role: 'assistant', content: ' w0' } }]);
+    expect(chunks[0]).toMatchObject({ seq: 0, tokens: 1 });
     expect(chunks.at(-1)!.chunk.choices).toMatchObject([{ delta: {}, finish_reason: 'stop' }]);
     const ofJob = order.filter((f) => f.jobId === 'burst').map((f) => f.type);
     expect(ofJob).toEqual([...chunks.map(() => 'chunk'), 'result']);
@@ -180,6 +180,7 @@ describe('HubClient', () => {
       chunkFlushMs: 60_000,
       runJob: async (_job, { onChunk }) => {
         onChunk(chatChunk(meta, { content: 'first' }), 1);
+        await new Promise((resolve) => setImmediate(resolve)); // the first frame leaves
         onChunk(chatChunk(meta, { content: ' second' }), 1);
         onChunk(chatChunk(meta, { content: ' third' }), 2);
         await new Promise<void>((resolve) => {
@@ -228,12 +229,17 @@ describe('HubClient', () => {
     await client.shutdown(1_000);
   });
 
-  test('behavior: chunkFlushMs 0 sends one frame per chunk, counting tokens the runtime left out', async () => {
+  test('behavior: chunkFlushMs 0 sends the chunks of each turn at once, in one frame, counting tokens the runtime left out', async () => {
     const client = testClient({
       chunkFlushMs: 0,
       runJob: async (_job, { onChunk }) => {
-        for (const word of ['a', 'b', 'c']) onChunk(chatChunk(meta, { content: word }));
-        return { usage: usage(3), choices: [] };
+        for (const word of ['a', 'b', 'c']) {
+          onChunk(chatChunk(meta, { content: word }));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        // Several chunks in one turn (a relayed server's read): one frame, the text joined.
+        for (const word of ['d', 'e']) onChunk(chatChunk(meta, { content: word }));
+        return { usage: usage(5), choices: [] };
       },
     });
     const { session } = await admitted(client);
@@ -246,6 +252,7 @@ describe('HubClient', () => {
       ['a', 1],
       ['b', 1],
       ['c', 1],
+      ['de', 2],
     ]);
     await client.shutdown(1_000);
   });
