@@ -15,36 +15,51 @@
  * process's CPU time per token (main thread; other threads, llama.cpp's among them) and run-queue
  * wait, from /proc/…/schedstat.
  *
- * Run: npm run -w bench node-throughput [-- --daemon-cpu-prof DIR]  (DIR gets V8 CPU profiles of
- * the daemon and, for symmetry, of the baseline process)
+ * Single rounds swing from 0.3 to 3.9 on this shared 2-core machine, and the totals ratio weighs
+ * the rounds that happened to run slowly most, so the run prints both: the ratio of the totals and
+ * the median of the per-round ratios, with its 95 % bootstrap interval, the middle half of the
+ * rounds (IQR) and the range, plus the load average around each model's rounds.
+ *
+ * Run: npm run -w bench node-throughput [-- --daemon-cpu-prof DIR] [-- --model tiny|medium]
+ * (DIR gets V8 CPU profiles of the daemon and, for symmetry, of the baseline process; --model runs
+ * only that model)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type TinyModelOptions, writeTinyModel } from '@gpumesh/node';
 import { CoordinatorPeer, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame } from '@gpumesh/protocol';
 import type { DirectReply, DirectRequest } from './llama-direct-process.js';
+import { summarizeRatios } from './ratio-summary.js';
 import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
 
 const MODELS: { id: string; shape: TinyModelOptions; rounds: number; maxTokens: number }[] = [
-  { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 40, maxTokens: 256 },
+  // ~20 s each at this machine's usual speed (tiny ~2,500 tokens/s, medium ~350), ~1 min when it
+  // is loaded. More rounds narrow the per-round median's interval (it shrinks as 1/√rounds).
+  { id: 'tiny', shape: { layers: 2, width: 64 }, rounds: 100, maxTokens: 256 },
   {
     id: 'medium',
     shape: { layers: 6, width: 384, heads: 6, feedForward: 1024 },
-    rounds: 16,
+    rounds: 32,
     maxTokens: 128,
   },
 ];
 const PROMPT = 'Once upon a time';
+/** Jobs each way before the measured rounds (JIT, caches, the context's prompt prefix). */
+const WARMUP_JOBS = 3;
 
-const { values: flags } = parseArgs({ options: { 'daemon-cpu-prof': { type: 'string' } } });
+const { values: flags } = parseArgs({
+  options: { 'daemon-cpu-prof': { type: 'string' }, model: { type: 'string' } },
+});
 const profileDir = flags['daemon-cpu-prof'];
+const models = MODELS.filter((model) => !flags.model || model.id === flags.model);
+if (models.length === 0) throw new Error(`--model: one of ${MODELS.map((model) => model.id).join(', ')}`);
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-bench-node-'));
-for (const model of MODELS)
+for (const model of models)
   await writeTinyModel({ path: join(dir, 'models', `${model.id}.gguf`), seed: 1, ...model.shape });
 
 // The daemon, connected to a coordinator peer in this process (a production-like 10 s heartbeat).
@@ -104,10 +119,12 @@ const cpuPerToken = (pid: number, before: ThreadReading | null, tokens: number) 
   return `; CPU per token: main thread ${µs('main')} µs, other threads ${µs('others')} µs, run-queue wait ${µs('waited')} µs`;
 };
 
+const loadAverage = () => loadavg()[0]!.toFixed(2);
+
 let jobCount = 0;
-for (const spec of MODELS) {
-  let directOwnMs = 0;
-  let chunkFrames = 0; // streamed back by the daemon during the measured rounds // the child's own timing of its generations, without the IPC round trip
+for (const spec of models) {
+  let directOwnMs = 0; // the child's own timing of its generations, without the IPC round trip
+  let chunkFrames = 0; // streamed back by the daemon during the measured rounds
   const direct = async (): Promise<number> => {
     const request: DirectRequest = {
       id: jobCount++,
@@ -143,14 +160,17 @@ for (const spec of MODELS) {
     return { tokens, ms: performance.now() - started };
   };
 
-  await direct();
-  await throughDaemon();
+  for (let i = 0; i < WARMUP_JOBS; i++) {
+    await direct();
+    await throughDaemon();
+  }
   directOwnMs = 0;
   chunkFrames = 0;
   const directBefore = readThreads(directProcess.pid!);
   const daemonBefore = readThreads(daemon.process.pid!);
   const totals = { direct: { tokens: 0, ms: 0 }, daemon: { tokens: 0, ms: 0 } };
   const roundRatios: number[] = [];
+  const loadBefore = loadAverage();
   for (let round = 0; round < spec.rounds; round++) {
     const order = [
       ['direct', direct],
@@ -165,12 +185,13 @@ for (const spec of MODELS) {
     }
     roundRatios.push(rates.daemon! / rates.direct!);
   }
+  const loadAfter = loadAverage();
   const rate = (t: { tokens: number; ms: number }) => (t.tokens / t.ms) * 1000;
   const { layers, width } = spec.shape;
-  roundRatios.sort((a, b) => a - b);
-  const median = roundRatios[Math.floor(roundRatios.length / 2)]!;
+  const rounds = summarizeRatios(roundRatios);
+  const f = (ratio: number) => ratio.toFixed(3);
   console.log(
-    `${spec.id} (${layers} layers × ${width} wide): ${spec.rounds} rounds × 1 job each way × ${spec.maxTokens} tokens`,
+    `${spec.id} (${layers} layers × ${width} wide): ${spec.rounds} rounds × 1 job each way × ${spec.maxTokens} tokens; load average ${loadBefore} → ${loadAfter}`,
   );
   console.log(
     `  node-llama-cpp direct: ${rate(totals.direct).toFixed(0)} tokens/s (${totals.direct.tokens} tokens; ${rate({ tokens: totals.direct.tokens, ms: directOwnMs }).toFixed(0)} by its own clock, without IPC)${cpuPerToken(directProcess.pid!, directBefore, totals.direct.tokens)}`,
@@ -179,7 +200,7 @@ for (const spec of MODELS) {
     `  through the daemon:    ${rate(totals.daemon).toFixed(0)} tokens/s (${totals.daemon.tokens} tokens, ${(totals.daemon.tokens / chunkFrames).toFixed(1)} per chunk frame)${cpuPerToken(daemon.process.pid!, daemonBefore, totals.daemon.tokens)}`,
   );
   console.log(
-    `  ratio daemon/direct:   ${(rate(totals.daemon) / rate(totals.direct)).toFixed(3)} (goal ≥ 0.95); per round: median ${median.toFixed(3)}, ${roundRatios[0]!.toFixed(3)}–${roundRatios.at(-1)!.toFixed(3)}`,
+    `  ratio daemon/direct:   per-round median ${f(rounds.median)} (95 % interval ${f(rounds.medianLow)}–${f(rounds.medianHigh)}; IQR ${f(rounds.q1)}–${f(rounds.q3)}; range ${f(rounds.min)}–${f(rounds.max)}); totals ${f(rate(totals.daemon) / rate(totals.direct))} (goal ≥ 0.95)`,
   );
 }
 
