@@ -11,7 +11,7 @@ declare module 'autocannon' {
     overallRate?: number;
   };
   type Histogram = { average: number; p50: number; p90: number; p99: number; max: number };
-  type Result = {
+  export type Result = {
     requests: Histogram & { total: number };
     latency: Histogram;
     errors: number;

@@ -3,8 +3,10 @@
  * WebSocket, settle + usage row) vs the same job sent straight to the node (a bare HTTP handler
  * that hands the job to the node's WebSocket session, no auth, no billing), plus a plain fastify
  * echo — all measured in the same run. Maximum throughput with autocannon; latency at a fixed rate
- * with an open-loop generator measuring microseconds (bench/open-loop.ts). Both load generators
- * run in a worker thread; each fixed-reply node runs in a process of its own, as real nodes do.
+ * with an open-loop generator measuring microseconds (bench/open-loop.ts). autocannon runs in a
+ * process of its own (bench/autocannon-process.ts), so the CPU per request printed for this
+ * process is the server's alone; the open-loop generator runs in a worker thread. Each
+ * fixed-reply node runs in a process of its own, as real nodes do.
  *
  * Run: node --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
  *   --cpu-profile <file.cpuprofile>: only load the coordinator, and write a CPU profile of that run.
@@ -22,7 +24,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { sendCoalesced } from '@gpumesh/protocol';
-import autocannon from 'autocannon';
+import type { Result as AutocannonResult } from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -73,21 +75,39 @@ type Figures = {
   errors: number;
   non2xx: number;
   /** CPU per request, µs: this process's main thread, its other threads, the peer process. */
-  cpu?: { main: number; others: number; peer: number };
+  cpu?: { main: number; others: number; peer: number; loader?: number };
 };
 
 async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
-  const self = readThreads(process.pid);
-  const peer = peerPid ? readThreads(peerPid) : null;
-  const result = await autocannon({
+  const options = {
     url,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: BODY,
     connections: CONNECTIONS,
     duration: DURATION_S,
-    workers: 1,
+  };
+  // The load generator runs in a process of its own, so this process's threads are the server's.
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      new URL('./autocannon-process.ts', import.meta.url).pathname,
+      JSON.stringify(options),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    output += text;
   });
+  const self = readThreads(process.pid);
+  const peer = peerPid ? readThreads(peerPid) : null;
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
+  const result = JSON.parse(output) as AutocannonResult & { cpuMicros: number };
+  const figures = cpuPerRequest(self, peer, peerPid, result.requests.total);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -95,7 +115,7 @@ async function load(url: string, headers: Record<string, string>, peerPid?: numb
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    ...cpuPerRequest(self, peer, peerPid, result.requests.total),
+    ...(figures.cpu ? { cpu: { ...figures.cpu, loader: result.cpuMicros / result.requests.total } } : {}),
   };
 }
 
@@ -104,7 +124,7 @@ function cpuPerRequest(
   peer: ThreadReading | null,
   peerPid: number | undefined,
   requests: number,
-): Pick<Figures, 'cpu'> {
+): { cpu?: { main: number; others: number; peer: number } } {
   const selfAfter = readThreads(process.pid);
   const peerAfter = peerPid ? readThreads(peerPid) : null;
   if (!self || !selfAfter || requests === 0) return {};
@@ -266,7 +286,7 @@ const fmt = (f: Figures) =>
   `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(2)} ms  p90 ${f.p90.toFixed(2)} ms  p99 ${f.p99.toFixed(2)} ms` +
   (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '') +
   (f.cpu
-    ? `\n                        CPU per request: main thread ${f.cpu.main.toFixed(0)} µs, this process's other threads ${f.cpu.others.toFixed(0)} µs (load generator, ledger writer, checkpoints), peer process ${f.cpu.peer.toFixed(0)} µs`
+    ? `\n                        CPU per request: main thread ${f.cpu.main.toFixed(0)} µs, other threads ${f.cpu.others.toFixed(0)} µs (ledger writer, checkpoints, libuv), peer process ${f.cpu.peer.toFixed(0)} µs, load generator ${f.cpu.loader?.toFixed(0)} µs`
     : '');
 
 if (values['cpu-profile']) {

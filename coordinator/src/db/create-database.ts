@@ -37,6 +37,7 @@ function openSqlite(file: string, threadedLedger: boolean): Kysely<Database> {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   const database = openSqliteConnection(file);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  sqliteConnections.set(db, database);
   if (file === ':memory:') return db;
   checkpointInBackground(database, file);
   const onClose: (() => Promise<void>)[] = [];
@@ -60,6 +61,22 @@ export function openSqliteConnection(file: string): SQLite.Database {
   database.pragma('foreign_keys = ON');
   cachePreparedStatements(database);
   return database;
+}
+
+const sqliteConnections = new WeakMap<Kysely<Database>, SQLite.Database>();
+
+/**
+ * The connection under a SQLite database made here or registered with `registerSqliteConnection`;
+ * undefined for PostgreSQL. Only for running statements inside a transaction of that database
+ * (see runStatementsDirectly): outside one, Kysely's lock is what keeps callers apart.
+ */
+export function sqliteConnectionOf(db: Kysely<Database>): SQLite.Database | undefined {
+  return sqliteConnections.get(db);
+}
+
+/** Registers the connection under a Kysely instance made elsewhere (the ledger writer thread's). */
+export function registerSqliteConnection(db: Kysely<Database>, connection: SQLite.Database): void {
+  sqliteConnections.set(db, connection);
 }
 
 const sqliteFiles = new WeakMap<

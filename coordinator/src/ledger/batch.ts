@@ -1,5 +1,7 @@
 import type { Transaction } from 'kysely';
+import { sqliteConnectionOf } from '../db/create-database.js';
 import type { Database } from '../db/schema.js';
+import { runStatementsDirectly } from '../db/statement.js';
 import { payCreditsAtCommit } from './credits-at-commit.js';
 import type { LedgerDb } from './db.js';
 import { startedLedgerWriter } from './writer.js';
@@ -79,7 +81,9 @@ class LedgerBatcher {
 
   /** Runs the operations in one transaction, in order, then the credits they left for its end. */
   #transaction(batch: Queued[]): Promise<unknown[]> {
+    const connection = sqliteConnectionOf(this.#db);
     return this.#db.transaction().execute(async (trx) => {
+      if (connection) runStatementsDirectly(trx, connection);
       const out: unknown[] = [];
       for (const { work } of batch) out.push(await work(trx));
       await payCreditsAtCommit(trx);

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
-import { openSqliteConnection } from '../db/create-database.js';
+import { openSqliteConnection, registerSqliteConnection } from '../db/create-database.js';
 import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
 import { inLedgerBatch, ledgerBatchStats, ledgerIdle } from './batch.js';
@@ -24,6 +24,7 @@ const FALLBACK_AUTOCHECKPOINT_PAGES = 100_000;
 const connection = openSqliteConnection((workerData as { file: string }).file);
 connection.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
 const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+registerSqliteConnection(db, connection);
 const port = parentPort!;
 
 const selectBalance = new Statement<{ balance: string | number | bigint }>(
