@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type { TierName } from '@gpumesh/protocol';
@@ -31,6 +30,7 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
+import { securityHeaders } from './security-headers.js';
 import { userRoutes } from './users/routes.js';
 import { routerPlugin } from './v1/router-plugin.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
@@ -118,7 +118,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }
   });
 
-  await app.register(helmet, { global: true });
+  await app.register(securityHeaders);
   await app.register(cors, {
     origin: config.corsOrigins.includes('*') ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
