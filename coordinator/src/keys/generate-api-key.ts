@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** Random base62 characters after `sk-`: 40 × log2(62) ≈ 238 bits. */
@@ -25,5 +25,5 @@ export function generateApiKey(): { secret: string; prefix: string; hash: string
  * nothing to brute-force, and lookups by hash stay one index probe.
  */
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
+import { forgetApiKey } from './authenticate-api-key.js';
 import { KEY_STATUS } from './key-status.js';
 
 /**
@@ -20,6 +21,7 @@ export async function revokeApiKey(
     .where('user_id', '=', params.userId)
     .where('status', '=', KEY_STATUS.active)
     .execute();
+  forgetApiKey(db, params.keyId);
   const row = await db
     .selectFrom('api_keys')
     .select('status')

@@ -2,7 +2,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { isErrorBody } from '../errors.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
-import { authenticateApiKey } from './authenticate-api-key.js';
+import { authenticateApiKey, KEY_CACHE_TTL_MS } from './authenticate-api-key.js';
 
 describeBackends('keys routes', (backend) => {
   let t: TestApp;
@@ -81,6 +81,17 @@ describeBackends('keys routes', (backend) => {
     expect(listed).toHaveLength(11);
     expect(listed.filter((k) => k.status === 'active')).toHaveLength(10);
     expect((await s.revoke(keys[0]!.id)).statusCode).toBe(200); // repeating is harmless
+  });
+
+  test('behavior: a key revoked through another replica is refused once the accepted key expires', async () => {
+    const s = await session();
+    const { id, key } = (await s.create('shared')).json() as { id: string; key: string };
+    expect(await authenticateApiKey(t.db, key, t.clock)).toEqual({ keyId: id, userId: expect.any(String) });
+    // Another replica revokes it: a write to the shared database this process does not see.
+    await t.db.updateTable('api_keys').set({ status: 'revoked' }).where('id', '=', id).execute();
+    expect(await authenticateApiKey(t.db, key, t.clock)).not.toBeNull();
+    t.clock.advance(KEY_CACHE_TTL_MS);
+    expect(await authenticateApiKey(t.db, key, t.clock)).toBeNull();
   });
 
   test('behavior: concurrent creates never pass the limit', async () => {
