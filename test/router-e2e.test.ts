@@ -479,6 +479,9 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
       });
       const rows = await usageRows(h);
       expect(rows).toHaveLength(N);
+      // The key's spend, added once per group commit, is the same sum.
+      const key = await h.db.selectFrom('api_keys').select('spend_nano').executeTakeFirstOrThrow();
+      expect(toBigInt(key.spend_nano)).toBe(cost * BigInt(N));
     },
   );
 });

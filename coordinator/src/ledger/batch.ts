@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import { sqliteConnectionOf } from '../db/create-database.js';
 import type { Database } from '../db/schema.js';
 import { runStatementsDirectly } from '../db/statement.js';
-import { payCreditsAtCommit } from './credits-at-commit.js';
+import { writeAtCommit } from './at-commit.js';
 import type { LedgerDb } from './db.js';
 import { startedLedgerWriter } from './writer.js';
 
@@ -79,14 +79,14 @@ class LedgerBatcher {
     for (const [i, one] of batch.entries()) one.resolve(results[i]);
   }
 
-  /** Runs the operations in one transaction, in order, then the credits they left for its end. */
+  /** Runs the operations in one transaction, in order, then the sums they left for its end. */
   #transaction(batch: Queued[]): Promise<unknown[]> {
     const connection = sqliteConnectionOf(this.#db);
     return this.#db.transaction().execute(async (trx) => {
       if (connection) runStatementsDirectly(trx, connection);
       const out: unknown[] = [];
       for (const { work } of batch) out.push(await work(trx));
-      await payCreditsAtCommit(trx);
+      await writeAtCommit(trx);
       return out;
     });
   }

@@ -2,6 +2,7 @@ import type { Transaction } from 'kysely';
 import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
+import { AtCommit } from '../ledger/at-commit.js';
 import type { SettleOutcome } from '../ledger/settle.js';
 import type { UsageStatus } from './tables.js';
 
@@ -28,9 +29,20 @@ const addKeySpend = new Statement(
   'update api_keys set spend_nano = spend_nano + ?, last_used_at = ? where id = ?',
 );
 
+/** A key's spend, added once per group commit (at-commit.ts). */
+const keySpend = new AtCommit<{ keyId: string; spendNano: bigint; now: number }>({
+  merge(sum, next) {
+    sum.spendNano += next.spendNano;
+    sum.now = Math.max(sum.now, next.now);
+  },
+  async write(trx, sums) {
+    for (const { keyId, spendNano, now } of sums) await addKeySpend.all(trx, [spendNano, now, keyId]);
+  },
+});
+
 /**
  * Inside the settlement transaction: writes the usage row and adds the charge to the API key's
- * spend, so usage, key spend and the ledger can never disagree.
+ * spend (when the transaction ends), so usage, key spend and the ledger can never disagree.
  */
 export async function recordUsage(trx: Transaction<Database>, p: RecordUsageParams): Promise<void> {
   await insertUsage.all(trx, [
@@ -50,5 +62,5 @@ export async function recordUsage(trx: Transaction<Database>, p: RecordUsagePara
     p.now,
     new Date(p.now).toISOString().slice(0, 10),
   ]);
-  if (p.keyId) await addKeySpend.all(trx, [p.outcome.chargedNano, p.now, p.keyId]);
+  if (p.keyId) keySpend.add(trx, p.keyId, { keyId: p.keyId, spendNano: p.outcome.chargedNano, now: p.now });
 }
