@@ -55,6 +55,17 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     });
     expect((await getBalance(db, 'provider:0xabc')).balanceNano).toBe(100_000n);
     expect((await getBalance(db, PLATFORM_ACCOUNT_ID)).balanceNano).toBeGreaterThanOrEqual(5_000n);
+    // The user's log: the hold out, then back less the charge, in one entry.
+    const log = await db
+      .selectFrom('ledger_entries')
+      .select(['kind', 'amount', 'balance_after'])
+      .where('ref', '=', hold.reservationId)
+      .orderBy('kind')
+      .execute();
+    expect(log.map((e) => [e.kind, toBigInt(e.amount), toBigInt(e.balance_after)])).toEqual([
+      ['reserve', -300_000n, 700_000n],
+      ['settle', 195_000n, 895_000n],
+    ]);
     // settle and release are once-only
     expect(
       await settle(db, {

@@ -1,7 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { type RecordUsageParams, recordUsage } from '../usage/record-usage.js';
-import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
+import { appendEntries, moveBalance } from './apply-entry.js';
 import { inLedgerBatch } from './batch.js';
 import { creditAtCommit } from './credits-at-commit.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
@@ -79,24 +79,21 @@ export async function settleIn(
   const held = await takeReservation(trx, params.reservationId, 'settled', now);
   if (!held) return null;
   const { providerNano, feeNano, chargedNano } = capCharge(params.providerNano, params.feeNano, held.amount);
-  const ref = params.reservationId;
-  // One UPDATE on the user's account: the hold comes back and the charge goes out together; the
-  // log still shows both (release, then charge). Cannot fail: charge ≤ the hold released.
-  const user = { accountId: held.accountId, ref, now };
-  const balanceNano = await moveBalance(trx, {
-    ...user,
-    kind: ENTRY_KINDS.charge,
+  // One UPDATE and one entry: the hold comes back less what the request cost (the charge itself
+  // is in the usage row). Cannot fail: the charge ≤ the hold released.
+  const entry = {
+    accountId: held.accountId,
+    kind: ENTRY_KINDS.settle,
     amount: held.amount - chargedNano,
+    ref: params.reservationId,
+    now,
+  };
+  const balanceNano = await moveBalance(trx, {
+    ...entry,
     reservedDelta: -held.amount,
     spendDelta: chargedNano,
   });
   if (balanceNano === null) throw new Error('settlement could not release its own hold');
-  const entries: (EntryParams & { balanceAfter: bigint })[] = [
-    { ...user, kind: ENTRY_KINDS.release, amount: held.amount, balanceAfter: balanceNano + chargedNano },
-  ];
-  if (chargedNano > 0n) {
-    entries.push({ ...user, kind: ENTRY_KINDS.charge, amount: -chargedNano, balanceAfter: balanceNano });
-  }
   // The provider's earnings and the fee: paid once per account for the whole group commit.
   creditAtCommit(trx, {
     accountId: params.providerAccountId,
@@ -105,7 +102,7 @@ export async function settleIn(
     now,
   });
   creditAtCommit(trx, { accountId: PLATFORM_ACCOUNT_ID, kind: ENTRY_KINDS.fee, amount: feeNano, now });
-  await appendEntries(trx, entries);
+  await appendEntries(trx, [{ ...entry, balanceAfter: balanceNano }]);
   const outcome: SettleOutcome = {
     accountId: held.accountId,
     chargedNano,

@@ -55,8 +55,10 @@ export interface LedgerTables {
 export const ENTRY_KINDS = {
   topup: 'topup',
   reserve: 'reserve',
+  /** A hold given back whole (nothing delivered, or the request failed). */
   release: 'release',
-  charge: 'charge',
+  /** A hold closed by its request: the hold back, less what the request cost. */
+  settle: 'settle',
   providerCredit: 'provider_credit',
   fee: 'fee',
   adjustment: 'adjustment',
