@@ -196,6 +196,97 @@ describe('createLlamaRuntime', () => {
     await model.dispose();
   });
 
+  test("behavior: streamed text is LlamaCompletion's when characters span byte tokens", async () => {
+    const model = await llama.loadModel({ modelPath });
+    const vocab = model.fileInfo.metadata.tokenizer.ggml.tokens as string[];
+    // é is <0xC3><0xA9>: favoured, they make the random model emit é split over two tokens, and
+    // both bytes alone (characters cut short), among others; sampled with a seed, both sides draw
+    // the same tokens. On these seeds LlamaCompletion holds nothing back at maxTokens; on others it
+    // drops the text after a character cut short, which the daemon has always released.
+    const biasFor = () => {
+      const bias = new TokenBias(model.tokenizer);
+      const biases = (bias as unknown as { _biases: Map<Token, number> })._biases;
+      for (const byte of ['<0xC3>', '<0xA9>']) biases.set(vocab.indexOf(byte) as Token, 3);
+      biases.set(2 as Token, Number.NEGATIVE_INFINITY);
+      return bias;
+    };
+    const ours = (await model.createContext({ threads: 1, contextSize: 512 })).getSequence();
+    const theirs = await model.createContext({ threads: 1, contextSize: 512 });
+    const completion = new LlamaCompletion({ contextSequence: theirs.getSequence() });
+    const prompt = model.tokenize('The quick');
+    let split = 0;
+    for (const seed of [15, 18, 20, 25]) {
+      const options = { maxTokens: 24, temperature: 0.5, seed };
+      let streamed = '';
+      const { text } = await generateText({
+        ...options,
+        sequence: ours,
+        promptTokens: [model.tokens.bos!, ...prompt],
+        tokenBias: biasFor(),
+        stop: [],
+        onText: (piece) => {
+          streamed += piece;
+        },
+      });
+      await ours.clearHistory();
+      let theirStream = '';
+      const direct = await completion.generateCompletion(prompt, {
+        ...options,
+        repeatPenalty: false,
+        tokenBias: biasFor(),
+        onTextChunk: (piece) => {
+          theirStream += piece;
+        },
+      });
+      expect({ seed, streamed, text }).toEqual({ seed, streamed: theirStream, text: direct });
+      split += text.split('é').length - 1;
+    }
+    expect(split).toBeGreaterThan(10);
+    await ours.context.dispose();
+    await theirs.dispose();
+    await model.dispose();
+  });
+
+  test('behavior: detokenizing costs about one native call a token', async () => {
+    const model = await llama.loadModel({ modelPath });
+    const context = await model.createContext({ threads: 1, contextSize: 512 });
+    // Counted on node-llama-cpp's binding (pinned 3.22: LlamaModel keeps it in `_model`); an own
+    // property shadows the binding's read-only method.
+    const native = (model as unknown as { _model: { detokenize: (...args: unknown[]) => string } })._model;
+    const detokenize = native.detokenize;
+    let calls = 0;
+    Object.defineProperty(native, 'detokenize', {
+      configurable: true,
+      value: (...args: unknown[]) => {
+        calls++;
+        return detokenize.apply(native, args);
+      },
+    });
+    const sequence = context.getSequence();
+    const generate = () =>
+      generateText({
+        sequence,
+        promptTokens: [model.tokens.bos!, ...model.tokenize('The quick brown fox')],
+        maxTokens: 128,
+        temperature: 0,
+        tokenBias: new TokenBias(model.tokenizer).set(2 as Token, 'never'),
+        stop: [],
+      });
+    try {
+      // The first job also learns which of its tokens have text (once per token of the model).
+      await generate();
+      calls = 0;
+      const { completionTokens } = await generate();
+      expect(completionTokens).toBe(128);
+      // node-llama-cpp's detokenize with context makes two (the context, then context + token).
+      expect(calls).toBeLessThan(128 * 1.2);
+    } finally {
+      delete (native as { detokenize?: unknown }).detokenize;
+    }
+    await context.dispose();
+    await model.dispose();
+  });
+
   test("behavior: a lone job's decode is sent at once; concurrent jobs' wait a macrotask to batch", async () => {
     let running = 1;
     const sent: string[] = [];
