@@ -1,7 +1,6 @@
 import type { LlamaContextSequence, Token, TokenBias } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { FinishReason } from '../openai-shapes.js';
-import { TokenText } from './token-text.js';
 
 export type GenerateTextOptions = {
   sequence: LlamaContextSequence;
@@ -24,6 +23,8 @@ export type GenerateTextOptions = {
 
 export type GeneratedText = { text: string; completionTokens: number; finishReason: FinishReason };
 
+/** Tokens kept as detokenizer context (enough for leading-space rules). */
+const DETOKENIZE_CONTEXT_TOKENS = 16;
 /** A UTF-8 character is at most 4 bytes, so at most 4 byte tokens can be pending. */
 const MAX_PENDING_TOKENS = 4;
 
@@ -51,7 +52,7 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   await sequence.adaptStateToTokens(promptTokens.slice(0, -1), false);
   const input = promptTokens.slice(sequence.nextTokenIndex);
 
-  const tokenText = new TokenText(model);
+  const generated: Token[] = [];
   let pending: Token[] = [];
   let text = '';
   let released = 0;
@@ -77,10 +78,10 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     if (model.isEogToken(token)) break;
     completionTokens++;
     pending.push(token);
-    const piece = tokenText.next(pending);
+    const piece = model.detokenize(pending, false, generated.slice(-DETOKENIZE_CONTEXT_TOKENS));
     const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
     if (!partial) {
-      tokenText.release(pending);
+      generated.push(...pending);
       pending = [];
       text += piece;
       const stopAt = findStop(text, stop, released);
