@@ -32,6 +32,8 @@ export type OpenLoopResult = {
   p90: number;
   p99: number;
   p999: number;
+  /** Every request's latency, µs, sorted. */
+  latencies: Float64Array;
 };
 
 export function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
@@ -45,7 +47,8 @@ export function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   });
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+/** The p-quantile (0–1) of sorted values, nearest rank. */
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
@@ -105,6 +108,7 @@ async function run(o: OpenLoopOptions): Promise<OpenLoopResult> {
     p90: percentile(sorted, 0.9),
     p99: percentile(sorted, 0.99),
     p999: percentile(sorted, 0.999),
+    latencies: sorted,
   };
 }
 
