@@ -28,7 +28,7 @@ FROM=""
 VERSION="latest"
 DRY_RUN=0
 UNINSTALL=0
-SERVICE=1
+SERVICE=auto
 KEEP_STATE=0
 
 usage() {
@@ -40,6 +40,7 @@ Usage: install.sh [options]
   --state-dir DIR          node key, config-independent state, models (root: /var/lib/gpumesh-node; user: ~/.gpumesh-node)
   --from PATH              install from a gpumesh repository checkout instead of the npm registry
   --version V              package version from the registry (default: latest)
+  --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)
   --dry-run                print the plan, change nothing
   --uninstall              remove everything this script added (the node key too, unless --keep-state)
@@ -63,6 +64,22 @@ run() {
   fi
 }
 
+# Stops the restart loop (and the node it runs) recorded in $PREFIX/run/node.pid, waiting for the
+# node to drain its jobs and exit (it has 60 s, as a systemd unit's TimeoutStopSec).
+stop_loop() {
+  pidfile="$PREFIX/run/node.pid"
+  [ -f "$pidfile" ] || return 0
+  pid="$(cat "$pidfile")"
+  if [ "$DRY_RUN" = 1 ]; then say "  would stop the restart loop (pid $pid)"; return 0; fi
+  kill "$pid" 2>/dev/null || return 0
+  waited=0
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 60 ]; do
+    sleep 1
+    waited=$((waited + 1))
+  done
+  rm -f "$pidfile"
+}
+
 while [ $# -gt 0 ]; do
   case "$1" in
     --role) ROLE="${2:?--role needs a value}"; shift 2 ;;
@@ -71,7 +88,8 @@ while [ $# -gt 0 ]; do
     --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
     --from) FROM="${2:?--from needs a value}"; shift 2 ;;
     --version) VERSION="${2:?--version needs a value}"; shift 2 ;;
-    --no-service) SERVICE=0; shift ;;
+    --service) SERVICE="${2:?--service needs a value}"; shift 2 ;;
+    --no-service) SERVICE=none; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --keep-state) KEEP_STATE=1; shift ;;
@@ -81,6 +99,7 @@ while [ $# -gt 0 ]; do
 done
 
 case "$ROLE" in gpu | cpu | network) ;; *) die "--role must be gpu, cpu or network (got $ROLE)" ;; esac
+case "$SERVICE" in auto | system | user | loop | none) ;; *) die "--service must be auto, system, user or loop (got $SERVICE)" ;; esac
 case "$COORDINATOR" in
   http://* | https://* | ws://* | wss://*) ;;
   *) die "--coordinator must be an http(s) or ws(s) URL (got $COORDINATOR)" ;;
@@ -100,8 +119,8 @@ CONFIG="$PREFIX/etc/gpumesh-node.json"
 
 # Which service kind fits this machine: system (root + systemd), user (systemd --user), loop, none.
 service_kind() {
-  if [ "$SERVICE" = 0 ]; then
-    say none
+  if [ "$SERVICE" != auto ]; then
+    say "$SERVICE"
   elif [ -d /run/systemd/system ] && [ "$IS_ROOT" = 1 ]; then
     say system
   elif [ -d /run/systemd/system ] && systemctl --user show-environment >/dev/null 2>&1; then
@@ -132,10 +151,10 @@ uninstall() {
       cron)
         if [ "$DRY_RUN" = 1 ]; then
           say "  would remove the @reboot line for $value from the crontab"
-        else
+        elif command -v crontab >/dev/null 2>&1; then
           crontab -l 2>/dev/null | grep -vF "$value" | crontab - || true
         fi
-        if [ -f "$PREFIX/run/node.pid" ]; then run kill "$(cat "$PREFIX/run/node.pid")" || true; fi
+        stop_loop
         ;;
       link) run rm -f "$value" ;;
       user) run userdel "$value" || true ;;
@@ -385,18 +404,31 @@ EOF
     ;;
   loop)
     # No systemd: a restart loop (Restart=always by hand), started now and at boot from the crontab.
+    # It runs the node as its child and passes SIGTERM on (the node drains, then exits), so stopping
+    # the loop stops the node too. An upgrade stops the running loop first.
     LOOP="$PREFIX/bin/gpumesh-node-service"
+    stop_loop
     if [ "$DRY_RUN" = 1 ]; then say "  would write $LOOP and add it to the crontab (@reboot)"; else
       cat >"$LOOP" <<EOF
 #!/bin/sh
 echo \$\$ >"$PREFIX/run/node.pid"
+child=
+trap 'if [ -n "\$child" ]; then kill "\$child" 2>/dev/null; wait "\$child"; fi; exit 0' TERM INT
 while :; do
-  $START >>"$PREFIX/run/node.log" 2>&1
-  sleep 5
+  $START >>"$PREFIX/run/node.log" 2>&1 &
+  child=\$!
+  wait "\$child"
+  child=
+  sleep 5 &
+  wait \$!
 done
 EOF
       chmod 755 "$LOOP"
-      (crontab -l 2>/dev/null | grep -vF "$LOOP"; printf '@reboot %s\n' "$LOOP") | crontab - || warn "no crontab: start $LOOP yourself at boot"
+      if command -v crontab >/dev/null 2>&1; then
+        (crontab -l 2>/dev/null | grep -vF "$LOOP"; printf '@reboot %s\n' "$LOOP") | crontab - || warn "the crontab refused the @reboot line: start $LOOP yourself at boot"
+      else
+        warn "no crontab: start $LOOP yourself at boot"
+      fi
       nohup "$LOOP" >/dev/null 2>&1 &
     fi
     record cron "$LOOP"

@@ -17,12 +17,35 @@ const env = {
   HOME: home,
   npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'),
 };
-afterAll(() => rm(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  // A failed run may leave the restart loop and its node behind.
+  for (const pid of await processesWith(dir)) process.kill(pid, 'SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** Runs install.sh the way `curl … | sh -s -- …` does: POSIX sh. */
 async function install(...args: string[]) {
   await mkdir(home, { recursive: true });
   return promisify(execFile)('sh', [SCRIPT, ...args], { env, maxBuffer: 10 * 1024 * 1024 });
+}
+
+/** Processes whose command line mentions `text` (Linux /proc), by pid. */
+async function processesWith(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
+    if (cmdline.includes(text)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Waits until `check` holds (the restart loop starts its node in the background). */
+async function until(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    if (await check()) return true;
+  }
+  return check();
 }
 
 const exists = (path: string) =>
@@ -63,7 +86,7 @@ describe('install.sh', () => {
     expect(await exists(state)).toBe(false);
   });
 
-  test('behavior: installs into a prefix, keeps the node key across an upgrade, --uninstall leaves nothing', {
+  test('behavior: installs into a prefix, keeps the node key across an upgrade, --uninstall leaves nothing, its restart loop included', {
     timeout: 600_000,
   }, async () => {
     const args = [
@@ -91,8 +114,20 @@ describe('install.sh', () => {
     const cuda = join(prefix, 'app', 'node_modules', '@node-llama-cpp', 'linux-x64-cuda', 'package.json');
     if (await exists(cuda)) expect(JSON.parse(await readFile(cuda, 'utf8')).name).toBe('empty-npm-package');
 
-    const upgrade = await install(...args, '--from', ROOT, '--no-service');
+    // The upgrade installs the service this machine can have without systemd: a restart loop
+    // running the node. Upgraded again, the old loop and its node stop first: one node runs.
+    const node = join(prefix, 'bin', 'gpumesh-node start');
+    const upgrade = await install(...args, '--from', ROOT, '--service', 'loop');
     expect(upgrade.stdout).toContain(`Node id: ${nodeId}`);
+    expect(await until(async () => (await processesWith(node)).length === 1)).toBe(true);
+    const [firstNode] = await processesWith(node);
+    await install(...args, '--from', ROOT, '--service', 'loop');
+    expect(
+      await until(async () => {
+        const running = await processesWith(node);
+        return running.length === 1 && running[0] !== firstNode;
+      }),
+    ).toBe(true);
     const { stdout } = await promisify(execFile)(join(prefix, 'bin', 'gpumesh-node'), [
       'id',
       '--config',
@@ -101,6 +136,8 @@ describe('install.sh', () => {
     expect(stdout.trim()).toBe(nodeId);
 
     await install('--uninstall', '--prefix', prefix, '--state-dir', state);
+    // The loop and its node are gone (before: the node outlived its loop and its files).
+    expect(await processesWith(prefix)).toEqual([]);
     expect(await exists(prefix)).toBe(false);
     expect(await exists(state)).toBe(false);
     expect(await readdir(dir)).toEqual(['home']);
