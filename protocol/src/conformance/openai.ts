@@ -7,14 +7,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** usage: integers, total = prompt + completion; `completion` false for embeddings (0). */
-export function checkUsage(usage: Usage, completion: boolean): void {
+/**
+ * usage: integers, total = prompt + completion; `completion` false for embeddings (0). A completion
+ * with text must count it; one that ended at once (end-of-sequence first, no text) counts 0.
+ */
+export function checkUsage(usage: Usage, completion: boolean, content = ''): void {
   check(
     usage.total_tokens === usage.prompt_tokens + usage.completion_tokens,
     `usage.total_tokens ${usage.total_tokens} ≠ prompt_tokens + completion_tokens`,
   );
   check(usage.prompt_tokens > 0, 'usage.prompt_tokens must count the prompt');
-  if (completion) check(usage.completion_tokens > 0, 'usage.completion_tokens must count the output');
+  if (completion)
+    check(content === '' || usage.completion_tokens > 0, 'usage.completion_tokens must count the output');
   else check(usage.completion_tokens === 0, 'an embedding has completion_tokens 0');
 }
 

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { LlamaContextSequence, Token, TokenBias } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { FinishReason } from '../openai-shapes.js';
@@ -9,6 +10,7 @@ export type GenerateTextOptions = {
   maxTokens: number;
   temperature: number;
   topP?: number;
+  /** Sampling seed; a random one when absent (see below). */
   seed?: number;
   tokenBias?: TokenBias;
   /** Stop strings: generation ends before the first of them, which is not returned. */
@@ -69,7 +71,9 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   const tokens = sequence.evaluate(input, {
     temperature: options.temperature,
     topP: options.topP,
-    seed: options.seed,
+    // node-llama-cpp's default seed is the current second, so two requests in the same second
+    // sampled the same text; without a seed each request samples on its own, as OpenAI's API does.
+    seed: options.seed ?? randomInt(2 ** 31),
     tokenBias: options.tokenBias,
     yieldEogToken: true,
   });

@@ -209,6 +209,23 @@ describe('createLlamaRuntime', () => {
     expect(sent).toEqual(['alone', 'batched']);
   });
 
+  test('behavior: sampling without a seed differs between requests; with one it repeats', async () => {
+    const sample = async (seed?: number) => {
+      const response = await runtime.run({
+        kind: 'completion',
+        model: 'tiny',
+        request: { prompt: 'Once', max_tokens: 12, temperature: 2, ...(seed === undefined ? {} : { seed }) },
+        stream: false,
+      });
+      return (response.choices as { text: string }[])[0]!.text;
+    };
+    // Within one second: node-llama-cpp's own default seed (the current second) made these equal.
+    const unseeded = new Set(await Promise.all(Array.from({ length: 6 }, () => sample())));
+    expect(unseeded.size).toBeGreaterThan(1);
+    const seeded = new Set(await Promise.all(Array.from({ length: 4 }, () => sample(7))));
+    expect(seeded.size).toBe(1);
+  });
+
   test('behavior: embeddings count the input tokens', async () => {
     const response = await runtime.run({
       kind: 'embedding',

@@ -167,8 +167,7 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       const outcome = await collectJob(socket, job.jobId, settings.jobTimeoutMs);
       check(outcome.chunks.length === 0, `${outcome.chunks.length} chunks for a stream: false job`);
       const result = requireResult(outcome);
-      checkChatCompletion(result.response);
-      checkUsage(result.response.usage, true);
+      checkUsage(result.response.usage, true, checkChatCompletion(result.response));
     },
   },
   {
@@ -187,7 +186,7 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       const result = requireResult(outcome);
       const content = checkChatCompletion(result.response);
       check(content === streamed, 'the result content differs from the concatenated chunk deltas');
-      checkUsage(result.response.usage, true);
+      checkUsage(result.response.usage, true, content);
       const counted = outcome.chunks.filter((c) => c.tokens !== undefined);
       if (counted.length > 0) {
         check(
