@@ -133,29 +133,37 @@ service_kind() {
 # ---------------------------------------------------------------------------------------------- #
 # Uninstall: undo exactly what the record says this script added.
 # ---------------------------------------------------------------------------------------------- #
+# Stops and removes one service this script recorded (a record line: its kind and value).
+remove_service() {
+  case "$1" in
+    unit-system)
+      run systemctl disable --now "$SERVICE_NAME" || true
+      run rm -f "$2"
+      run systemctl daemon-reload
+      ;;
+    unit-user)
+      run systemctl --user disable --now "$SERVICE_NAME" || true
+      run rm -f "$2"
+      run systemctl --user daemon-reload
+      ;;
+    cron)
+      if [ "$DRY_RUN" = 1 ]; then
+        say "  would remove the @reboot line for $2 from the crontab"
+      elif command -v crontab >/dev/null 2>&1; then
+        crontab -l 2>/dev/null | grep -vF "$2" | crontab - || true
+      fi
+      stop_loop
+      run rm -f "$2"
+      ;;
+  esac
+}
+
 uninstall() {
   [ -f "$RECORD" ] || die "nothing to uninstall: no $RECORD"
   say "Removing the gpumesh node installed in $PREFIX"
   while IFS=' ' read -r kind value; do
     case "$kind" in
-      unit-system)
-        run systemctl disable --now "$SERVICE_NAME" || true
-        run rm -f "$value"
-        run systemctl daemon-reload
-        ;;
-      unit-user)
-        run systemctl --user disable --now "$SERVICE_NAME" || true
-        run rm -f "$value"
-        run systemctl --user daemon-reload
-        ;;
-      cron)
-        if [ "$DRY_RUN" = 1 ]; then
-          say "  would remove the @reboot line for $value from the crontab"
-        elif command -v crontab >/dev/null 2>&1; then
-          crontab -l 2>/dev/null | grep -vF "$value" | crontab - || true
-        fi
-        stop_loop
-        ;;
+      unit-system | unit-user | cron) remove_service "$kind" "$value" ;;
       link) run rm -f "$value" ;;
       user) run userdel "$value" || true ;;
       state)
@@ -339,6 +347,23 @@ START="$PREFIX/bin/gpumesh-node start --config $CONFIG"
 NODE_ID="(created on first start)"
 if [ "$DRY_RUN" = 0 ]; then
   NODE_ID="$("$PREFIX/bin/gpumesh-node" id --config "$CONFIG" 2>/dev/null)" || die "the node does not start: $PREFIX/bin/gpumesh-node id --config $CONFIG"
+fi
+
+# An upgrade to another service kind (or to none) first removes the service installed before.
+case "$KIND" in system) KEEP_RECORD=unit-system ;; user) KEEP_RECORD=unit-user ;; loop) KEEP_RECORD=cron ;; *) KEEP_RECORD=none ;; esac
+STALE=""
+if [ -f "$RECORD" ]; then
+  STALE="$(grep -E '^(unit-system|unit-user|cron) ' "$RECORD" | grep -v "^$KEEP_RECORD " || true)"
+fi
+if [ -n "$STALE" ]; then
+  printf '%s\n' "$STALE" | while IFS=' ' read -r kind value; do
+    say "  replacing the $kind service installed before"
+    remove_service "$kind" "$value"
+  done
+  if [ "$DRY_RUN" = 0 ]; then
+    grep -vxF "$STALE" "$RECORD" >"$RECORD.new" || true
+    mv "$RECORD.new" "$RECORD"
+  fi
 fi
 
 case "$KIND" in

@@ -128,6 +128,11 @@ describe('install.sh', () => {
         return running.length === 1 && running[0] !== firstNode;
       }),
     ).toBe(true);
+    // Upgraded to no service, the loop and its node go: the install is what the last run asked for.
+    await install(...args, '--from', ROOT, '--no-service');
+    expect(await processesWith(node)).toEqual([]);
+    expect(await exists(join(prefix, 'bin', 'gpumesh-node-service'))).toBe(false);
+    expect(await readFile(join(prefix, 'install-record'), 'utf8')).not.toContain('cron');
     const { stdout } = await promisify(execFile)(join(prefix, 'bin', 'gpumesh-node'), [
       'id',
       '--config',
