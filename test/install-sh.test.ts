@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,16 +11,23 @@ const dir = await mkdtemp(join(tmpdir(), 'gpumesh-install-'));
 const home = join(dir, 'home');
 const prefix = join(dir, 'prefix');
 const state = join(dir, 'state');
+// systemd does not run in this container: a stand-in `systemctl` first on PATH logs its calls, so
+// the user-level unit's path is exercised (the unit file is real; nothing starts it).
+const standIn = await mkdtemp(join(tmpdir(), 'gpumesh-systemctl-'));
+const systemctlLog = join(standIn, 'calls.log');
+await writeFile(join(standIn, 'systemctl'), `#!/bin/sh\necho "$*" >>'${systemctlLog}'\n`, { mode: 0o755 });
 // A throwaway HOME shows the script writes nowhere else; npm keeps using the machine's cache.
 const env = {
   ...process.env,
   HOME: home,
+  PATH: `${standIn}:${process.env.PATH}`,
   npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'),
 };
 afterAll(async () => {
   // A failed run may leave the restart loop and its node behind.
   for (const pid of await processesWith(dir)) process.kill(pid, 'SIGKILL');
   await rm(dir, { recursive: true, force: true });
+  await rm(standIn, { recursive: true, force: true });
 });
 
 /** Runs install.sh the way `curl … | sh -s -- …` does: POSIX sh. */
@@ -86,7 +93,7 @@ describe('install.sh', () => {
     expect(await exists(state)).toBe(false);
   });
 
-  test('behavior: installs into a prefix, keeps the node key across an upgrade, --uninstall leaves nothing, its restart loop included', {
+  test('behavior: installs into a prefix, keeps the node key across an upgrade, --uninstall leaves nothing; a user-level unit, then a restart loop, then none', {
     timeout: 600_000,
   }, async () => {
     const args = [
@@ -99,7 +106,20 @@ describe('install.sh', () => {
       '--state-dir',
       state,
     ];
-    const first = await install(...args, '--from', ROOT, '--no-service');
+    // First as a user-level systemd service (its folder exists, as on a machine that runs one).
+    const units = join(home, '.config', 'systemd', 'user');
+    await mkdir(units, { recursive: true });
+    const first = await install(...args, '--from', ROOT, '--service', 'user');
+    const unit = await readFile(join(units, 'gpumesh-node.service'), 'utf8');
+    expect(unit).toContain(
+      `ExecStart=${join(prefix, 'bin', 'gpumesh-node')} start --config ${join(prefix, 'etc', 'gpumesh-node.json')}`,
+    );
+    expect(unit).toContain('Restart=always');
+    expect((await readFile(systemctlLog, 'utf8')).trim().split('\n')).toEqual([
+      '--user daemon-reload',
+      '--user enable --now gpumesh-node',
+      '--user restart gpumesh-node',
+    ]);
     const nodeId = /Node id: (0x[0-9a-fA-F]{40})/.exec(first.stdout)?.[1];
     expect(nodeId).toBeDefined();
     expect(JSON.parse(await readFile(join(prefix, 'etc', 'gpumesh-node.json'), 'utf8'))).toEqual({
@@ -119,6 +139,9 @@ describe('install.sh', () => {
     const node = join(prefix, 'bin', 'gpumesh-node start');
     const upgrade = await install(...args, '--from', ROOT, '--service', 'loop');
     expect(upgrade.stdout).toContain(`Node id: ${nodeId}`);
+    // The user unit it replaces is stopped and removed.
+    expect(await readFile(systemctlLog, 'utf8')).toContain('--user disable --now gpumesh-node\n');
+    expect(await readdir(units)).toEqual([]);
     expect(await until(async () => (await processesWith(node)).length === 1)).toBe(true);
     const [firstNode] = await processesWith(node);
     await install(...args, '--from', ROOT, '--service', 'loop');
@@ -146,6 +169,8 @@ describe('install.sh', () => {
     expect(await exists(prefix)).toBe(false);
     expect(await exists(state)).toBe(false);
     expect(await readdir(dir)).toEqual(['home']);
-    expect(await readdir(home)).toEqual([]);
+    // Only the machine's own (pre-existing, here made by the test) unit folder, empty.
+    expect(await readdir(home)).toEqual(['.config']);
+    expect(await readdir(units)).toEqual([]);
   });
 });
