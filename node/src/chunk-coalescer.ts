@@ -119,7 +119,7 @@ export class ChunkCoalescer {
     this.gap = now - this.lastPush;
     this.lastPush = now;
     const held = this.held;
-    if (!held && this.outbox.length > 0 && this.joinDue(chunk, tokens)) return;
+    if (!held && this.joinDue(chunk, tokens)) return;
     if (held) {
       const text = sameEnvelope(held.chunk, chunk) ? plainText(chunk, true) : undefined;
       if (text !== undefined) {

@@ -25,6 +25,8 @@ export const MAX_BATCH = 256;
  */
 class LedgerBatcher {
   readonly #db: LedgerDb;
+  /** On SQLite, the connection its transactions run their statements on directly. */
+  readonly #connection: ReturnType<typeof sqliteConnectionOf>;
   #queue: Queued[] = [];
   #draining = false;
   /** Operations queued and finished so far; a reader waits for the count queued before it. */
@@ -36,6 +38,7 @@ class LedgerBatcher {
 
   constructor(db: LedgerDb) {
     this.#db = db;
+    this.#connection = sqliteConnectionOf(db);
   }
 
   run<T>(work: Work<T>): Promise<T> {
@@ -81,7 +84,7 @@ class LedgerBatcher {
 
   /** Runs the operations in one transaction, in order, then the sums they left for its end. */
   #transaction(batch: Queued[]): Promise<unknown[]> {
-    const connection = sqliteConnectionOf(this.#db);
+    const connection = this.#connection;
     return this.#db.transaction().execute(async (trx) => {
       if (connection) runStatementsDirectly(trx, connection);
       const out: unknown[] = [];

@@ -9,8 +9,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * usage: integers, total = prompt + completion; `completion` false for embeddings (0). A completion
- * with text must count it; one that ended at once (end-of-sequence first, no text) counts 0.
+ * with text (`content`) must count it; one that ended at once (end-of-sequence first, no text)
+ * counts 0.
  */
+export function checkUsage(usage: Usage, completion: true, content: string): void;
+export function checkUsage(usage: Usage, completion: false): void;
 export function checkUsage(usage: Usage, completion: boolean, content = ''): void {
   check(
     usage.total_tokens === usage.prompt_tokens + usage.completion_tokens,
