@@ -58,6 +58,8 @@ export const DEFAULT_ROUTER_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_ROUTER_JOB_TIMEOUT_MS = 120_000;
 /** Candidates one request may try (the first plus failovers before the first token). */
 export const DEFAULT_ROUTER_MAX_ATTEMPTS = 3;
+/** How often a replica announces the nodes it holds (peer.announceMs). */
+export const DEFAULT_PEER_ANNOUNCE_MS = 1_000;
 /** Largest max_tokens a request may ask for. */
 export const DEFAULT_ROUTER_MAX_TOKENS_CAP = 4096;
 
@@ -160,6 +162,25 @@ export const CoordinatorConfigSchema = Type.Object(
     contactEmail: Type.String({ default: DEFAULT_CONTACT_EMAIL, pattern: '^[^@\\s]+@[^@\\s]+$' }),
     platformFeeBps: Type.Integer({ default: DEFAULT_PLATFORM_FEE_BPS, minimum: 0, maximum: 10_000 }),
     /** The inference router and node hub. */
+    /**
+     * Replicas: with PostgreSQL and Redis shared, each replica announces the nodes it holds on Redis
+     * and relays jobs for them to the others over peer-RPC (gRPC, protocol/proto/gpumesh.proto).
+     */
+    peer: Type.Object(
+      {
+        /** Port of this replica's peer-RPC server; unset: no relaying (one replica, or SQLite). */
+        port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+        /** Interface the peer-RPC server binds. */
+        host: Type.String({ default: DEFAULT_HOST, minLength: 1 }),
+        /** host:port the other replicas dial; default <host>:<bound port>. */
+        url: Type.Optional(Type.String({ pattern: '^[^\\s/]+:[0-9]{1,5}$' })),
+        /** How often this replica announces its nodes (and at most how stale the others' view is). */
+        announceMs: Type.Integer({ default: DEFAULT_PEER_ANNOUNCE_MS, minimum: 10, maximum: 60_000 }),
+        /** Redis channel prefix: replicas of one network share it. */
+        namespace: Type.String({ default: 'gpumesh', pattern: '^[A-Za-z0-9:_-]{1,64}$' }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     router: Type.Object(
       {
         heartbeatIntervalMs: Type.Integer({

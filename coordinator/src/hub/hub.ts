@@ -55,6 +55,9 @@ export type JobSpec = {
 /** A running job: cancel it when the client goes away. */
 export type JobHandle = { readonly jobId: string; cancel(reason: string): void };
 
+/** Carries jobs for nodes other replicas hold (peer/peer-relay.ts). */
+export type JobRelay = { dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle };
+
 export class Hub {
   readonly index: PickIndex;
   readonly coordinatorId: string;
@@ -69,6 +72,7 @@ export class Hub {
   readonly #pending = new Set<NodeSession>();
   #sweep: NodeJS.Timeout | undefined;
   #closed = false;
+  #relay: JobRelay | undefined;
 
   constructor(options: HubOptions) {
     this.coordinatorId = options.coordinatorId ?? `coordinator-${randomBytes(4).toString('hex')}`;
@@ -124,6 +128,16 @@ export class Hub {
     return this.#sessions.get(nodeId);
   }
 
+  /** Lets jobs for remote nodes (indexed `via` another replica) go through `relay`. */
+  setRelay(relay: JobRelay | undefined): void {
+    this.#relay = relay;
+  }
+
+  /** Whether a job for this entry's node can be sent now: its session is ready, or a relay is set. */
+  reachable(entry: Entry): boolean {
+    return entry.node.via ? this.#relay !== undefined : this.#sessions.get(entry.node.nodeId)?.ready === true;
+  }
+
   /** Number of sessions past their handshake. */
   get size(): number {
     return this.#sessions.size;
@@ -132,10 +146,11 @@ export class Hub {
   /**
    * Sends a job to the node of `entry`, taking one of its slots until the job ends. Handlers are
    * called at most once at the end (onResult or onError); a node that dies fails the job with
-   * `node_lost`.
+   * `node_lost`. A node another replica holds gets the job through the relay.
    */
   dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
-    const session = this.#sessions.get(entry.node.nodeId);
+    if (entry.node.via && this.#relay) return this.#relay.dispatch(entry, spec, handlers);
+    const session = entry.node.via ? undefined : this.#sessions.get(entry.node.nodeId);
     const jobId = randomUUID();
     if (!session?.ready) {
       queueMicrotask(() =>

@@ -56,6 +56,7 @@ export class NodeSession {
   #owner: string | null = null;
   #tier: TierName = 'none';
   #role: NodeRole | undefined;
+  #signedManifest: { manifest: Manifest; signature: string } | undefined;
   #version = 0;
   #challenge: Omit<FrameOf<'challenge'>, 'v' | 'type'> | undefined;
   #lastHeardAt: number;
@@ -101,6 +102,11 @@ export class NodeSession {
   /** The role the node's manifest declares (undefined before its manifest). */
   get role(): NodeRole | undefined {
     return this.#role;
+  }
+
+  /** The node's last accepted manifest with its signature (for peer-RPC GetManifest). */
+  get signedManifest(): { manifest: Manifest; signature: string } | undefined {
+    return this.#signedManifest;
   }
 
   /** Closes the session when it has been silent past the TTL or is stuck in its handshake. */
@@ -301,6 +307,7 @@ export class NodeSession {
     const models = routableModels(manifest, scopes, this.#tier);
     const firstManifest = this.#phase === 'manifest';
     this.#role = manifest.role;
+    this.#signedManifest = { manifest, signature: frame.signature };
     this.#phase = 'ready';
     this.#hub.register(this);
     this.#hub.index.upsert({

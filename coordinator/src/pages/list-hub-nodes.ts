@@ -12,8 +12,8 @@ export function listHubNodes(hub: Hub): NetworkNodeView[] {
     const session = hub.session(node.nodeId);
     views.push({
       state: node.state,
-      role: session?.role ?? 'unknown',
-      tier: session?.tier ?? 'none',
+      role: session?.role ?? node.labels?.role ?? 'unknown',
+      tier: session?.tier ?? node.labels?.tier ?? 'none',
       models: [...node.entries.values()].map(({ offer }) => ({
         id: offer.modelId,
         family: offer.family,

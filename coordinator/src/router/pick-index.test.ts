@@ -187,6 +187,29 @@ describe('PickIndex', () => {
     expect(index.pick({ modelId: 'm', scope: 'infer.chat' }).ok).toBe(false);
   });
 
+  test('behavior: a job that ends after its node was re-announced frees the slot of the new entry; after a removal, nothing', () => {
+    const index = makeIndex();
+    index.upsert(node('a', [offer('m', USD, USD, { maxConcurrency: 1 })]));
+    const held = index.node('a')!.entries.get('m')!;
+    index.acquire(held);
+    // Re-announced twice while the job runs (a new manifest, a replica's announcement).
+    index.upsert(node('a', [offer('m', USD, USD, { maxConcurrency: 1 })]));
+    index.upsert(node('a', [offer('m', USD, USD, { maxConcurrency: 1 })]));
+    expect(index.pick({ modelId: 'm', scope: 'infer.chat' }).ok).toBe(false);
+    index.release(held);
+    expect(index.node('a')!.entries.get('m')!.inflight).toBe(0);
+    expect(ids(index.pick({ modelId: 'm', scope: 'infer.chat' }))).toEqual(['a']);
+    // Removed and back (a reconnect): the new session's slots are its own.
+    const old = index.node('a')!.entries.get('m')!;
+    index.acquire(old);
+    index.remove('a');
+    index.upsert(node('a', [offer('m', USD, USD, { maxConcurrency: 2 })]));
+    const fresh = index.node('a')!.entries.get('m')!;
+    index.acquire(fresh);
+    index.release(old);
+    expect(fresh.inflight).toBe(1);
+  });
+
   test('behavior: candidates equal a full sort, under random operations (property)', () => {
     fc.assert(
       fc.property(

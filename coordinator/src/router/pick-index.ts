@@ -32,9 +32,21 @@ export type ModelOffer = {
 /** The only presence state a node takes new jobs in (busy means full, draining means leaving). */
 export const ROUTABLE_STATE = 'online';
 
+/** Where a node another coordinator replica holds is reached (peer-RPC). */
+export type RemoteHolder = {
+  /** The holding replica's id, as its announcements name it. */
+  readonly replicaId: string;
+  /** Its peer-RPC address (host:port). */
+  readonly peerUrl: string;
+};
+
 /** What the hub tells the index about one node. */
 export type NodeInput = {
   readonly nodeId: string;
+  /** Set for a node held by another replica: jobs go there over peer-RPC. */
+  readonly via?: RemoteHolder;
+  /** A remote node's role and tier as its replica announced them (a local one's are in its session). */
+  readonly labels?: { readonly role: string; readonly tier: string };
   readonly owner: string | null;
   /** Higher is better: none 0, basic 1, silver 2, gold 3, platinum 4. */
   readonly tierRank: number;
@@ -47,6 +59,8 @@ export type NodeInput = {
 /** A node as the index keeps it. Mutable fields are updated through the index only. */
 export type IndexedNode = {
   readonly nodeId: string;
+  readonly via: RemoteHolder | undefined;
+  readonly labels: { readonly role: string; readonly tier: string } | undefined;
   readonly owner: string | null;
   readonly tierRank: number;
   readonly scopes: ReadonlySet<string>;
@@ -144,6 +158,8 @@ function loadOf(e: Entry): number {
 export class PickIndex {
   readonly #models = new Map<string, ModelSlot>();
   readonly #nodes = new Map<string, IndexedNode>();
+  /** An entry replaced by a re-index of its node → the entry its slots moved to. */
+  readonly #successors = new WeakMap<Entry, Entry>();
   readonly #toUsdNano: (wei: bigint) => bigint;
   /** Bumped whenever membership, state or prices change (not on load/latency): catalog caches key on it. */
   version = 0;
@@ -158,6 +174,8 @@ export class PickIndex {
     if (previous) this.remove(input.nodeId);
     const node: IndexedNode = {
       nodeId: input.nodeId,
+      via: input.via,
+      labels: input.labels,
       owner: input.owner,
       tierRank: input.tierRank,
       scopes: input.scopes,
@@ -176,9 +194,14 @@ export class PickIndex {
         priceInNano,
         priceOutNano,
         priceKey: Number(priceInNano + priceOutNano),
-        inflight: previous?.entries.get(offer.modelId)?.inflight ?? 0,
+        inflight: 0,
         pos: -1,
       };
+      const before = previous?.entries.get(offer.modelId);
+      if (before) {
+        entry.inflight = before.inflight;
+        this.#successors.set(before, entry);
+      }
       node.entries.set(offer.modelId, entry);
       let slot = this.#models.get(offer.modelId);
       if (!slot) {
@@ -239,10 +262,15 @@ export class PickIndex {
     this.#afterInflightChange(entry);
   }
 
-  /** Gives back one slot (the job ended). */
+  /**
+   * Gives back one slot (the job ended). A node re-indexed while the job ran (a new manifest) carried
+   * its slots over to new entries: the slot goes back to the entry that holds them now.
+   */
   release(entry: Entry): void {
-    if (entry.inflight > 0) entry.inflight--;
-    this.#afterInflightChange(entry);
+    let live = entry;
+    for (let next = this.#successors.get(live); next; next = this.#successors.get(live)) live = next;
+    if (live.inflight > 0) live.inflight--;
+    this.#afterInflightChange(live);
   }
 
   /** The node, if known. */

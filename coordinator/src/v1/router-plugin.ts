@@ -5,15 +5,24 @@
 import type { TierName } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import { privateKeyToAccount } from 'viem/accounts';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app.js';
+import { loadAppSecret } from '../auth/load-jwt-key.js';
+import { ApiError } from '../errors.js';
 import { Hub } from '../hub/hub.js';
 import { releaseStaleHolds } from '../ledger/release-stale-holds.js';
+import { PeerRelay, startPeerServer } from '../peer/peer-relay.js';
+import { ReplicaDirectory } from '../peer/replica-directory.js';
 import { tierOf } from '../staking/tier-of.js';
 import { routerRoutes } from './routes.js';
 
 /** How often the coordinator looks for holds a crashed coordinator left behind. */
 export const STALE_HOLD_SWEEP_MS = 60_000;
+
+/** The app secret the replicas of one network share as their peer-RPC key (app_secrets). */
+export const PEER_KEY_NAME = 'peer-rpc-secp256k1';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
@@ -24,6 +33,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The node hub (live nodes, the pick index). */
     hub: Hub;
+    /** The peer-RPC address this replica announces (host:port); undefined without `peer.port`. */
+    peerUrl: string | undefined;
   }
 }
 
@@ -78,6 +89,7 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
     for (const ws of wss.clients) ws.terminate();
     wss.close();
   });
+  await replicas(app, ctx, hub);
   await app.register(routerRoutes, {
     ctx,
     hub,
@@ -88,6 +100,67 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
       maxTokensCap: r.maxTokensCap,
       nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
     },
+  });
+}
+
+/**
+ * With `peer.port` set: this replica serves peer-RPC for the nodes it holds, announces them on
+ * Redis, indexes the other replicas' nodes, and relays jobs for those to their replicas. The
+ * replicas share the ledger (PostgreSQL) and one peer key, kept in the database like the JWT key.
+ */
+async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promise<void> {
+  const { peer, databaseUrl, redisUrl } = ctx.config;
+  if (peer.port === undefined) {
+    app.decorate('peerUrl', undefined);
+    return;
+  }
+  if (!databaseUrl || !redisUrl) {
+    throw new ApiError(
+      'invalid_config',
+      'configuration peer.port: replicas need databaseUrl (PostgreSQL, the shared ledger) and redisUrl',
+      { param: 'peer.port' },
+    );
+  }
+  const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_KEY_NAME, 32);
+  const account = privateKeyToAccount(`0x${secret.toString('hex')}`);
+  const server = await startPeerServer({
+    hub,
+    trusted: [account.address],
+    host: peer.host,
+    port: peer.port,
+    log: app.log,
+  });
+  const relay = new PeerRelay({ hub, signer: account });
+  hub.setRelay(relay);
+  const connect = () => {
+    const redis = new Redis(redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1 });
+    redis.on('error', (error) => app.log.warn({ err: error }, 'replica directory redis error'));
+    return redis;
+  };
+  const publisher = connect();
+  const subscriber = connect();
+  const peerUrl = peer.url ?? `${peer.host}:${server.port}`;
+  app.decorate('peerUrl', peerUrl);
+  const directory = new ReplicaDirectory({
+    hub,
+    publisher,
+    subscriber,
+    namespace: peer.namespace,
+    replicaId: hub.coordinatorId,
+    peerUrl,
+    announceMs: peer.announceMs,
+    log: app.log,
+  });
+  app.addHook('onReady', async () => {
+    await directory.start();
+  });
+  // Before the hub closes: the others drop this replica's nodes at once.
+  app.addHook('preClose', async () => {
+    await directory.close();
+    hub.setRelay(undefined);
+    relay.close();
+    await server.close();
+    await Promise.all([publisher.quit(), subscriber.quit()].map((p) => p.catch(() => {})));
   });
 }
 

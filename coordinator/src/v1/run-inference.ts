@@ -137,7 +137,7 @@ export async function runInference(
   if (!pick.ok) throw pickError(pick, job.model);
   let lastError: JobError | undefined;
   for (const entry of pick.candidates) {
-    if (!deps.hub.session(entry.node.nodeId)?.ready) continue;
+    if (!deps.hub.reachable(entry)) continue;
     const worst = computeCost({
       promptTokens: job.promptTokensBound,
       completionTokens: job.maxTokens,

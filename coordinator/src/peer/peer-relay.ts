@@ -1,0 +1,383 @@
+/**
+ * Peer-RPC between coordinator replicas (protocol/proto/gpumesh.proto): a replica that picked a
+ * node another replica holds sends it the job over gRPC (PeerRelay), and the holding replica runs
+ * it on the node's WebSocket and streams the chunks and the result back (peerRpcHandlers). The
+ * replica that took the request bills it; the holding replica only carries it. Every call is signed
+ * by the caller's peer key (x-gpumesh-* metadata) and accepted only from a trusted address: the
+ * replicas of one network share one peer key (peer-identity.ts), so each trusts its own address.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  canonicalJson,
+  type EmbedRequest,
+  type EmbedResponse,
+  type GetManifestRequest,
+  type InferEvent,
+  type InferRequest,
+  loadPeerProto,
+  type MessageSigner,
+  PEER_METHODS,
+  type PingRequest,
+  type PingResponse,
+  type SignedManifest,
+  signPeerCall,
+  verifyPeerCall,
+} from '@gpumesh/protocol';
+import {
+  type ChannelCredentials,
+  type Client,
+  type ClientReadableStream,
+  credentials,
+  type Metadata,
+  Metadata as MetadataClass,
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceError,
+  type sendUnaryData,
+  status,
+} from '@grpc/grpc-js';
+import type { Hub, JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from '../hub/hub.js';
+import type { Entry } from '../router/pick-index.js';
+
+type PeerClient = Client & {
+  Infer(
+    request: InferRequest,
+    metadata: Metadata,
+    options: { deadline: number },
+  ): ClientReadableStream<InferEvent>;
+  Embed(
+    request: EmbedRequest,
+    metadata: Metadata,
+    options: { deadline: number },
+    callback: (error: ServiceError | null, response?: EmbedResponse) => void,
+  ): { cancel(): void };
+};
+
+/** Time a relayed job gets beyond the node's own timeout: the holding replica answers first. */
+const RELAY_GRACE_MS = 2_000;
+
+/** An error the holding replica could not be reached with, before any chunk: another node may serve. */
+const unreachable = (detail: string): JobError => ({
+  code: 'node_lost',
+  message: `The replica holding the node could not be reached (${detail}).`,
+  retryable: true,
+});
+
+/** Sends jobs for remote nodes to the replicas that hold them. */
+export class PeerRelay {
+  readonly #hub: Hub;
+  readonly #signer: MessageSigner;
+  readonly #credentials: ChannelCredentials;
+  readonly #clients = new Map<string, PeerClient>();
+  readonly #PeerRpc = loadPeerProto();
+
+  constructor(options: { hub: Hub; signer: MessageSigner; credentials?: ChannelCredentials }) {
+    this.#hub = options.hub;
+    this.#signer = options.signer;
+    this.#credentials = options.credentials ?? credentials.createInsecure();
+  }
+
+  /** Runs the job on the remote node of `entry`, with the handlers' contract of Hub.dispatch. */
+  dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
+    const jobId = randomUUID();
+    const via = entry.node.via!;
+    const { index, clock } = this.#hub;
+    index.acquire(entry);
+    const startedAt = clock.now();
+    let firstSeen = false;
+    let finished = false;
+    let cancelled: string | undefined;
+    let call: { cancel(): void } | undefined;
+    const first = () => {
+      if (firstSeen) return;
+      firstSeen = true;
+      index.observeLatency(entry.node.nodeId, Math.max(0.001, clock.now() - startedAt));
+    };
+    const finish = (end: () => void) => {
+      if (finished) return;
+      finished = true;
+      index.release(entry);
+      end();
+    };
+    const fail = (error: JobError) => finish(() => handlers.onError(error));
+    const client = this.#client(via.peerUrl);
+    const deadline = Date.now() + spec.timeoutMs + RELAY_GRACE_MS;
+    const method = spec.kind === 'embedding' ? PEER_METHODS.Embed : PEER_METHODS.Infer;
+    const requestJson = JSON.stringify(spec.request);
+    signPeerCall(method, this.#signer).then(
+      (metadata) => {
+        if (cancelled !== undefined) return fail(cancelledError(cancelled));
+        if (spec.kind === 'embedding') {
+          const request: EmbedRequest = {
+            job_id: jobId,
+            model: spec.model,
+            request_json: requestJson,
+            timeout_ms: spec.timeoutMs,
+            node_id: entry.node.nodeId,
+          };
+          call = client.Embed(request, metadata, { deadline }, (error, response) => {
+            if (error) return fail(callError(error));
+            first();
+            if (response?.outcome === 'result') {
+              const result = parseResult(response.result.response_json, response.result.usage);
+              return result ? finish(() => handlers.onResult(result)) : fail(badAnswer());
+            }
+            fail(response?.outcome === 'error' ? response.error : badAnswer());
+          });
+          return;
+        }
+        const request: InferRequest = {
+          job_id: jobId,
+          kind: spec.kind,
+          model: spec.model,
+          request_json: requestJson,
+          stream: spec.stream,
+          timeout_ms: spec.timeoutMs,
+          node_id: entry.node.nodeId,
+        };
+        const stream = client.Infer(request, metadata, { deadline });
+        call = stream;
+        let nextSeq = 0;
+        stream.on('data', (event: InferEvent) => {
+          if (finished) return;
+          first();
+          if (event.event === 'chunk') {
+            const chunk = parseObject(event.chunk.chunk_json);
+            if (!chunk || event.chunk.seq !== nextSeq) {
+              stream.cancel();
+              return fail(badAnswer());
+            }
+            nextSeq++;
+            handlers.onChunk?.(chunk, event.chunk.seq, event.chunk.tokens ?? undefined);
+          } else if (event.event === 'result') {
+            const result = parseResult(event.result.response_json, event.result.usage);
+            if (result) finish(() => handlers.onResult(result));
+            else fail(badAnswer());
+          } else if (event.event === 'error') {
+            fail(event.error);
+          }
+        });
+        stream.on('error', (error: ServiceError) => {
+          if (cancelled !== undefined) fail(cancelledError(cancelled));
+          else fail(callError(error));
+        });
+        stream.on('end', () => fail(badAnswer()));
+      },
+      (error: unknown) => fail(unreachable(error instanceof Error ? error.message : 'signing failed')),
+    );
+    return {
+      jobId,
+      cancel: (reason: string) => {
+        if (finished || cancelled !== undefined) return;
+        cancelled = reason;
+        call?.cancel();
+        fail(cancelledError(reason));
+      },
+    };
+  }
+
+  close(): void {
+    for (const client of this.#clients.values()) client.close();
+    this.#clients.clear();
+  }
+
+  #client(peerUrl: string): PeerClient {
+    let client = this.#clients.get(peerUrl);
+    if (!client) {
+      client = new this.#PeerRpc(peerUrl, this.#credentials) as unknown as PeerClient;
+      this.#clients.set(peerUrl, client);
+    }
+    return client;
+  }
+}
+
+const cancelledError = (reason: string): JobError => ({
+  code: 'job_cancelled',
+  message: reason,
+  retryable: false,
+});
+const badAnswer = (): JobError => ({
+  code: 'provider_error',
+  message: 'The replica holding the node answered out of protocol.',
+  retryable: false,
+});
+
+function callError(error: ServiceError): JobError {
+  if (error.code === status.DEADLINE_EXCEEDED)
+    return { code: 'job_timeout', message: 'The node did not finish in time.', retryable: true };
+  if (error.code === status.UNAVAILABLE) return unreachable('unavailable');
+  if (error.code === status.UNAUTHENTICATED || error.code === status.PERMISSION_DENIED)
+    return unreachable('refused this replica’s peer key');
+  return unreachable(`gRPC status ${error.code}`);
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The response with the usage the call carried (typed counts), or undefined when it is not JSON. */
+function parseResult(
+  responseJson: string,
+  usage: JobUsage | null | undefined,
+): (Record<string, unknown> & { usage: JobUsage }) | undefined {
+  const response = parseObject(responseJson);
+  if (!response || !usage) return undefined;
+  const { prompt_tokens, completion_tokens, total_tokens } = usage;
+  return { ...response, usage: { prompt_tokens, completion_tokens, total_tokens } };
+}
+
+export type PeerServerOptions = {
+  hub: Hub;
+  /** Addresses whose signed calls are served (the network's peer address). */
+  trusted: readonly string[];
+  host: string;
+  port: number;
+  credentials?: ServerCredentials;
+  log?: { warn(obj: object, msg: string): void };
+};
+
+/** Nonces of accepted calls, kept for twice the accepted clock skew (replays are refused). */
+const NONCE_TTL_MS = 120_000;
+
+/**
+ * Serves peer-RPC for the nodes this replica holds. Resolves once listening, with the bound port
+ * and a close() that ends running calls.
+ */
+export async function startPeerServer(
+  options: PeerServerOptions,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const { hub } = options;
+  const server = new Server();
+  const seenNonces = new Map<string, number>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [nonce, at] of seenNonces) if (now - at > NONCE_TTL_MS) seenNonces.delete(nonce);
+  }, NONCE_TTL_MS);
+  sweep.unref();
+
+  const denied = async (method: string, metadata: Metadata): Promise<ServiceError | undefined> => {
+    const outcome = await verifyPeerCall(method, metadata, { trusted: options.trusted, seenNonces });
+    if ('caller' in outcome) return undefined;
+    const { code, details } = outcome.rejection;
+    options.log?.warn({ method, reason: details }, 'refused a peer-RPC call');
+    return Object.assign(new Error(details), { code, details, metadata: new MetadataClass() });
+  };
+  /** The entry of a node held here for `model`, or the job error to answer with. */
+  const localEntry = (nodeId: string, model: string): Entry | JobError => {
+    const node = hub.index.node(nodeId);
+    if (!node || node.via || !hub.session(nodeId)?.ready)
+      return { code: 'node_lost', message: 'The node is not connected to this replica.', retryable: true };
+    const entry = node.entries.get(model);
+    if (!entry)
+      return { code: 'model_not_found', message: 'The node does not serve this model.', retryable: true };
+    return entry;
+  };
+  const jobSpec = (request: InferRequest | EmbedRequest, kind: JobSpec['kind'], stream: boolean) => {
+    const parsed = parseObject(request.request_json);
+    if (!parsed) return undefined;
+    const timeoutMs = request.timeout_ms > 0 ? request.timeout_ms : 60_000;
+    return { kind, model: request.model, request: parsed, stream, timeoutMs } satisfies JobSpec;
+  };
+
+  server.addService(loadPeerProto().service, {
+    Infer: async (call: ServerWritableStream<InferRequest, InferEvent>) => {
+      const refusal = await denied(PEER_METHODS.Infer, call.metadata);
+      // A streaming call's status goes out on its 'error' event (destroy() would leave it open).
+      if (refusal) return void call.emit('error', refusal);
+      const request = call.request;
+      const end = (event: InferEvent) => {
+        if (call.cancelled || call.destroyed) return;
+        call.write(event);
+        call.end();
+      };
+      if (request.kind !== 'chat' && request.kind !== 'completion')
+        return end({ event: 'error', error: invalid('kind must be chat or completion') });
+      const entry = localEntry(request.node_id, request.model);
+      if (!('node' in entry)) return end({ event: 'error', error: entry });
+      const spec = jobSpec(request, request.kind, request.stream);
+      if (!spec) return end({ event: 'error', error: invalid('request_json is not a JSON object') });
+      const handle = hub.dispatch(entry, spec, {
+        onChunk: (chunk, seq, tokens) => {
+          if (call.cancelled || call.destroyed) return;
+          call.write({
+            event: 'chunk',
+            chunk: { seq, chunk_json: JSON.stringify(chunk), ...(tokens === undefined ? {} : { tokens }) },
+          });
+        },
+        onResult: (response) =>
+          end({
+            event: 'result',
+            result: { response_json: JSON.stringify(response), usage: response.usage },
+          }),
+        onError: (error) => end({ event: 'error', error }),
+      });
+      call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
+    },
+    Embed: async (
+      call: ServerUnaryCall<EmbedRequest, EmbedResponse>,
+      callback: sendUnaryData<EmbedResponse>,
+    ) => {
+      const refusal = await denied(PEER_METHODS.Embed, call.metadata);
+      if (refusal) return callback(refusal);
+      const request = call.request;
+      const entry = localEntry(request.node_id, request.model);
+      if (!('node' in entry)) return callback(null, { outcome: 'error', error: entry });
+      const spec = jobSpec(request, 'embedding', false);
+      if (!spec)
+        return callback(null, { outcome: 'error', error: invalid('request_json is not a JSON object') });
+      const handle = hub.dispatch(entry, spec, {
+        onResult: (response) =>
+          callback(null, {
+            outcome: 'result',
+            result: { response_json: JSON.stringify(response), usage: response.usage },
+          }),
+        onError: (error) => callback(null, { outcome: 'error', error }),
+      });
+      call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
+    },
+    GetManifest: async (
+      call: ServerUnaryCall<GetManifestRequest, SignedManifest>,
+      callback: sendUnaryData<SignedManifest>,
+    ) => {
+      const refusal = await denied(PEER_METHODS.GetManifest, call.metadata);
+      if (refusal) return callback(refusal);
+      const signed = hub.session(call.request.node_id)?.signedManifest;
+      if (!signed) return callback({ code: status.NOT_FOUND, details: 'no such node on this replica' });
+      callback(null, { manifest_json: canonicalJson(signed.manifest), signature: signed.signature });
+    },
+    Ping: async (call: ServerUnaryCall<PingRequest, PingResponse>, callback: sendUnaryData<PingResponse>) => {
+      const refusal = await denied(PEER_METHODS.Ping, call.metadata);
+      if (refusal) return callback(refusal);
+      callback(null, { ts: call.request.ts, server_ts: Date.now(), id: hub.coordinatorId });
+    },
+  });
+
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      `${options.host}:${options.port}`,
+      options.credentials ?? ServerCredentials.createInsecure(),
+      (error, bound) => (error ? reject(error) : resolve(bound)),
+    ),
+  );
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(sweep);
+        server.tryShutdown(() => resolve());
+        // Calls still running after a moment are ended.
+        setTimeout(() => server.forceShutdown(), 2_000).unref();
+      }),
+  };
+}
+
+const invalid = (message: string): JobError => ({ code: 'invalid_request', message, retryable: false });

@@ -1,0 +1,243 @@
+/**
+ * The replicas' shared view of the network. Each replica announces the nodes it holds (their
+ * offers, tier, scopes, presence and load) on a Redis channel every `announceMs`, and at once when
+ * its index changes; each replica indexes the others' nodes as remote (`via` the holding replica),
+ * so its router picks among every live node of the network and relays a job for a remote node over
+ * peer-RPC (peer-relay.ts). A replica whose announcements stop for three periods is dropped with its
+ * nodes; one that closes announces an empty list first. A node held here is never replaced by
+ * another replica's announcement of it.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Redis } from 'ioredis';
+import type { Hub } from '../hub/hub.js';
+import type { IndexedNode, ModelOffer, RemoteHolder } from '../router/pick-index.js';
+
+const Price = Type.String({ pattern: '^[0-9]{1,40}$' });
+const AnnouncedOffer = Type.Object({
+  modelId: Type.String({ minLength: 1, maxLength: 256 }),
+  family: Type.String({ minLength: 1, maxLength: 64 }),
+  contextLength: Type.Integer({ minimum: 0 }),
+  maxConcurrency: Type.Integer({ minimum: 1 }),
+  priceIn: Price,
+  priceOut: Price,
+  currency: Type.Union([Type.Literal('USD'), Type.Literal('NATIVE')]),
+});
+const AnnouncedNode = Type.Object({
+  nodeId: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
+  owner: Type.Union([Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }), Type.Null()]),
+  tierRank: Type.Integer({ minimum: 0, maximum: 16 }),
+  tier: Type.String({ maxLength: 32 }),
+  role: Type.String({ maxLength: 32 }),
+  scopes: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 }),
+  state: Type.String({ maxLength: 32 }),
+  load: Type.Number({ minimum: 0, maximum: 1 }),
+  models: Type.Array(AnnouncedOffer, { maxItems: 1024 }),
+});
+const Announcement = Type.Object({
+  replicaId: Type.String({ minLength: 1, maxLength: 128 }),
+  peerUrl: Type.String({ minLength: 1, maxLength: 300 }),
+  announceMs: Type.Integer({ minimum: 1 }),
+  nodes: Type.Array(AnnouncedNode),
+});
+export type Announcement = Static<typeof Announcement>;
+type AnnouncedNode = Static<typeof AnnouncedNode>;
+
+export type ReplicaDirectoryOptions = {
+  hub: Hub;
+  /** A connection for publishing, and one this directory puts in subscriber mode. */
+  publisher: Redis;
+  subscriber: Redis;
+  namespace: string;
+  replicaId: string;
+  peerUrl: string;
+  announceMs: number;
+  log?: { warn(obj: object, msg: string): void };
+};
+
+type ReplicaView = {
+  lastSeen: number;
+  announceMs: number;
+  /** nodeId → what the index was last given for it (to upsert only on a change). */
+  nodes: Map<string, string>;
+};
+
+/** Periods of silence after which a replica counts as gone. */
+const SILENT_PERIODS = 3;
+
+export class ReplicaDirectory {
+  readonly #o: ReplicaDirectoryOptions;
+  readonly #channel: string;
+  readonly #replicas = new Map<string, ReplicaView>();
+  #timer: NodeJS.Timeout | undefined;
+  #lastVersion = -1;
+  #lastAnnounced = 0;
+  #closed = false;
+
+  constructor(options: ReplicaDirectoryOptions) {
+    this.#o = options;
+    this.#channel = `${options.namespace}:replicas`;
+  }
+
+  async start(): Promise<void> {
+    this.#o.subscriber.on('message', (channel: string, text: string) => {
+      if (channel === this.#channel) this.#receive(text);
+    });
+    await this.#o.subscriber.subscribe(this.#channel);
+    // Changes go out within a quarter period, and everything once a period at least.
+    const tick = Math.max(5, Math.floor(this.#o.announceMs / 4));
+    this.#timer = setInterval(() => this.#tick(), tick);
+    this.#timer.unref();
+    await this.announce();
+  }
+
+  /** Publishes the nodes this replica holds now. */
+  async announce(): Promise<void> {
+    const { hub } = this.#o;
+    this.#lastVersion = hub.index.version;
+    this.#lastAnnounced = Date.now();
+    const nodes: AnnouncedNode[] = [];
+    if (!this.#closed) for (const node of hub.index.nodes()) if (!node.via) nodes.push(this.#describe(node));
+    const announcement: Announcement = {
+      replicaId: this.#o.replicaId,
+      peerUrl: this.#o.peerUrl,
+      announceMs: this.#o.announceMs,
+      nodes,
+    };
+    await this.#o.publisher.publish(this.#channel, JSON.stringify(announcement));
+  }
+
+  /** Announces that this replica holds nothing any more, stops listening, forgets remote nodes. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.announce().catch(() => {});
+    await this.#o.subscriber.unsubscribe(this.#channel).catch(() => {});
+    for (const replicaId of [...this.#replicas.keys()]) this.#forget(replicaId);
+  }
+
+  #tick(): void {
+    const now = Date.now();
+    for (const [replicaId, view] of this.#replicas) {
+      if (now - view.lastSeen > SILENT_PERIODS * view.announceMs) this.#forget(replicaId);
+    }
+    const changed = this.#o.hub.index.version !== this.#lastVersion;
+    if (changed || now - this.#lastAnnounced >= this.#o.announceMs) {
+      this.announce().catch((error: unknown) =>
+        this.#o.log?.warn({ err: error }, 'could not announce this replica’s nodes'),
+      );
+    }
+  }
+
+  #describe(node: IndexedNode): AnnouncedNode {
+    const session = this.#o.hub.session(node.nodeId);
+    return {
+      nodeId: node.nodeId,
+      owner: node.owner,
+      tierRank: node.tierRank,
+      tier: session?.tier ?? 'none',
+      role: session?.role ?? 'unknown',
+      scopes: [...node.scopes],
+      state: node.state,
+      load: node.reportedLoad,
+      models: [...node.entries.values()].map(({ offer }) => ({
+        modelId: offer.modelId,
+        family: offer.family,
+        contextLength: offer.contextLength,
+        maxConcurrency: offer.maxConcurrency,
+        priceIn: offer.priceIn.toString(),
+        priceOut: offer.priceOut.toString(),
+        currency: offer.currency,
+      })),
+    };
+  }
+
+  #receive(text: string): void {
+    let announcement: unknown;
+    try {
+      announcement = JSON.parse(text);
+    } catch {
+      announcement = undefined;
+    }
+    if (!Value.Check(Announcement, announcement)) {
+      this.#o.log?.warn({ bytes: text.length }, 'ignored a malformed replica announcement');
+      return;
+    }
+    if (announcement.replicaId === this.#o.replicaId || this.#closed) return;
+    this.#apply(announcement);
+  }
+
+  #apply(a: Announcement): void {
+    const { index } = this.#o.hub;
+    const holder: RemoteHolder = { replicaId: a.replicaId, peerUrl: a.peerUrl };
+    let view = this.#replicas.get(a.replicaId);
+    if (!view) {
+      view = { lastSeen: 0, announceMs: a.announceMs, nodes: new Map() };
+      this.#replicas.set(a.replicaId, view);
+    }
+    view.lastSeen = Date.now();
+    view.announceMs = a.announceMs;
+    const seen = new Set<string>();
+    for (const node of a.nodes) {
+      seen.add(node.nodeId);
+      // A node held here wins: its own session is the truth.
+      if (this.#o.hub.session(node.nodeId)) continue;
+      const signature = JSON.stringify([
+        a.peerUrl,
+        node.owner,
+        node.tierRank,
+        node.tier,
+        node.role,
+        node.scopes,
+        node.models,
+      ]);
+      const indexed = index.node(node.nodeId);
+      if (!indexed || indexed.via?.replicaId !== a.replicaId || view.nodes.get(node.nodeId) !== signature) {
+        index.upsert({
+          nodeId: node.nodeId,
+          via: holder,
+          labels: { role: node.role, tier: node.tier },
+          owner: node.owner,
+          tierRank: node.tierRank,
+          scopes: new Set(node.scopes),
+          state: node.state,
+          models: node.models.map(toOffer),
+        });
+      } else {
+        index.setState(node.nodeId, node.state);
+      }
+      index.setLoad(node.nodeId, node.load);
+      view.nodes.set(node.nodeId, signature);
+    }
+    for (const nodeId of [...view.nodes.keys()]) {
+      if (!seen.has(nodeId)) this.#drop(a.replicaId, view, nodeId);
+    }
+  }
+
+  #forget(replicaId: string): void {
+    const view = this.#replicas.get(replicaId);
+    if (!view) return;
+    for (const nodeId of [...view.nodes.keys()]) this.#drop(replicaId, view, nodeId);
+    this.#replicas.delete(replicaId);
+  }
+
+  #drop(replicaId: string, view: ReplicaView, nodeId: string): void {
+    view.nodes.delete(nodeId);
+    const { index } = this.#o.hub;
+    // Only if the index still has it from that replica (it may have moved here or elsewhere).
+    if (index.node(nodeId)?.via?.replicaId === replicaId) index.remove(nodeId);
+  }
+}
+
+function toOffer(offer: Static<typeof AnnouncedOffer>): ModelOffer {
+  return {
+    modelId: offer.modelId,
+    family: offer.family,
+    contextLength: offer.contextLength,
+    maxConcurrency: offer.maxConcurrency,
+    priceIn: BigInt(offer.priceIn),
+    priceOut: BigInt(offer.priceOut),
+    currency: offer.currency,
+  };
+}

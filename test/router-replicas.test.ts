@@ -1,0 +1,426 @@
+/**
+ * Two coordinator replicas on one PostgreSQL ledger and one Redis, as design.md's "past one
+ * machine" runs them: a node connected to replica B serves a paid request sent to replica A, which
+ * relays the job over peer-RPC (gRPC) and bills it once. Real sockets, real services, the
+ * fixed-reply node for known token counts.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import {
+  type InferEvent,
+  type InferRequest,
+  loadPeerProto,
+  PEER_METHODS,
+  type PingResponse,
+  signPeerCall,
+} from '@gpumesh/protocol';
+import { credentials, type Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../bench/fixed-reply-node.js';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { createDatabase } from '../coordinator/src/db/create-database.js';
+import type { Database } from '../coordinator/src/db/schema.js';
+import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
+import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { signIn } from '../coordinator/src/testing/sign-in.js';
+import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
+import { testBackends } from '../coordinator/src/testing/test-backends.js';
+import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
+
+const USD = 1_000_000_000n;
+const FEE_BPS = 500;
+const ANNOUNCE_MS = 100;
+const pgUrl = testPgUrl();
+const redisUrl = testRedisUrl();
+
+type Replica = {
+  app: FastifyInstance;
+  db: Kysely<Database>;
+  base: string;
+  wsUrl: string;
+  peerUrl: string;
+};
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 5_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Expected charge in nanousd for the fixed node's usage at (in, out) USD per million. */
+function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd: bigint): bigint {
+  const provider = (BigInt(prompt) * inUsd * USD + BigInt(completion) * outUsd * USD + 999_999n) / 1_000_000n;
+  const fee = (provider * BigInt(FEE_BPS) + 9_999n) / 10_000n;
+  return provider + fee;
+}
+
+describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, peer-RPC)', () => {
+  const masterKey = randomBytes(32).toString('hex');
+  const namespace = `gmtest-${randomBytes(6).toString('hex')}`;
+  let schema: { schema: string; drop(): Promise<void> };
+  let a: Replica;
+  let b: Replica;
+  let key: string;
+  let userId: string;
+  const nodes: FixedReplyNode[] = [];
+
+  async function replica(): Promise<Replica> {
+    const db = createDatabase({ pgUrl: pgUrl!, schema: schema.schema });
+    const config = loadConfig({
+      overrides: {
+        dataDir: '/nonexistent-unused',
+        databaseUrl: pgUrl,
+        databaseSchema: schema.schema,
+        redisUrl,
+        masterKey,
+        logLevel: 'silent',
+        rateLimit: { enabled: false },
+        platformFeeBps: FEE_BPS,
+        peer: { port: 0, announceMs: ANNOUNCE_MS, namespace },
+      },
+    });
+    const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    const peerUrl = app.peerUrl ?? '';
+    return { app, db, base: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`, peerUrl };
+  }
+
+  beforeAll(async () => {
+    schema = await createTestSchema(pgUrl!, 'replicas');
+    const { migrate } = await import('../coordinator/src/db/migrate.js');
+    const admin = createDatabase({ pgUrl: pgUrl!, schema: schema.schema });
+    await migrate(admin);
+    await admin.destroy();
+    a = await replica();
+    b = await replica();
+    // The user signs in and makes a key on A; B shares the database, so it knows both.
+    const jwt = await signIn(a.app, privateKeyToAccount(generatePrivateKey()));
+    const auth = { authorization: `Bearer ${jwt}` };
+    userId = (
+      (await a.app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string }
+    ).id;
+    key = (
+      (
+        await a.app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'r' } })
+      ).json() as { key: string }
+    ).key;
+    await credit(a.db, { userId, amountNano: 10n * USD, ref: 'seed' });
+  });
+
+  afterAll(async () => {
+    for (const node of nodes) node.kill();
+    await a?.app.close();
+    await b?.app.close();
+    await a?.db.destroy();
+    await b?.db.destroy();
+    await schema?.drop();
+  });
+
+  async function nodeOn(r: Replica, options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {}) {
+    const node = startFixedReplyNode({
+      url: r.wsUrl,
+      models: [usdOffer('m', USD, 2n * USD), usdOffer('e', USD, 0n, { family: 'embedding' })],
+      promptTokens: 11,
+      ...options,
+    });
+    nodes.push(node);
+    await node.ready;
+    return node;
+  }
+
+  const post = (r: Replica, path: string, body: Record<string, unknown>) =>
+    fetch(`${r.base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  test('default: a node on replica B serves a paid request sent to replica A, billed once on the shared ledger', async () => {
+    const node = await nodeOn(b);
+    // A learns of it from B's announcement, and lists it as B does.
+    await until(() => a.app.hub.index.node(node.nodeId)?.state === 'online');
+    expect(a.app.hub.index.node(node.nodeId)?.via?.peerUrl).toBe(b.peerUrl);
+    const models = (await (
+      await fetch(`${a.base}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { data: { id: string; live_nodes?: number }[] };
+    expect(models.data.map((m) => m.id)).toContain('m');
+
+    const before = await getBalance(a.db, userId);
+    const res = await post(a, '/v1/chat/completions', {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const text = await res.text();
+    expect(res.status, text).toBe(200);
+    expect(res.headers.get('x-gpumesh-node')).toBe(node.nodeId);
+    const body = JSON.parse(text);
+    expect(body.choices[0].message.content).toBe('Hello from a fixed node.');
+    expect(body.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 });
+    expect(node.jobs).toBe(1);
+
+    await ledgerIdle(a.db);
+    const cost = expectedNano(11, 6, 1n, 2n);
+    expect(body.usage.cost).toBe(Number(cost) / 1e9);
+    const after = await getBalance(a.db, userId);
+    expect(before.balanceNano - after.balanceNano).toBe(cost);
+    const rows = await a.db.selectFrom('usage_records').selectAll().where('user_id', '=', userId).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.node_id).toBe(node.nodeId);
+    expect([Number(rows[0]!.prompt_tokens), Number(rows[0]!.completion_tokens)]).toEqual([11, 6]);
+    // The balance is the sum of the user's entries, on the one ledger both replicas write.
+    expect(await sumOfEntries(a.db, userId)).toBe(after.balanceNano);
+    // No slot stays taken on either side.
+    expect([...a.app.hub.index.node(node.nodeId)!.entries.values()][0]!.inflight).toBe(0);
+    expect([...b.app.hub.index.node(node.nodeId)!.entries.values()][0]!.inflight).toBe(0);
+  });
+
+  test('behavior: a stream relayed through B arrives chunk by chunk, with usage and cost in the last chunk', async () => {
+    const res = await post(a, '/v1/chat/completions', {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    const content = chunks.map((c) => c.choices?.[0]?.delta?.content ?? '').join('');
+    expect(content).toBe('Hello from a fixed node.');
+    const last = chunks.at(-1);
+    expect(last.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 6 });
+    expect(last.usage.cost).toBe(Number(expectedNano(11, 6, 1n, 2n)) / 1e9);
+  });
+
+  test('behavior: embeddings go through the relay too', async () => {
+    const res = await post(a, '/v1/embeddings', { model: 'e', input: ['one', 'two'] });
+    const body = (await res.json()) as { data: { embedding: number[] }[]; usage: { cost: number } };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.data).toHaveLength(2);
+    expect(body.usage.cost).toBeGreaterThan(0);
+  });
+
+  test('behavior: the cheaper node serves wherever it is connected; when it leaves, A drops it within the announce period', async () => {
+    const cheap = await nodeOn(a, { models: [usdOffer('m', USD / 2n, USD)] });
+    await until(() => b.app.hub.index.node(cheap.nodeId)?.state === 'online');
+    // B relays to the cheaper node on A.
+    const res = await post(b, '/v1/chat/completions', {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gpumesh-node')).toBe(cheap.nodeId);
+    expect(cheap.jobs).toBe(1);
+    await cheap.stop();
+    await until(() => !b.app.hub.index.node(cheap.nodeId), 3 * ANNOUNCE_MS + 2_000);
+  });
+
+  test('behavior: a client that leaves a relayed stream cancels the job on B and is billed for what it received', async () => {
+    const slow = await nodeOn(b, {
+      models: [usdOffer('slow', USD, 2n * USD)],
+      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
+      chunkDelayMs: 10,
+      promptTokens: 0,
+    });
+    await until(() => a.app.hub.index.node(slow.nodeId)?.state === 'online');
+    const before = await getBalance(a.db, userId);
+    const controller = new AbortController();
+    const res = await fetch(`${a.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'slow',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+        max_tokens: 200,
+      }),
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    while ((text.match(/chat\.completion\.chunk/g) ?? []).length < 5) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    // The cancel crosses the relay: B cancels the job on the node, and both sides free the slot.
+    await until(() => slow.cancelled.length === 1);
+    await until(() => a.app.hub.index.node(slow.nodeId)!.entries.get('slow')!.inflight === 0);
+    await until(() => b.app.hub.index.node(slow.nodeId)!.entries.get('slow')!.inflight === 0);
+    await ledgerIdle(a.db);
+    const row = (await a.db.selectFrom('usage_records').selectAll().where('model', '=', 'slow').execute()).at(
+      -1,
+    )!;
+    expect(row.status).toBe('client_disconnected');
+    const delivered = Number(row.completion_tokens);
+    expect(delivered).toBeGreaterThanOrEqual(5);
+    expect(delivered).toBeLessThan(200);
+    const after = await getBalance(a.db, userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, delivered, 1n, 2n));
+    await slow.stop();
+  });
+
+  test('behavior: a replica that cannot be reached fails over to the next node, paid once; a silent replica is dropped after three periods', async () => {
+    // A "replica" that only announces (raw Redis): its node is the cheapest, and its peer-RPC
+    // address answers nothing.
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(redisUrl!);
+    const ghostNode = privateKeyToAccount(generatePrivateKey()).address;
+    const announce = () =>
+      redis.publish(
+        `${namespace}:replicas`,
+        JSON.stringify({
+          replicaId: 'ghost',
+          peerUrl: '127.0.0.1:1',
+          announceMs: ANNOUNCE_MS,
+          nodes: [
+            {
+              nodeId: ghostNode,
+              owner: null,
+              tierRank: 4,
+              tier: 'platinum',
+              role: 'gpu',
+              scopes: ['chat'],
+              state: 'online',
+              load: 0,
+              models: [
+                {
+                  modelId: 'g',
+                  family: 'chat',
+                  contextLength: 4096,
+                  maxConcurrency: 8,
+                  priceIn: '1',
+                  priceOut: '1',
+                  currency: 'USD',
+                },
+              ],
+            },
+          ],
+        }),
+      );
+    // Malformed announcements are ignored, not fatal.
+    await redis.publish(`${namespace}:replicas`, 'not json');
+    await redis.publish(`${namespace}:replicas`, JSON.stringify({ replicaId: 'x', nodes: [{ nodeId: 1 }] }));
+    await announce();
+    await until(() => a.app.hub.index.node(ghostNode)?.via?.replicaId === 'ghost');
+    const local = await nodeOn(a, { models: [usdOffer('g', 3n * USD, 3n * USD)], promptTokens: 5 });
+    await until(() => a.app.hub.index.node(local.nodeId)?.state === 'online');
+    await announce();
+    const before = await getBalance(a.db, userId);
+    const res = await post(a, '/v1/chat/completions', {
+      model: 'g',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('x-gpumesh-node')).toBe(local.nodeId);
+    await ledgerIdle(a.db);
+    const after = await getBalance(a.db, userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(5, 6, 3n, 3n));
+    // The ghost stops announcing: kept for three periods, then dropped.
+    await announce();
+    await new Promise((r) => setTimeout(r, 1.5 * ANNOUNCE_MS));
+    expect(a.app.hub.index.node(ghostNode)).toBeDefined();
+    await until(() => !a.app.hub.index.node(ghostNode), 3_000);
+    expect(a.app.hub.index.node(local.nodeId)).toBeDefined();
+    await local.stop();
+    redis.disconnect();
+  });
+
+  test('errors: a peer-RPC call signed by a key the replicas do not share is refused, and so is one not signed', async () => {
+    const PeerRpc = loadPeerProto();
+    const client = new PeerRpc(b.peerUrl, credentials.createInsecure()) as unknown as {
+      Ping(
+        request: { ts: number },
+        metadata: Metadata,
+        callback: (error: ServiceError | null, response?: PingResponse) => void,
+      ): void;
+      Infer(
+        request: InferRequest,
+        metadata: Metadata,
+      ): NodeJS.ReadableStream & { on(e: 'error', f: (e: ServiceError) => void): void };
+      close(): void;
+    };
+    const ping = (metadata: Metadata) =>
+      new Promise<ServiceError | PingResponse>((resolve) =>
+        client.Ping({ ts: 1 }, metadata, (error, response) => resolve(error ?? response!)),
+      );
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const refused = (await ping(await signPeerCall(PEER_METHODS.Ping, stranger))) as ServiceError;
+    expect(refused.code).toBe(status.PERMISSION_DENIED);
+    const { Metadata: MetadataClass } = await import('@grpc/grpc-js');
+    const unsigned = (await ping(new MetadataClass())) as ServiceError;
+    expect(unsigned.code).toBe(status.UNAUTHENTICATED);
+    // A stranger cannot make B's node run a job either: the node sees no job.
+    const node = nodes[0]!;
+    const jobsBefore = node.jobs;
+    const stream = client.Infer(
+      {
+        job_id: 'x',
+        kind: 'chat',
+        model: 'm',
+        request_json: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+        stream: false,
+        timeout_ms: 1_000,
+        node_id: node.nodeId,
+      },
+      await signPeerCall(PEER_METHODS.Infer, stranger),
+    );
+    const error = await new Promise<ServiceError>((resolve) => {
+      stream.on('error', resolve);
+      stream.on('data', (_: InferEvent) => {});
+    });
+    expect(error.code).toBe(status.PERMISSION_DENIED);
+    expect(node.jobs).toBe(jobsBefore);
+    client.close();
+  });
+
+  test('behavior: a replica that closes is forgotten at once, with its nodes', async () => {
+    const node = nodes[0]!;
+    expect(a.app.hub.index.node(node.nodeId)).toBeDefined();
+    await b.app.close();
+    await until(() => !a.app.hub.index.node(node.nodeId), 2_000);
+    const res = await post(a, '/v1/chat/completions', {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+  });
+});
+
+describe('coordinator replicas: configuration', () => {
+  test('errors: peer.port without PostgreSQL and Redis is refused at start, naming the setting', async () => {
+    const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
+    const store = await sqlite.open();
+    try {
+      const config = loadConfig({
+        overrides: {
+          dataDir: store.dataDir,
+          masterKey: randomBytes(32).toString('hex'),
+          logLevel: 'silent',
+          peer: { port: 0 },
+        },
+      });
+      await expect(buildApp({ config, db: store.db, logger: false })).rejects.toMatchObject({
+        code: 'invalid_config',
+        param: 'peer.port',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
