@@ -10,6 +10,7 @@ import {
   type InferEvent,
   type InferRequest,
   loadPeerProto,
+  macPeerCall,
   PEER_METHODS,
   type PingResponse,
   signPeerCall,
@@ -340,7 +341,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     redis.disconnect();
   });
 
-  test('errors: a peer-RPC call signed by a key the replicas do not share is refused, and so is one not signed', async () => {
+  test('errors: a peer-RPC call signed by a stranger, one with a MAC under another secret, and one not signed are refused', async () => {
     const PeerRpc = loadPeerProto();
     const client = new PeerRpc(b.peerUrl, credentials.createInsecure()) as unknown as {
       Ping(
@@ -364,6 +365,11 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const { Metadata: MetadataClass } = await import('@grpc/grpc-js');
     const unsigned = (await ping(new MetadataClass())) as ServiceError;
     expect(unsigned.code).toBe(status.UNAUTHENTICATED);
+    // A MAC under any other secret than the replicas' shared one.
+    const forged = (await ping(
+      macPeerCall(PEER_METHODS.Ping, stranger.address, randomBytes(32)),
+    )) as ServiceError;
+    expect(forged.code).toBe(status.UNAUTHENTICATED);
     // A stranger cannot make B's node run a job either: the node sees no job.
     const node = nodes[0]!;
     const jobsBefore = node.jobs;

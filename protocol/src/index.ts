@@ -36,6 +36,7 @@ export {
   PEER_PROTO_PATH,
   PEER_SERVICE,
 } from './peer/loadPeerProto.js';
+export { macPeerCall, peerCallMac } from './peer/macPeerCall.js';
 export { type PeerCall, peerCallText } from './peer/peerCallText.js';
 export { signPeerCall } from './peer/signPeerCall.js';
 export type * from './peer/types.js';

@@ -1,10 +1,12 @@
 /**
  * Peer-RPC between coordinator replicas (protocol/proto/gpumesh.proto): a replica that picked a
  * node another replica holds sends it the job over gRPC (PeerRelay), and the holding replica runs
- * it on the node's WebSocket and streams the chunks and the result back (peerRpcHandlers). The
- * replica that took the request bills it; the holding replica only carries it. Every call is signed
- * by the caller's peer key (x-gpumesh-* metadata) and accepted only from a trusted address: the
- * replicas of one network share one peer key (peer-identity.ts), so each trusts its own address.
+ * it on the node's WebSocket and streams the chunks and the result back (startPeerServer). The
+ * replica that took the request bills it; the holding replica only carries it. The replicas of one
+ * network share a peer secret (router-plugin.ts keeps it in app_secrets), and every call carries an
+ * HMAC of its method, caller, nonce and time under it (NODE_PROTOCOL.md §11, macPeerCall): an EIP-191
+ * signature costs ~1 ms to make and ~5 ms to recover here, per call; the MAC, microseconds. A nonce
+ * is accepted once.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -15,12 +17,11 @@ import {
   type InferEvent,
   type InferRequest,
   loadPeerProto,
-  type MessageSigner,
+  macPeerCall,
   PEER_METHODS,
   type PingRequest,
   type PingResponse,
   type SignedManifest,
-  signPeerCall,
   verifyPeerCall,
 } from '@gpumesh/protocol';
 import {
@@ -68,14 +69,17 @@ const unreachable = (detail: string): JobError => ({
 /** Sends jobs for remote nodes to the replicas that hold them. */
 export class PeerRelay {
   readonly #hub: Hub;
-  readonly #signer: MessageSigner;
+  readonly #caller: string;
+  readonly #secret: Uint8Array;
   readonly #credentials: ChannelCredentials;
   readonly #clients = new Map<string, PeerClient>();
   readonly #PeerRpc = loadPeerProto();
 
-  constructor(options: { hub: Hub; signer: MessageSigner; credentials?: ChannelCredentials }) {
+  /** `caller`: this replica's peer address; `secret`: the MAC key the replicas share. */
+  constructor(options: { hub: Hub; caller: string; secret: Uint8Array; credentials?: ChannelCredentials }) {
     this.#hub = options.hub;
-    this.#signer = options.signer;
+    this.#caller = options.caller;
+    this.#secret = options.secret;
     this.#credentials = options.credentials ?? credentials.createInsecure();
   }
 
@@ -89,7 +93,7 @@ export class PeerRelay {
     let firstSeen = false;
     let finished = false;
     let cancelled: string | undefined;
-    let call: { cancel(): void } | undefined;
+    let call: { cancel(): void };
     const first = () => {
       if (firstSeen) return;
       firstSeen = true;
@@ -106,73 +110,68 @@ export class PeerRelay {
     const deadline = Date.now() + spec.timeoutMs + RELAY_GRACE_MS;
     const method = spec.kind === 'embedding' ? PEER_METHODS.Embed : PEER_METHODS.Infer;
     const requestJson = JSON.stringify(spec.request);
-    signPeerCall(method, this.#signer).then(
-      (metadata) => {
-        if (cancelled !== undefined) return fail(cancelledError(cancelled));
-        if (spec.kind === 'embedding') {
-          const request: EmbedRequest = {
-            job_id: jobId,
-            model: spec.model,
-            request_json: requestJson,
-            timeout_ms: spec.timeoutMs,
-            node_id: entry.node.nodeId,
-          };
-          call = client.Embed(request, metadata, { deadline }, (error, response) => {
-            if (error) return fail(callError(error));
-            first();
-            if (response?.outcome === 'result') {
-              const result = parseResult(response.result.response_json, response.result.usage);
-              return result ? finish(() => handlers.onResult(result)) : fail(badAnswer());
-            }
-            fail(response?.outcome === 'error' ? response.error : badAnswer());
-          });
-          return;
+    const metadata = macPeerCall(method, this.#caller, this.#secret);
+    if (spec.kind === 'embedding') {
+      const request: EmbedRequest = {
+        job_id: jobId,
+        model: spec.model,
+        request_json: requestJson,
+        timeout_ms: spec.timeoutMs,
+        node_id: entry.node.nodeId,
+      };
+      call = client.Embed(request, metadata, { deadline }, (error, response) => {
+        if (error) return fail(callError(error));
+        first();
+        if (response?.outcome === 'result') {
+          const result = parseResult(response.result.response_json, response.result.usage);
+          return result ? finish(() => handlers.onResult(result)) : fail(badAnswer());
         }
-        const request: InferRequest = {
-          job_id: jobId,
-          kind: spec.kind,
-          model: spec.model,
-          request_json: requestJson,
-          stream: spec.stream,
-          timeout_ms: spec.timeoutMs,
-          node_id: entry.node.nodeId,
-        };
-        const stream = client.Infer(request, metadata, { deadline });
-        call = stream;
-        let nextSeq = 0;
-        stream.on('data', (event: InferEvent) => {
-          if (finished) return;
-          first();
-          if (event.event === 'chunk') {
-            const chunk = parseObject(event.chunk.chunk_json);
-            if (!chunk || event.chunk.seq !== nextSeq) {
-              stream.cancel();
-              return fail(badAnswer());
-            }
-            nextSeq++;
-            handlers.onChunk?.(chunk, event.chunk.seq, event.chunk.tokens ?? undefined);
-          } else if (event.event === 'result') {
-            const result = parseResult(event.result.response_json, event.result.usage);
-            if (result) finish(() => handlers.onResult(result));
-            else fail(badAnswer());
-          } else if (event.event === 'error') {
-            fail(event.error);
+        fail(response?.outcome === 'error' ? response.error : badAnswer());
+      });
+    } else {
+      const request: InferRequest = {
+        job_id: jobId,
+        kind: spec.kind,
+        model: spec.model,
+        request_json: requestJson,
+        stream: spec.stream,
+        timeout_ms: spec.timeoutMs,
+        node_id: entry.node.nodeId,
+      };
+      const stream = client.Infer(request, metadata, { deadline });
+      call = stream;
+      let nextSeq = 0;
+      stream.on('data', (event: InferEvent) => {
+        if (finished) return;
+        first();
+        if (event.event === 'chunk') {
+          const chunk = parseObject(event.chunk.chunk_json);
+          if (!chunk || event.chunk.seq !== nextSeq) {
+            stream.cancel();
+            return fail(badAnswer());
           }
-        });
-        stream.on('error', (error: ServiceError) => {
-          if (cancelled !== undefined) fail(cancelledError(cancelled));
-          else fail(callError(error));
-        });
-        stream.on('end', () => fail(badAnswer()));
-      },
-      (error: unknown) => fail(unreachable(error instanceof Error ? error.message : 'signing failed')),
-    );
+          nextSeq++;
+          handlers.onChunk?.(chunk, event.chunk.seq, event.chunk.tokens ?? undefined);
+        } else if (event.event === 'result') {
+          const result = parseResult(event.result.response_json, event.result.usage);
+          if (result) finish(() => handlers.onResult(result));
+          else fail(badAnswer());
+        } else if (event.event === 'error') {
+          fail(event.error);
+        }
+      });
+      stream.on('error', (error: ServiceError) => {
+        if (cancelled !== undefined) fail(cancelledError(cancelled));
+        else fail(callError(error));
+      });
+      stream.on('end', () => fail(badAnswer()));
+    }
     return {
       jobId,
       cancel: (reason: string) => {
         if (finished || cancelled !== undefined) return;
         cancelled = reason;
-        call?.cancel();
+        call.cancel();
         fail(cancelledError(reason));
       },
     };
@@ -237,8 +236,10 @@ function parseResult(
 
 export type PeerServerOptions = {
   hub: Hub;
-  /** Addresses whose signed calls are served (the network's peer address). */
-  trusted: readonly string[];
+  /** The MAC key the replicas share: calls authenticated with it are served. */
+  secret: Uint8Array;
+  /** Addresses whose EIP-191-signed calls are served too (none by default). */
+  trusted?: readonly string[];
   host: string;
   port: number;
   credentials?: ServerCredentials;
@@ -265,7 +266,11 @@ export async function startPeerServer(
   sweep.unref();
 
   const denied = async (method: string, metadata: Metadata): Promise<ServiceError | undefined> => {
-    const outcome = await verifyPeerCall(method, metadata, { trusted: options.trusted, seenNonces });
+    const outcome = await verifyPeerCall(method, metadata, {
+      trusted: options.trusted ?? [],
+      seenNonces,
+      sharedSecret: options.secret,
+    });
     if ('caller' in outcome) return undefined;
     const { code, details } = outcome.rejection;
     options.log?.warn({ method, reason: details }, 'refused a peer-RPC call');

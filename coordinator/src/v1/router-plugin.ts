@@ -2,6 +2,7 @@
  * Wires the router into the app: the node hub on the HTTP server's WebSocket upgrade (path
  * HUB_PATH), and the /v1 and /api/router routes. Registered by buildApp.
  */
+import { hkdfSync } from 'node:crypto';
 import type { TierName } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -106,7 +107,7 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
 /**
  * With `peer.port` set: this replica serves peer-RPC for the nodes it holds, announces them on
  * Redis, indexes the other replicas' nodes, and relays jobs for those to their replicas. The
- * replicas share the ledger (PostgreSQL) and one peer key, kept in the database like the JWT key.
+ * replicas share the ledger (PostgreSQL) and one peer secret, kept in the database like the JWT key.
  */
 async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promise<void> {
   const { peer, databaseUrl, redisUrl } = ctx.config;
@@ -122,15 +123,19 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
     );
   }
   const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_KEY_NAME, 32);
-  const account = privateKeyToAccount(`0x${secret.toString('hex')}`);
+  // The replicas' peer address (the caller named in their calls) and the MAC key, both from the
+  // shared secret, each through its own derivation.
+  const derive = (label: string) => Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), label, 32));
+  const caller = privateKeyToAccount(`0x${derive('gpumesh peer-rpc secp256k1').toString('hex')}`).address;
+  const macKey = derive('gpumesh peer-rpc mac');
   const server = await startPeerServer({
     hub,
-    trusted: [account.address],
+    secret: macKey,
     host: peer.host,
     port: peer.port,
     log: app.log,
   });
-  const relay = new PeerRelay({ hub, signer: account });
+  const relay = new PeerRelay({ hub, caller, secret: macKey });
   hub.setRelay(relay);
   const connect = () => {
     const redis = new Redis(redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1 });

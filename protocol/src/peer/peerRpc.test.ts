@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type Client,
   type ClientReadableStream,
@@ -17,6 +18,7 @@ import { canonicalJson } from '../identity/canonicalJson.js';
 import { signManifest } from '../identity/signManifest.js';
 import { verifyManifest } from '../identity/verifyManifest.js';
 import { loadPeerProto, PEER_METHODS } from './loadPeerProto.js';
+import { macPeerCall } from './macPeerCall.js';
 import { signPeerCall } from './signPeerCall.js';
 import type {
   EmbedRequest,
@@ -32,6 +34,8 @@ const coordinator = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
 const node = privateKeyToAccount(generatePrivateKey());
 const usage = { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 };
+/** The secret the replicas of one network share (MAC-authenticated calls). */
+const replicaSecret = randomBytes(32);
 
 type Unary<Req, Res> = (
   request: Req,
@@ -53,7 +57,11 @@ let cancelledJobs: string[] = [];
 
 /** Wraps a handler with the peer-call check, as a real server does. */
 async function authorize(method: string, metadata: Metadata): Promise<ServiceError | undefined> {
-  const outcome = await verifyPeerCall(method, metadata, { trusted: [coordinator.address], seenNonces });
+  const outcome = await verifyPeerCall(method, metadata, {
+    trusted: [coordinator.address],
+    seenNonces,
+    sharedSecret: replicaSecret,
+  });
   if ('caller' in outcome) return undefined;
   return Object.assign(new Error(outcome.rejection.details), {
     code: outcome.rejection.code,
@@ -272,5 +280,32 @@ describe('peer-RPC (gpumesh.proto over grpc-js)', () => {
     await expect(
       unary(client.Ping, { ts: 1 }, await signPeerCall(PEER_METHODS.Ping, stranger)),
     ).rejects.toMatchObject({ code: status.PERMISSION_DENIED });
+  });
+  test('behavior: replicas sharing a secret authenticate calls with an HMAC; a wrong secret, another method or a replay is refused', async () => {
+    const replica = privateKeyToAccount(generatePrivateKey()).address; // not in the trusted list
+    const pong = await unary(client.Ping, { ts: 7 }, macPeerCall(PEER_METHODS.Ping, replica, replicaSecret));
+    expect(pong).toMatchObject({ ts: 7 });
+    await expect(
+      unary(client.Ping, { ts: 1 }, macPeerCall(PEER_METHODS.Ping, replica, randomBytes(32))),
+    ).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    await expect(
+      unary(client.Ping, { ts: 1 }, macPeerCall(PEER_METHODS.Embed, replica, replicaSecret)),
+    ).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    const once = macPeerCall(PEER_METHODS.Ping, replica, replicaSecret);
+    await unary(client.Ping, { ts: 1 }, once);
+    await expect(unary(client.Ping, { ts: 1 }, once)).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+    const stale = macPeerCall(PEER_METHODS.Ping, replica, replicaSecret, Date.now() - 120_000);
+    await expect(unary(client.Ping, { ts: 1 }, stale)).rejects.toMatchObject({
+      code: status.UNAUTHENTICATED,
+    });
+  });
+
+  test('behavior: a server that shares no secret ignores a MAC: the call is unauthenticated', async () => {
+    const outcome = await verifyPeerCall(
+      PEER_METHODS.Ping,
+      macPeerCall(PEER_METHODS.Ping, coordinator.address, replicaSecret),
+      { trusted: [coordinator.address], seenNonces: new Map() },
+    );
+    expect(outcome).toMatchObject({ rejection: { code: status.UNAUTHENTICATED } });
   });
 });

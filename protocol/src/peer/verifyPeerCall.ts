@@ -1,5 +1,7 @@
+import { timingSafeEqual } from 'node:crypto';
 import { type Metadata, status } from '@grpc/grpc-js';
 import { recoverSigner } from '../identity/recoverSigner.js';
+import { peerCallMac } from './macPeerCall.js';
 import { peerCallText } from './peerCallText.js';
 
 /** Largest accepted distance between a call's timestamp and the server clock. */
@@ -10,6 +12,11 @@ export type VerifyPeerCallOptions = {
   trusted: readonly string[];
   /** Nonces seen within the skew window (the caller keeps it; entries older than 2 × skew may go). */
   seenNonces: Map<string, number>;
+  /**
+   * The secret this server shares with the replicas of its network: a call whose `x-gpumesh-mac`
+   * verifies under it is a replica's, trusted whatever its caller field (macPeerCall.ts).
+   */
+  sharedSecret?: Uint8Array;
   now?: number;
   maxSkewMs?: number;
 };
@@ -36,12 +43,25 @@ export async function verifyPeerCall(
   const nonce = field('nonce');
   const timestamp = field('timestamp');
   const signature = field('signature');
-  if (!caller || !nonce || !timestamp || !signature) return unauthenticated('missing x-gpumesh-* metadata');
+  const mac = options.sharedSecret ? field('mac') : undefined;
+  if (!caller || !nonce || !timestamp || !(signature || mac))
+    return unauthenticated('missing x-gpumesh-* metadata');
   if (!/^[0-9a-f]{32,128}$/.test(nonce)) return unauthenticated('bad nonce');
   const at = Date.parse(timestamp);
   if (!Number.isFinite(at) || Math.abs(now - at) > maxSkewMs)
     return unauthenticated('timestamp outside the window');
-  const signer = await recoverSigner(peerCallText({ method, caller, nonce, timestamp }), signature);
+  const text = peerCallText({ method, caller, nonce, timestamp });
+  if (mac && options.sharedSecret) {
+    const expected = Buffer.from(peerCallMac(text, options.sharedSecret), 'hex');
+    const given = Buffer.from(mac, 'hex');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return unauthenticated('bad mac');
+    if (options.seenNonces.has(nonce)) return unauthenticated('nonce reused');
+    options.seenNonces.set(nonce, now);
+    return { caller: caller.toLowerCase() };
+  }
+  if (!signature) return unauthenticated('missing x-gpumesh-* metadata');
+  const signer = await recoverSigner(text, signature);
   if (!signer || signer !== caller.toLowerCase()) return unauthenticated('bad signature');
   if (options.seenNonces.has(nonce)) return unauthenticated('nonce reused');
   options.seenNonces.set(nonce, now);

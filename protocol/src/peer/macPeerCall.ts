@@ -1,0 +1,29 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { Metadata } from '@grpc/grpc-js';
+import { peerCallText } from './peerCallText.js';
+
+/** HMAC-SHA256, hex, of a call's text under the replicas' shared peer secret. */
+export function peerCallMac(text: string, secret: Uint8Array): string {
+  return createHmac('sha256', secret).update(text).digest('hex');
+}
+
+/**
+ * Metadata that authenticates one call to `method` between replicas that share `secret`
+ * (NODE_PROTOCOL.md §11): the same caller, nonce and timestamp as a signed call, with
+ * `x-gpumesh-mac` — an HMAC-SHA256 of the call text — in place of the EIP-191 signature. Microseconds
+ * instead of the ~1 ms a signature and the ~5 ms a recovery cost, per call.
+ */
+export function macPeerCall(method: string, caller: string, secret: Uint8Array, now = Date.now()): Metadata {
+  const call = {
+    method,
+    caller,
+    nonce: randomBytes(16).toString('hex'),
+    timestamp: new Date(now).toISOString(),
+  };
+  const metadata = new Metadata();
+  metadata.set('x-gpumesh-caller', call.caller);
+  metadata.set('x-gpumesh-nonce', call.nonce);
+  metadata.set('x-gpumesh-timestamp', call.timestamp);
+  metadata.set('x-gpumesh-mac', peerCallMac(peerCallText(call), secret));
+  return metadata;
+}
