@@ -14,8 +14,7 @@
  *   --rounds 6: fixed-rate rounds each way (each --duration / 2 s), alternating.
  * Goals (issue 5): throughput ≥ 0.5 × echo; added p99 ≤ 1 ms at 1,000 req/s.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector';
@@ -25,7 +24,6 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { sendCoalesced } from '@gpumesh/protocol';
-import type { Result as AutocannonResult } from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -39,6 +37,7 @@ import { ledgerBatchStats, ledgerIdle } from '../coordinator/src/ledger/batch.js
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { autocannonLoad, spawnFixedReplyNode, stopProcess } from './load-tools.js';
 import { type OpenLoopResult, openLoop, percentile } from './open-loop.js';
 import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
 
@@ -82,34 +81,15 @@ type Figures = {
 };
 
 async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
-  const options = {
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: BODY,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-  };
-  // The load generator runs in a process of its own, so this process's threads are the server's.
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      new URL('./autocannon-process.ts', import.meta.url).pathname,
-      JSON.stringify(options),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    output += text;
-  });
   const self = readThreads(process.pid);
   const peer = peerPid ? readThreads(peerPid) : null;
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
-  const result = JSON.parse(output) as AutocannonResult & { cpuMicros: number };
+  const result = await autocannonLoad({
+    url,
+    headers,
+    body: BODY,
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+  });
   const figures = cpuPerRequest(self, peer, peerPid, result.requests.total);
   return {
     rps: result.requests.average,
@@ -141,30 +121,6 @@ function cpuPerRequest(
       peer: remote ? µs(remote.main + remote.others) : 0,
     },
   };
-}
-
-/** A fixed-reply node in its own process; resolves once the coordinator acknowledged it. */
-async function spawnNode(url: string, ownerKey: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', new URL('./fixed-reply-node-process.ts', import.meta.url).pathname, url, ownerKey],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    output += text;
-  });
-  while (!output.includes('ready')) {
-    if (child.exitCode !== null) throw new Error('the fixed-reply node exited');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return child;
-}
-
-async function stopNode(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
 }
 
 // 1. Plain fastify echo.
@@ -242,7 +198,7 @@ direct.post('/direct', (request, reply) => {
 const directUrl = await listen(direct);
 directHub.start();
 const owner = generatePrivateKey();
-const directNode = await spawnNode(directUrl.replace('http', 'ws'), owner);
+const directNode = await spawnFixedReplyNode(directUrl.replace('http', 'ws'), owner);
 
 // 3. Through the coordinator: the real app, real key, real ledger.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-bench-'));
@@ -279,7 +235,7 @@ const { key } = (
 };
 const user = (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string };
 await credit(db, { userId: user.id, amountNano: 1_000_000n * USD, ref: 'bench' });
-const node = await spawnNode(`${coordUrl.replace('http', 'ws')}${HUB_PATH}`, owner);
+const node = await spawnFixedReplyNode(`${coordUrl.replace('http', 'ws')}${HUB_PATH}`, owner);
 while (!app.hub.index.pick({ modelId: 'bench' }).ok) await new Promise((r) => setTimeout(r, 10));
 
 const keyHeader = { authorization: `Bearer ${key}` };
@@ -308,9 +264,9 @@ if (values['cpu-profile']) {
   console.log(`ledger: ${(batches.operations / batches.transactions).toFixed(1)} operations per commit`);
   const { profile } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(values['cpu-profile'], JSON.stringify(profile));
-  await stopNode(node);
-  await stopNode(directNode);
-  await stopNode(relayPeerProcess);
+  await stopProcess(node);
+  await stopProcess(directNode);
+  await stopProcess(relayPeerProcess);
   process.exit(0);
 }
 
@@ -388,9 +344,9 @@ if (phases.has('steady')) {
 await ledgerIdle(db);
 const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
 console.log(`\nusage rows written: ${rows?.n}`);
-await stopNode(node);
-await stopNode(directNode);
-await stopNode(relayPeerProcess);
+await stopProcess(node);
+await stopProcess(directNode);
+await stopProcess(relayPeerProcess);
 relay.close();
 await app.close();
 await direct.close();

@@ -1,0 +1,62 @@
+/**
+ * One coordinator replica in a process of its own (bench/replica-relay.ts), as replicas run on
+ * machines of their own: PostgreSQL schema and Redis shared, peer-RPC on a free port.
+ *
+ * Run: node --import tsx bench/replica-process.ts '<json>' with {pgUrl, schema, redisUrl,
+ * masterKey, namespace, announceMs}. Prints one JSON line with `ready`, its base URL, hub URL and
+ * peer-RPC address; SIGTERM closes it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { createDatabase } from '../coordinator/src/db/create-database.js';
+import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+
+export type ReplicaSettings = {
+  pgUrl: string;
+  schema: string;
+  redisUrl: string;
+  masterKey: string;
+  namespace: string;
+  announceMs: number;
+};
+
+const settings = JSON.parse(process.argv[2]!) as ReplicaSettings;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-replica-'));
+const db = createDatabase({ pgUrl: settings.pgUrl, schema: settings.schema });
+const config = loadConfig({
+  overrides: {
+    dataDir,
+    databaseUrl: settings.pgUrl,
+    databaseSchema: settings.schema,
+    redisUrl: settings.redisUrl,
+    masterKey: settings.masterKey,
+    logLevel: 'silent',
+    rateLimit: { enabled: false },
+    peer: { port: 0, announceMs: settings.announceMs, namespace: settings.namespace },
+  },
+});
+const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const port = (app.server.address() as AddressInfo).port;
+console.log(
+  JSON.stringify({
+    ready: true,
+    base: `http://127.0.0.1:${port}`,
+    hubUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
+    peerUrl: app.peerUrl,
+  }),
+);
+process.on(
+  'SIGTERM',
+  () =>
+    void (async () => {
+      await app.close();
+      await db.destroy();
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    })(),
+);
