@@ -24,6 +24,7 @@ import {
   testBackends,
 } from '../coordinator/src/testing/test-backends.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { streamThenLeave } from './support/stream-then-leave.js';
 
 const USD = 1_000_000_000n;
 const FEE_BPS = 500;
@@ -298,27 +299,12 @@ describe('router e2e [sqlite]', () => {
       chunkDelayMs: 10,
     });
     const before = await getBalance(h.db, h.userId);
-    const controller = new AbortController();
-    const res = await fetch(`${h.base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'm',
-        messages: [{ role: 'user', content: 'hi' }],
-        stream: true,
-        max_tokens: 200,
-      }),
-      signal: controller.signal,
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = '';
-    while ((text.match(/chat\.completion\.chunk/g) ?? []).length < 5) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${text}`);
-      text += new TextDecoder().decode(value);
-    }
-    controller.abort();
+    await streamThenLeave(
+      `${h.base}/v1/chat/completions`,
+      h.key,
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 },
+      5,
+    );
     await until(() => node.cancelled.length === 1);
     await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
     const row = (await usageRows(h)).at(-1)!;

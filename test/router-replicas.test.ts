@@ -33,6 +33,7 @@ import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
 import { testBackends } from '../coordinator/src/testing/test-backends.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
+import { streamThenLeave } from './support/stream-then-leave.js';
 
 const USD = 1_000_000_000n;
 const FEE_BPS = 500;
@@ -237,27 +238,12 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     });
     await until(() => a.app.hub.index.node(slow.nodeId)?.state === 'online');
     const before = await getBalance(a.db, userId);
-    const controller = new AbortController();
-    const res = await fetch(`${a.base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'slow',
-        messages: [{ role: 'user', content: 'hi' }],
-        stream: true,
-        max_tokens: 200,
-      }),
-      signal: controller.signal,
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = '';
-    while ((text.match(/chat\.completion\.chunk/g) ?? []).length < 5) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${text}`);
-      text += new TextDecoder().decode(value);
-    }
-    controller.abort();
+    await streamThenLeave(
+      `${a.base}/v1/chat/completions`,
+      key,
+      { model: 'slow', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 },
+      5,
+    );
     // The cancel crosses the relay: B cancels the job on the node, and both sides free the slot.
     await until(() => slow.cancelled.length === 1);
     await until(() => a.app.hub.index.node(slow.nodeId)!.entries.get('slow')!.inflight === 0);

@@ -138,6 +138,17 @@ export class NodeSession {
   }
 
   startJob(jobId: string, entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
+    // Encoded first: a job its frame's schema refuses throws here, before it takes a slot.
+    const frame = encodeFrame(
+      createFrame('job', {
+        jobId,
+        kind: spec.kind,
+        model: spec.model,
+        request: spec.request,
+        stream: spec.stream,
+        timeoutMs: spec.timeoutMs,
+      }),
+    );
     const timer = setTimeout(() => {
       this.#send(createFrame('cancel', { jobId, reason: 'timeout' }));
       this.#finishJob(jobId, {
@@ -153,16 +164,7 @@ export class NodeSession {
       nextSeq: 0,
     });
     this.#hub.index.acquire(entry);
-    this.#send(
-      createFrame('job', {
-        jobId,
-        kind: spec.kind,
-        model: spec.model,
-        request: spec.request,
-        stream: spec.stream,
-        timeoutMs: spec.timeoutMs,
-      }),
-    );
+    if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, frame);
     return {
       jobId,
       cancel: (reason: string) => {

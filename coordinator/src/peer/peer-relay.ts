@@ -310,7 +310,7 @@ export async function startPeerServer(
       if (!('node' in entry)) return end({ event: 'error', error: entry });
       const spec = jobSpec(request, request.kind, request.stream);
       if (!spec) return end({ event: 'error', error: invalid('request_json is not a JSON object') });
-      const handle = hub.dispatch(entry, spec, {
+      const handle = dispatchSafely(hub, entry, spec, {
         onChunk: (chunk, seq, tokens) => {
           if (call.cancelled || call.destroyed) return;
           call.write({
@@ -339,7 +339,7 @@ export async function startPeerServer(
       const spec = jobSpec(request, 'embedding', false);
       if (!spec)
         return callback(null, { outcome: 'error', error: invalid('request_json is not a JSON object') });
-      const handle = hub.dispatch(entry, spec, {
+      const handle = dispatchSafely(hub, entry, spec, {
         onResult: (response) =>
           callback(null, {
             outcome: 'result',
@@ -383,6 +383,19 @@ export async function startPeerServer(
         setTimeout(() => server.forceShutdown(), 2_000).unref();
       }),
   };
+}
+
+/**
+ * Hub.dispatch, with a job it cannot even send (a request the job frame's schema refuses) ended by
+ * onError instead of a throw out of the gRPC handler.
+ */
+function dispatchSafely(hub: Hub, entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
+  try {
+    return hub.dispatch(entry, spec, handlers);
+  } catch (error) {
+    handlers.onError(invalid(error instanceof Error ? error.message.slice(0, 256) : 'the job could not be sent'));
+    return { jobId: '', cancel: () => {} };
+  }
 }
 
 const invalid = (message: string): JobError => ({ code: 'invalid_request', message, retryable: false });

@@ -1,6 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { Metadata } from '@grpc/grpc-js';
-import { peerCallText } from './peerCallText.js';
+import { createHmac } from 'node:crypto';
+import type { Metadata } from '@grpc/grpc-js';
+import { newPeerCall, peerCallMetadata, peerCallText } from './peerCallText.js';
 
 /** HMAC-SHA256, hex, of a call's text under the replicas' shared peer secret. */
 export function peerCallMac(text: string, secret: Uint8Array): string {
@@ -14,16 +14,6 @@ export function peerCallMac(text: string, secret: Uint8Array): string {
  * instead of the ~1 ms a signature and the ~5 ms a recovery cost, per call.
  */
 export function macPeerCall(method: string, caller: string, secret: Uint8Array, now = Date.now()): Metadata {
-  const call = {
-    method,
-    caller,
-    nonce: randomBytes(16).toString('hex'),
-    timestamp: new Date(now).toISOString(),
-  };
-  const metadata = new Metadata();
-  metadata.set('x-gpumesh-caller', call.caller);
-  metadata.set('x-gpumesh-nonce', call.nonce);
-  metadata.set('x-gpumesh-timestamp', call.timestamp);
-  metadata.set('x-gpumesh-mac', peerCallMac(peerCallText(call), secret));
-  return metadata;
+  const call = newPeerCall(method, caller, now);
+  return peerCallMetadata(call, { mac: peerCallMac(peerCallText(call), secret) });
 }
