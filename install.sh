@@ -18,6 +18,9 @@ NODE_LLAMA_CPP_VERSION="3.22.1"
 MIN_NODE_MAJOR=20
 SERVICE_NAME="gpumesh-node"
 SERVICE_USER="gpumesh"
+# Where the system-wide unit and the command's link go (overridable for packaging and tests).
+SYSTEMD_DIR="${GPUMESH_SYSTEMD_DIR:-/etc/systemd/system}"
+BIN_DIR="${GPUMESH_BIN_DIR:-/usr/local/bin}"
 RECORD_NAME="install-record"
 
 ROLE="cpu"
@@ -45,6 +48,8 @@ Usage: install.sh [options]
   --dry-run                print the plan, change nothing
   --uninstall              remove everything this script added (the node key too, unless --keep-state)
   --keep-state             with --uninstall: keep the state folder (node key, models)
+Environment: GPUMESH_SYSTEMD_DIR (default /etc/systemd/system) and GPUMESH_BIN_DIR (default
+/usr/local/bin) say where the system-wide unit and the gpumesh-node link go.
 EOF
 }
 
@@ -373,7 +378,7 @@ case "$KIND" in
       record user "$SERVICE_USER"
     fi
     run chown -R "$SERVICE_USER" "$STATE_DIR"
-    UNIT="/etc/systemd/system/$SERVICE_NAME.service"
+    UNIT="$SYSTEMD_DIR/$SERVICE_NAME.service"
     if [ "$DRY_RUN" = 1 ]; then say "  would write $UNIT (User=$SERVICE_USER, Restart=always)"; else
       cat >"$UNIT" <<EOF
 [Unit]
@@ -399,8 +404,8 @@ EOF
     run systemctl daemon-reload
     run systemctl enable --now "$SERVICE_NAME"
     run systemctl restart "$SERVICE_NAME"
-    run ln -sf "$PREFIX/bin/gpumesh-node" /usr/local/bin/gpumesh-node
-    record link /usr/local/bin/gpumesh-node
+    run ln -sf "$PREFIX/bin/gpumesh-node" "$BIN_DIR/gpumesh-node"
+    record link "$BIN_DIR/gpumesh-node"
     ;;
   user)
     UNIT="$HOME/.config/systemd/user/$SERVICE_NAME.service"

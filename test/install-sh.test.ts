@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,15 +12,39 @@ const home = join(dir, 'home');
 const prefix = join(dir, 'prefix');
 const state = join(dir, 'state');
 // systemd does not run in this container: a stand-in `systemctl` first on PATH logs its calls, so
-// the user-level unit's path is exercised (the unit file is real; nothing starts it).
+// the unit paths are exercised (the unit files are real; nothing starts them). The system-wide
+// service's dedicated user is not created on this machine either: stand-ins for useradd, userdel,
+// chown and `id <user>` log their calls and keep the "users" in a file (`id -u` stays the real one).
 const standIn = await mkdtemp(join(tmpdir(), 'gpumesh-systemctl-'));
 const systemctlLog = join(standIn, 'calls.log');
-await writeFile(join(standIn, 'systemctl'), `#!/bin/sh\necho "$*" >>'${systemctlLog}'\n`, { mode: 0o755 });
+const accountsLog = join(standIn, 'accounts.log');
+const users = join(standIn, 'users');
+await writeFile(users, '');
+const realId = spawnSync('sh', ['-c', 'command -v id'], { encoding: 'utf8' }).stdout.trim();
+const script = (body: string) => `#!/bin/sh\n${body}\n`;
+await writeFile(join(standIn, 'systemctl'), script(`echo "$*" >>'${systemctlLog}'`), { mode: 0o755 });
+for (const command of ['userdel', 'chown'])
+  await writeFile(join(standIn, command), script(`echo "${command} $*" >>'${accountsLog}'`), { mode: 0o755 });
+await writeFile(
+  join(standIn, 'useradd'),
+  script(`echo "useradd $*" >>'${accountsLog}'\nfor last; do :; done\necho "$last" >>'${users}'`),
+  { mode: 0o755 },
+);
+await writeFile(
+  join(standIn, 'id'),
+  script(`case "$1" in -*|'') exec '${realId}' "$@" ;; esac\ngrep -qx "$1" '${users}'`),
+  { mode: 0o755 },
+);
+// Where the system-wide unit and the command's link go, instead of /etc/systemd/system and /usr/local/bin.
+const systemUnits = join(dir, 'etc-systemd-system');
+const binDir = join(dir, 'usr-local-bin');
 // A throwaway HOME shows the script writes nowhere else; npm keeps using the machine's cache.
 const env = {
   ...process.env,
   HOME: home,
   PATH: `${standIn}:${process.env.PATH}`,
+  GPUMESH_SYSTEMD_DIR: systemUnits,
+  GPUMESH_BIN_DIR: binDir,
   npm_config_cache: process.env.npm_config_cache ?? join(homedir(), '.npm'),
 };
 afterAll(async () => {
@@ -93,7 +117,7 @@ describe('install.sh', () => {
     expect(await exists(state)).toBe(false);
   });
 
-  test('behavior: installs into a prefix, keeps the node key across an upgrade, --uninstall leaves nothing; a user-level unit, then a restart loop, then none', {
+  test('behavior: installs into a prefix, keeps the node key across upgrades, --uninstall leaves nothing; a system unit under a dedicated user, a user-level unit, a restart loop, then none', {
     timeout: 600_000,
   }, async () => {
     const args = [
@@ -106,22 +130,50 @@ describe('install.sh', () => {
       '--state-dir',
       state,
     ];
-    // First as a user-level systemd service (its folder exists, as on a machine that runs one).
+    // First as a system-wide systemd service under a dedicated user.
+    await mkdir(systemUnits, { recursive: true });
+    await mkdir(binDir, { recursive: true });
+    const first = await install(...args, '--from', ROOT, '--service', 'system');
+    const systemUnit = await readFile(join(systemUnits, 'gpumesh-node.service'), 'utf8');
+    expect(systemUnit).toContain('User=gpumesh\n');
+    expect(systemUnit).toContain(
+      `ExecStart=${join(prefix, 'bin', 'gpumesh-node')} start --config ${join(prefix, 'etc', 'gpumesh-node.json')}`,
+    );
+    expect(systemUnit).toContain('Restart=always');
+    expect(systemUnit).toContain('SuccessExitStatus=130 143');
+    expect((await readFile(accountsLog, 'utf8')).trim().split('\n')).toEqual([
+      `useradd --system --home-dir ${state} --shell /usr/sbin/nologin gpumesh`,
+      `chown -R gpumesh ${state}`,
+    ]);
+    expect((await readFile(systemctlLog, 'utf8')).trim().split('\n')).toEqual([
+      'daemon-reload',
+      'enable --now gpumesh-node',
+      'restart gpumesh-node',
+    ]);
+    expect(await readlink(join(binDir, 'gpumesh-node'))).toBe(join(prefix, 'bin', 'gpumesh-node'));
+    await writeFile(systemctlLog, '');
+
+    // Upgraded to a user-level systemd service (its folder exists, as on a machine that runs one):
+    // the system unit is stopped and removed first; the dedicated user stays until --uninstall.
     const units = join(home, '.config', 'systemd', 'user');
     await mkdir(units, { recursive: true });
-    const first = await install(...args, '--from', ROOT, '--service', 'user');
+    const userInstall = await install(...args, '--from', ROOT, '--service', 'user');
+    expect(await readdir(systemUnits)).toEqual([]);
     const unit = await readFile(join(units, 'gpumesh-node.service'), 'utf8');
     expect(unit).toContain(
       `ExecStart=${join(prefix, 'bin', 'gpumesh-node')} start --config ${join(prefix, 'etc', 'gpumesh-node.json')}`,
     );
     expect(unit).toContain('Restart=always');
     expect((await readFile(systemctlLog, 'utf8')).trim().split('\n')).toEqual([
+      'disable --now gpumesh-node',
+      'daemon-reload',
       '--user daemon-reload',
       '--user enable --now gpumesh-node',
       '--user restart gpumesh-node',
     ]);
     const nodeId = /Node id: (0x[0-9a-fA-F]{40})/.exec(first.stdout)?.[1];
     expect(nodeId).toBeDefined();
+    expect(userInstall.stdout).toContain(`Node id: ${nodeId}`);
     expect(JSON.parse(await readFile(join(prefix, 'etc', 'gpumesh-node.json'), 'utf8'))).toEqual({
       coordinator: 'http://127.0.0.1:9',
       role: 'cpu',
@@ -168,7 +220,11 @@ describe('install.sh', () => {
     expect(await processesWith(prefix)).toEqual([]);
     expect(await exists(prefix)).toBe(false);
     expect(await exists(state)).toBe(false);
-    expect(await readdir(dir)).toEqual(['home']);
+    // The dedicated user and the command's link go too.
+    expect(await readFile(accountsLog, 'utf8')).toContain('userdel gpumesh\n');
+    expect(await readdir(binDir)).toEqual([]);
+    expect(await readdir(systemUnits)).toEqual([]);
+    expect((await readdir(dir)).sort()).toEqual(['etc-systemd-system', 'home', 'usr-local-bin']);
     // Only the machine's own (pre-existing, here made by the test) unit folder, empty.
     expect(await readdir(home)).toEqual(['.config']);
     expect(await readdir(units)).toEqual([]);
