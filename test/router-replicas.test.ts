@@ -380,6 +380,31 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     client.close();
   });
 
+  test('behavior: a node that moves from B to A is local on A and relayed by B, with no stale copy on either', async () => {
+    const key = generatePrivateKey();
+    const models = [usdOffer('moving', USD, USD)];
+    const onB = await nodeOn(b, { privateKey: key, models });
+    await until(() => a.app.hub.index.node(onB.nodeId)?.via?.peerUrl === b.peerUrl);
+    onB.kill(); // gone without a word: B sees it at its TTL, or the new session replaces it
+    const onA = await nodeOn(a, { privateKey: key, models });
+    expect(onA.nodeId).toBe(onB.nodeId);
+    await until(
+      () => a.app.hub.session(onA.nodeId)?.ready === true && !a.app.hub.index.node(onA.nodeId)?.via,
+    );
+    await until(() => b.app.hub.index.node(onA.nodeId)?.via?.peerUrl === a.peerUrl, 15_000);
+    // B's own announcements no longer claim it, so A keeps it local.
+    await new Promise((r) => setTimeout(r, 3 * ANNOUNCE_MS));
+    expect(a.app.hub.index.node(onA.nodeId)?.via).toBeUndefined();
+    const res = await post(b, '/v1/chat/completions', {
+      model: 'moving',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gpumesh-node')).toBe(onA.nodeId);
+    expect(onA.jobs).toBe(1);
+    await onA.stop();
+  });
+
   test('behavior: a replica that closes is forgotten at once, with its nodes', async () => {
     const node = nodes[0]!;
     expect(a.app.hub.index.node(node.nodeId)).toBeDefined();
