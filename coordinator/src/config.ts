@@ -172,7 +172,7 @@ export const CoordinatorConfigSchema = Type.Object(
         port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
         /** Interface the peer-RPC server binds. */
         host: Type.String({ default: DEFAULT_HOST, minLength: 1 }),
-        /** host:port the other replicas dial; default <host>:<bound port>. */
+        /** host:port the other replicas dial; default <host>:<bound port> (the host name for 0.0.0.0 or ::). */
         url: Type.Optional(Type.String({ pattern: '^[^\\s/]+:[0-9]{1,5}$' })),
         /** How often this replica announces its nodes (and at most how stale the others' view is). */
         announceMs: Type.Integer({ default: DEFAULT_PEER_ANNOUNCE_MS, minimum: 10, maximum: 60_000 }),

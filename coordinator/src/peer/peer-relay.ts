@@ -393,7 +393,9 @@ function dispatchSafely(hub: Hub, entry: Entry, spec: JobSpec, handlers: JobHand
   try {
     return hub.dispatch(entry, spec, handlers);
   } catch (error) {
-    handlers.onError(invalid(error instanceof Error ? error.message.slice(0, 256) : 'the job could not be sent'));
+    handlers.onError(
+      invalid(error instanceof Error ? error.message.slice(0, 256) : 'the job could not be sent'),
+    );
     return { jobId: '', cancel: () => {} };
   }
 }

@@ -94,7 +94,7 @@ export class ReplicaDirectory {
   /** Publishes the nodes this replica holds now. */
   async announce(): Promise<void> {
     const { hub } = this.#o;
-    this.#lastVersion = hub.index.version;
+    this.#lastVersion = hub.index.localVersion;
     this.#lastAnnounced = Date.now();
     const nodes: AnnouncedNode[] = [];
     if (!this.#closed) for (const node of hub.index.nodes()) if (!node.via) nodes.push(this.#describe(node));
@@ -122,7 +122,7 @@ export class ReplicaDirectory {
     for (const [replicaId, view] of this.#replicas) {
       if (now - view.lastSeen > SILENT_PERIODS * view.announceMs) this.#forget(replicaId);
     }
-    const changed = this.#o.hub.index.version !== this.#lastVersion;
+    const changed = this.#o.hub.index.localVersion !== this.#lastVersion;
     if (changed || now - this.#lastAnnounced >= this.#o.announceMs) {
       this.announce().catch((error: unknown) =>
         this.#o.log?.warn({ err: error }, 'could not announce this replica’s nodes'),

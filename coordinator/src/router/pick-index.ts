@@ -163,6 +163,8 @@ export class PickIndex {
   readonly #toUsdNano: (wei: bigint) => bigint;
   /** Bumped whenever membership, state or prices change (not on load/latency): catalog caches key on it. */
   version = 0;
+  /** Bumped like `version`, for this replica's own nodes only (what it announces to the others). */
+  localVersion = 0;
 
   constructor(options: { nativeToUsdNano: (wei: bigint) => bigint }) {
     this.#toUsdNano = options.nativeToUsdNano;
@@ -212,6 +214,7 @@ export class PickIndex {
       this.#place(slot, entry);
     }
     this.version++;
+    if (!node.via) this.localVersion++;
     return node;
   }
 
@@ -228,6 +231,7 @@ export class PickIndex {
       if (slot.members.size === 0) this.#models.delete(modelId);
     }
     this.version++;
+    if (!node.via) this.localVersion++;
   }
 
   /** Sets a node's presence state (online, busy, draining, suspended…). */
@@ -237,6 +241,7 @@ export class PickIndex {
     node.state = state;
     for (const [modelId, entry] of node.entries) this.#place(this.#models.get(modelId)!, entry);
     this.version++;
+    if (!node.via) this.localVersion++;
   }
 
   /** Records the load a node reported (0..1). */

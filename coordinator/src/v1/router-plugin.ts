@@ -3,6 +3,7 @@
  * HUB_PATH), and the /v1 and /api/router routes. Registered by buildApp.
  */
 import { hkdfSync } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { TierName } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -22,8 +23,8 @@ import { routerRoutes } from './routes.js';
 /** How often the coordinator looks for holds a crashed coordinator left behind. */
 export const STALE_HOLD_SWEEP_MS = 60_000;
 
-/** The app secret the replicas of one network share as their peer-RPC key (app_secrets). */
-export const PEER_KEY_NAME = 'peer-rpc-secp256k1';
+/** The app secret the replicas of one network share for peer-RPC (app_secrets). */
+export const PEER_SECRET_NAME = 'peer-rpc-secret';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
@@ -122,7 +123,7 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
       { param: 'peer.port' },
     );
   }
-  const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_KEY_NAME, 32);
+  const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_SECRET_NAME, 32);
   // The replicas' peer address (the caller named in their calls) and the MAC key, both from the
   // shared secret, each through its own derivation.
   const derive = (label: string) => Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), label, 32));
@@ -144,7 +145,9 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
   };
   const publisher = connect();
   const subscriber = connect();
-  const peerUrl = peer.url ?? `${peer.host}:${server.port}`;
+  // Bound to every interface, this replica is dialled by its host name unless peer.url says better.
+  const wildcard = peer.host === '0.0.0.0' || peer.host === '::';
+  const peerUrl = peer.url ?? `${wildcard ? hostname() : peer.host}:${server.port}`;
   app.decorate('peerUrl', peerUrl);
   const directory = new ReplicaDirectory({
     hub,
@@ -159,7 +162,7 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
   app.addHook('onReady', async () => {
     await directory.start();
   });
-  // Before the hub closes: the others drop this replica's nodes at once.
+  // On close, an empty announcement: the others drop this replica's nodes at once.
   app.addHook('preClose', async () => {
     await directory.close();
     hub.setRelay(undefined);
