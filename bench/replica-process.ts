@@ -6,7 +6,8 @@
  * masterKey, namespace, announceMs}. Prints one JSON line with `ready`, its base URL, hub URL and
  * peer-RPC address; SIGTERM closes it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,8 @@ import { createDatabase } from '../coordinator/src/db/create-database.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
 export type ReplicaSettings = {
+  /** Writes a V8 CPU profile of this replica's main thread here when it stops. */
+  cpuProfile?: string;
   pgUrl: string;
   schema: string;
   redisUrl: string;
@@ -25,6 +28,16 @@ export type ReplicaSettings = {
 };
 
 const settings = JSON.parse(process.argv[2]!) as ReplicaSettings;
+const profiler = settings.cpuProfile ? new Session() : undefined;
+const post = (method: string) =>
+  new Promise<unknown>((resolve, reject) =>
+    profiler!.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+  );
+if (profiler) {
+  profiler.connect();
+  await post('Profiler.enable');
+  await post('Profiler.start');
+}
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-replica-'));
 const db = createDatabase({ pgUrl: settings.pgUrl, schema: settings.schema });
 const config = loadConfig({
@@ -54,6 +67,10 @@ process.on(
   'SIGTERM',
   () =>
     void (async () => {
+      if (profiler) {
+        const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+        writeFileSync(settings.cpuProfile!, JSON.stringify(profile));
+      }
       await app.close();
       await db.destroy();
       rmSync(dataDir, { recursive: true, force: true });

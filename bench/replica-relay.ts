@@ -8,8 +8,10 @@
  *
  * Run: node --import tsx bench/replica-relay.ts [--duration 4] [--rounds 3] [--rate 100]
  *      [--pg postgres://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379]
+ *      [--cpu-prof DIR] (V8 CPU profiles of both replicas' main threads: holder.cpuprofile, relaying.cpuprofile)
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const DURATION_S = Number(values.duration);
@@ -101,13 +104,17 @@ const settings: ReplicaSettings = {
   namespace: `bench-${process.pid}`,
   announceMs: 250,
 };
-async function replica(): Promise<Replica> {
-  const { child, output } = await spawnReady('./replica-process.ts', [JSON.stringify(settings)], '"ready"');
+async function replica(name: string): Promise<Replica> {
+  const profileDir = values['cpu-prof'];
+  const own = profileDir
+    ? { ...settings, cpuProfile: path.resolve(profileDir, `${name}.cpuprofile`) }
+    : settings;
+  const { child, output } = await spawnReady('./replica-process.ts', [JSON.stringify(own)], '"ready"');
   const info = JSON.parse(output.trim().split('\n').at(-1)!) as Omit<Replica, 'pid' | 'stop'>;
   return { ...info, pid: child.pid!, stop: () => stopProcess(child) };
 }
-const holder = await replica();
-const relaying = await replica();
+const holder = await replica('holder');
+const relaying = await replica('relaying');
 const node = await spawnFixedReplyNode(holder.hubUrl, generatePrivateKey());
 const keyHeader = { authorization: `Bearer ${key}` };
 const chatUrl = (r: Replica) => `${r.base}/v1/chat/completions`;
