@@ -4,8 +4,12 @@
  * relays the job over peer-RPC (gRPC) and bills it once. Real sockets, real services, the
  * fixed-reply node for known token counts.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type InferEvent,
   type InferRequest,
@@ -30,7 +34,6 @@ import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
-import { testBackends } from '../coordinator/src/testing/test-backends.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
@@ -74,7 +77,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
   let userId: string;
   const nodes: FixedReplyNode[] = [];
 
-  async function replica(): Promise<Replica> {
+  async function replica(peerExtra: Record<string, unknown> = {}, ns = namespace): Promise<Replica> {
     const db = createDatabase({ pgUrl: pgUrl!, schema: schema.schema });
     const config = loadConfig({
       overrides: {
@@ -86,7 +89,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
         logLevel: 'silent',
         rateLimit: { enabled: false },
         platformFeeBps: FEE_BPS,
-        peer: { port: 0, announceMs: ANNOUNCE_MS, namespace },
+        peer: { port: 0, announceMs: ANNOUNCE_MS, namespace: ns, ...peerExtra },
       },
     });
     const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
@@ -405,6 +408,55 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     await onA.stop();
   });
 
+  test('behavior: with mutual TLS, replicas relay to each other; a plaintext caller or one without the network CA’s certificate cannot connect', async () => {
+    const certs = makeCertificates();
+    const tls = { tlsCert: certs.cert, tlsKey: certs.key, tlsCa: certs.ca };
+    const ns = `gmtest-tls-${randomBytes(4).toString('hex')}`;
+    const c = await replica(tls, ns);
+    const d = await replica(tls, ns);
+    try {
+      const node = await nodeOn(d, { models: [usdOffer('tls', USD, USD)] });
+      await until(() => c.app.hub.index.node(node.nodeId)?.state === 'online');
+      const res = await post(c, '/v1/chat/completions', {
+        model: 'tls',
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(res.headers.get('x-gpumesh-node')).toBe(node.nodeId);
+      expect(node.jobs).toBe(1);
+
+      const PeerRpc = loadPeerProto();
+      const { readFileSync } = await import('node:fs');
+      const ping = (channel: ReturnType<typeof credentials.createInsecure>) =>
+        new Promise<ServiceError | PingResponse>((resolve) => {
+          const client = new PeerRpc(d.peerUrl, channel) as unknown as {
+            Ping(
+              r: { ts: number },
+              m: Metadata,
+              o: { deadline: number },
+              cb: (e: ServiceError | null, v?: PingResponse) => void,
+            ): void;
+            close(): void;
+          };
+          client.Ping({ ts: 1 }, new MetadataClass(), { deadline: Date.now() + 2_000 }, (error, value) => {
+            client.close();
+            resolve(error ?? value!);
+          });
+        });
+      const { Metadata: MetadataClass } = await import('@grpc/grpc-js');
+      expect(((await ping(credentials.createInsecure())) as ServiceError).code).toBe(status.UNAVAILABLE);
+      // TLS that trusts the server, but shows no client certificate.
+      const noClientCert = (await ping(credentials.createSsl(readFileSync(certs.ca)))) as ServiceError;
+      expect(noClientCert.code).toBe(status.UNAVAILABLE);
+      await node.stop();
+    } finally {
+      await c.app.close();
+      await d.app.close();
+      await c.db.destroy();
+      await d.db.destroy();
+    }
+  });
+
   test('behavior: a replica that closes is forgotten at once, with its nodes', async () => {
     const node = nodes[0]!;
     expect(a.app.hub.index.node(node.nodeId)).toBeDefined();
@@ -420,24 +472,59 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
 });
 
 describe('coordinator replicas: configuration', () => {
-  test('errors: peer.port without PostgreSQL and Redis is refused at start, naming the setting', async () => {
-    const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
-    const store = await sqlite.open();
-    try {
-      const config = loadConfig({
-        overrides: {
-          dataDir: store.dataDir,
-          masterKey: randomBytes(32).toString('hex'),
-          logLevel: 'silent',
-          peer: { port: 0 },
-        },
-      });
-      await expect(buildApp({ config, db: store.db, logger: false })).rejects.toMatchObject({
-        code: 'invalid_config',
-        param: 'peer.port',
-      });
-    } finally {
-      await store.close();
-    }
+  test('errors: peer.port without PostgreSQL and Redis, or TLS without all three files, is a configuration error naming the setting', () => {
+    const base = { masterKey: randomBytes(32).toString('hex'), logLevel: 'silent' };
+    expect(() => loadConfig({ overrides: { ...base, peer: { port: 0 } } })).toThrow(
+      expect.objectContaining({ code: 'invalid_config', param: 'peer.port' }),
+    );
+    const stores = { databaseUrl: 'postgres://127.0.0.1/x', redisUrl: 'redis://127.0.0.1' };
+    expect(() =>
+      loadConfig({
+        overrides: { ...base, ...stores, peer: { port: 0, tlsCert: '/a.pem', tlsKey: '/a.key' } },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_config', param: 'peer.tlsCert' }));
+    // Together, they load.
+    expect(loadConfig({ overrides: { ...base, ...stores, peer: { port: 0 } } }).peer.port).toBe(0);
   });
 });
+
+/** A throwaway CA and one replica certificate it signed (for 127.0.0.1, server and client use). */
+function makeCertificates(): { ca: string; cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'gm-peer-tls-'));
+  const at = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    at('ca.key'),
+    '-out',
+    at('ca.pem'),
+    '-days',
+    '1',
+    '-subj',
+    '/CN=gpumesh test CA',
+  );
+  openssl('req', ...ec, '-keyout', at('replica.key'), '-out', at('replica.csr'), '-subj', '/CN=replica');
+  writeFileSync(at('ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    at('replica.csr'),
+    '-CA',
+    at('ca.pem'),
+    '-CAkey',
+    at('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    at('replica.pem'),
+    '-days',
+    '1',
+    '-extfile',
+    at('ext'),
+  );
+  return { ca: at('ca.pem'), cert: at('replica.pem'), key: at('replica.key') };
+}

@@ -176,6 +176,13 @@ export const CoordinatorConfigSchema = Type.Object(
         url: Type.Optional(Type.String({ pattern: '^[^\\s/]+:[0-9]{1,5}$' })),
         /** How often this replica announces its nodes (and at most how stale the others' view is). */
         announceMs: Type.Integer({ default: DEFAULT_PEER_ANNOUNCE_MS, minimum: 10, maximum: 60_000 }),
+        /**
+         * Mutual TLS between replicas: this replica's certificate and key, and the CA that signed
+         * every replica's certificate (PEM files). All three, or none (plaintext: a private network only).
+         */
+        tlsCert: Type.Optional(Type.String({ minLength: 1 })),
+        tlsKey: Type.Optional(Type.String({ minLength: 1 })),
+        tlsCa: Type.Optional(Type.String({ minLength: 1 })),
         /** Redis channel prefix: replicas of one network share it. */
         namespace: Type.String({ default: 'gpumesh', pattern: '^[A-Za-z0-9:_-]{1,64}$' }),
       },
@@ -246,9 +253,32 @@ export function loadConfig(options: LoadConfigOptions = {}): CoordinatorConfig {
     throw new ApiError('invalid_config', `configuration ${where}: ${first.message}`, { param: where });
   }
   const config = withDefaults as ConfigInput;
+  checkPeer(config);
   const publicUrl = stripSlash(config.publicUrl ?? `http://${config.host}:${config.port}`);
   const routerUrl = stripSlash(config.routerUrl ?? publicUrl);
   return deepFreeze({ ...config, dataDir: path.resolve(config.dataDir), publicUrl, routerUrl });
+}
+
+/** Settings that only make sense together: replicas need the shared stores, TLS its three files. */
+function checkPeer(config: ConfigInput): void {
+  const { peer } = config;
+  if (peer.port !== undefined && (!config.databaseUrl || !config.redisUrl)) {
+    throw new ApiError(
+      'invalid_config',
+      'configuration peer.port: replicas need databaseUrl (PostgreSQL, the shared ledger) and redisUrl',
+      { param: 'peer.port' },
+    );
+  }
+  const tls = [peer.tlsCert, peer.tlsKey, peer.tlsCa];
+  if (tls.some((file) => file !== undefined) && tls.some((file) => file === undefined)) {
+    throw new ApiError(
+      'invalid_config',
+      'configuration peer.tlsCert: set tlsCert, tlsKey and tlsCa together',
+      {
+        param: 'peer.tlsCert',
+      },
+    );
+  }
 }
 
 function parseFlags(argv: readonly string[]): Record<string, string | boolean> {

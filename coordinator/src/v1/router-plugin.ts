@@ -3,8 +3,10 @@
  * HUB_PATH), and the /v1 and /api/router routes. Registered by buildApp.
  */
 import { hkdfSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { TierName } from '@gpumesh/protocol';
+import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
@@ -12,6 +14,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app.js';
 import { loadAppSecret } from '../auth/load-jwt-key.js';
+import type { CoordinatorConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Hub } from '../hub/hub.js';
 import { releaseStaleHolds } from '../ledger/release-stale-holds.js';
@@ -111,18 +114,14 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
  * replicas share the ledger (PostgreSQL) and one peer secret, kept in the database like the JWT key.
  */
 async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promise<void> {
-  const { peer, databaseUrl, redisUrl } = ctx.config;
+  const { peer } = ctx.config;
+  // loadConfig made sure of PostgreSQL and Redis (checkPeer).
+  const redisUrl = ctx.config.redisUrl!;
   if (peer.port === undefined) {
     app.decorate('peerUrl', undefined);
     return;
   }
-  if (!databaseUrl || !redisUrl) {
-    throw new ApiError(
-      'invalid_config',
-      'configuration peer.port: replicas need databaseUrl (PostgreSQL, the shared ledger) and redisUrl',
-      { param: 'peer.port' },
-    );
-  }
+  const tls = peerTls(peer);
   const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_SECRET_NAME, 32);
   // The replicas' peer address (the caller named in their calls) and the MAC key, both from the
   // shared secret, each through its own derivation.
@@ -135,8 +134,9 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
     host: peer.host,
     port: peer.port,
     log: app.log,
+    ...(tls ? { credentials: tls.server } : {}),
   });
-  const relay = new PeerRelay({ hub, caller, secret: macKey });
+  const relay = new PeerRelay({ hub, caller, secret: macKey, ...(tls ? { credentials: tls.client } : {}) });
   hub.setRelay(relay);
   const connect = () => {
     const redis = new Redis(redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1 });
@@ -170,6 +170,31 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
     await server.close();
     await Promise.all([publisher.quit(), subscriber.quit()].map((p) => p.catch(() => {})));
   });
+}
+
+/** Mutual-TLS credentials from peer.tlsCert/tlsKey/tlsCa (all set, or none: plaintext). */
+function peerTls(
+  peer: CoordinatorConfig['peer'],
+): { server: ServerCredentials; client: ChannelCredentials } | undefined {
+  if (peer.tlsCert === undefined || peer.tlsKey === undefined || peer.tlsCa === undefined) return undefined;
+  const read = (file: string, param: string) => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new ApiError('invalid_config', `configuration ${param}: cannot read ${file}`, {
+        param,
+        cause: error,
+      });
+    }
+  };
+  const cert = read(peer.tlsCert, 'peer.tlsCert');
+  const key = read(peer.tlsKey, 'peer.tlsKey');
+  const ca = read(peer.tlsCa, 'peer.tlsCa');
+  return {
+    // Both sides show a certificate the network's CA signed.
+    server: ServerCredentials.createSsl(ca, [{ cert_chain: cert, private_key: key }], true),
+    client: credentials.createSsl(ca, key, cert),
+  };
 }
 
 /** The router as an app-level plugin (its `hub` decoration is visible to the whole app). */
