@@ -183,6 +183,24 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     expect([Number(rows[0]!.prompt_tokens), Number(rows[0]!.completion_tokens)]).toEqual([11, 6]);
     // The balance is the sum of the user's entries, on the one ledger both replicas write.
     expect(await sumOfEntries(a.db, userId)).toBe(after.balanceNano);
+    // The network page of either replica shows the whole network; each replica's nodes gauge counts
+    // the nodes connected to it, so the replicas' scrapes add up.
+    for (const r of [a, b]) {
+      const stats = (await r.app.inject({ method: 'GET', url: '/api/network/stats' })).json() as {
+        nodes: { total: number; byRole: Record<string, number> };
+      };
+      expect(stats.nodes.total).toBe(1);
+      expect(Object.keys(stats.nodes.byRole)).not.toContain('unknown');
+    }
+    const gauge = async (r: Replica) =>
+      (
+        (await r.app.inject({ method: 'GET', url: '/metrics' })).body.match(
+          /^gpumesh_nodes\{[^}]*\} (\d+)$/gm,
+        ) ?? []
+      )
+        .map((line) => Number(line.split(' ').at(-1)))
+        .reduce((sum, n) => sum + n, 0);
+    expect([await gauge(a), await gauge(b)]).toEqual([0, 1]);
     // No slot stays taken on either side.
     expect([...a.app.hub.index.node(node.nodeId)!.entries.values()][0]!.inflight).toBe(0);
     expect([...b.app.hub.index.node(node.nodeId)!.entries.values()][0]!.inflight).toBe(0);

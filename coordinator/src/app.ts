@@ -150,7 +150,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(keysRoutes, ctx);
   await app.register(routerPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(discoveryRoutes, ctx);
-  app.metrics.trackNodes(() => listHubNodes(app.hub));
+  // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.
+  app.metrics.trackNodes(() => listHubNodes(app.hub, { localOnly: true }));
   await app.register(healthRoutes, { db });
   await app.register(pagesRoutes, {
     appUrl: config.publicUrl,

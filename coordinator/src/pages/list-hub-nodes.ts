@@ -3,12 +3,15 @@ import type { NetworkNodeView } from './network-stats.js';
 
 /**
  * The hub's nodes as the network stats and the nodes gauge see them: presence from the router's
- * index, tier and role from the session, and the models the node may be routed (after its tier's
- * scopes) with their advertised prices.
+ * index, tier and role from the session (or, for a node another replica holds, from its
+ * announcement), and the models the node may be routed (after its tier's scopes) with their
+ * advertised prices. `localOnly`: the nodes connected to this replica (the gauge, which replicas'
+ * scrapes add up), not the whole network's (the pages).
  */
-export function listHubNodes(hub: Hub): NetworkNodeView[] {
+export function listHubNodes(hub: Hub, options: { localOnly?: boolean } = {}): NetworkNodeView[] {
   const views: NetworkNodeView[] = [];
   for (const node of hub.index.nodes()) {
+    if (options.localOnly && node.via) continue;
     const session = hub.session(node.nodeId);
     views.push({
       state: node.state,
