@@ -26,15 +26,19 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../bench/fixed-reply-node.js';
 import { buildApp } from '../coordinator/src/app.js';
+import { systemClock } from '../coordinator/src/clock.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { createDatabase } from '../coordinator/src/db/create-database.js';
 import type { Database } from '../coordinator/src/db/schema.js';
 import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { loadPeerKeys } from '../coordinator/src/peer/peer-keys.js';
+import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/replica-directory.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { createKeyring } from '../coordinator/src/wallets/keyring.js';
 import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
 
@@ -282,49 +286,63 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     await slow.stop();
   });
 
-  test('behavior: a replica that cannot be reached fails over to the next node, paid once; a silent replica is dropped after three periods', async () => {
+  test('behavior: a replica that cannot be reached fails over to the next node, paid once; a silent replica is dropped after three periods; announcements without the network’s MAC, or stale, are ignored', async () => {
     // A "replica" that only announces (raw Redis): its node is the cheapest, and its peer-RPC
     // address answers nothing.
     const { Redis } = await import('ioredis');
     const redis = new Redis(redisUrl!);
     const ghostNode = privateKeyToAccount(generatePrivateKey()).address;
-    const announce = () =>
-      redis.publish(
-        `${namespace}:replicas`,
-        JSON.stringify({
-          replicaId: 'ghost',
-          peerUrl: '127.0.0.1:1',
-          announceMs: ANNOUNCE_MS,
-          nodes: [
+    // Announcements are sealed with the network's peer key: this test, knowing the master key,
+    // plays a replica of the network.
+    const { macKey } = await loadPeerKeys(a.db, createKeyring(Buffer.from(masterKey, 'hex')), systemClock);
+    const ghost = (nodeId: string, at = Date.now()): Announcement => ({
+      replicaId: 'ghost',
+      at,
+      peerUrl: '127.0.0.1:1',
+      announceMs: ANNOUNCE_MS,
+      nodes: [
+        {
+          nodeId,
+          owner: null,
+          tierRank: 4,
+          tier: 'platinum',
+          role: 'gpu',
+          scopes: ['chat'],
+          state: 'online',
+          load: 0,
+          models: [
             {
-              nodeId: ghostNode,
-              owner: null,
-              tierRank: 4,
-              tier: 'platinum',
-              role: 'gpu',
-              scopes: ['chat'],
-              state: 'online',
-              load: 0,
-              models: [
-                {
-                  modelId: 'g',
-                  family: 'chat',
-                  contextLength: 4096,
-                  maxConcurrency: 8,
-                  priceIn: '1',
-                  priceOut: '1',
-                  currency: 'USD',
-                },
-              ],
+              modelId: 'g',
+              family: 'chat',
+              contextLength: 4096,
+              maxConcurrency: 8,
+              priceIn: '1',
+              priceOut: '1',
+              currency: 'USD',
             },
           ],
-        }),
-      );
-    // Malformed announcements are ignored, not fatal.
-    await redis.publish(`${namespace}:replicas`, 'not json');
-    await redis.publish(`${namespace}:replicas`, JSON.stringify({ replicaId: 'x', nodes: [{ nodeId: 1 }] }));
+        },
+      ],
+    });
+    const channel = `${namespace}:replicas`;
+    const announce = () => redis.publish(channel, sealAnnouncement(ghost(ghostNode), macKey));
+    // Ignored, not fatal: malformed text, a valid announcement without the network's MAC (anyone
+    // who can write to Redis), one sealed with another key, and a genuine one replayed later.
+    const forged = privateKeyToAccount(generatePrivateKey()).address;
+    await redis.publish(channel, 'not json');
+    await redis.publish(channel, JSON.stringify(ghost(forged)));
+    await redis.publish(channel, sealAnnouncement(ghost(forged), randomBytes(32)));
+    await redis.publish(channel, sealAnnouncement(ghost(forged, Date.now() - 120_000), macKey));
+    await redis.publish(
+      channel,
+      sealAnnouncement({ ...ghost(forged), nodes: [] } as Announcement, macKey).replace(
+        '"nodes":[]',
+        '"nodes":[{"nodeId":1}]',
+      ),
+    );
     await announce();
     await until(() => a.app.hub.index.node(ghostNode)?.via?.replicaId === 'ghost');
+    expect(a.app.hub.index.node(forged)).toBeUndefined();
     const local = await nodeOn(a, { models: [usdOffer('g', 3n * USD, 3n * USD)], promptTokens: 5 });
     await until(() => a.app.hub.index.node(local.nodeId)?.state === 'online');
     await announce();

@@ -325,7 +325,9 @@ export async function startPeerServer(
           }),
         onError: (error) => end({ event: 'error', error }),
       });
-      call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
+      // A call cancelled while the job was being sent has already fired its event.
+      if (call.cancelled) handle.cancel('the relaying replica cancelled');
+      else call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
     },
     Embed: async (
       call: ServerUnaryCall<EmbedRequest, EmbedResponse>,
@@ -347,7 +349,9 @@ export async function startPeerServer(
           }),
         onError: (error) => callback(null, { outcome: 'error', error }),
       });
-      call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
+      // A call cancelled while the job was being sent has already fired its event.
+      if (call.cancelled) handle.cancel('the relaying replica cancelled');
+      else call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
     },
     GetManifest: async (
       call: ServerUnaryCall<GetManifestRequest, SignedManifest>,

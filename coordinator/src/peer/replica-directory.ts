@@ -6,7 +6,12 @@
  * peer-RPC (peer-relay.ts). A replica whose announcements stop for three periods is dropped with its
  * nodes; one that closes announces an empty list first. A node held here is never replaced by
  * another replica's announcement of it.
+ *
+ * Redis is not trusted with routing: an announcement names prices and where jobs go, so each one
+ * carries an HMAC under the network's peer key (`<hex mac>.<json>`) and the time it was made; one
+ * that does not verify, or is more than a minute old (a replay), is ignored.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Redis } from 'ioredis';
@@ -36,6 +41,8 @@ const AnnouncedNode = Type.Object({
 });
 const Announcement = Type.Object({
   replicaId: Type.String({ minLength: 1, maxLength: 128 }),
+  /** When it was made, ms since the epoch. */
+  at: Type.Integer({ minimum: 0 }),
   peerUrl: Type.String({ minLength: 1, maxLength: 300 }),
   announceMs: Type.Integer({ minimum: 1 }),
   nodes: Type.Array(AnnouncedNode),
@@ -51,6 +58,8 @@ export type ReplicaDirectoryOptions = {
   namespace: string;
   replicaId: string;
   peerUrl: string;
+  /** The network's peer MAC key (peer-keys.ts): announcements are made and checked with it. */
+  macKey: Uint8Array;
   announceMs: number;
   log?: { warn(obj: object, msg: string): void };
 };
@@ -64,6 +73,18 @@ type ReplicaView = {
 
 /** Periods of silence after which a replica counts as gone. */
 const SILENT_PERIODS = 3;
+/** Oldest (or furthest ahead, for clock skew) an announcement may be. */
+const MAX_ANNOUNCEMENT_AGE_MS = 60_000;
+
+/** An announcement as it goes on the channel: its HMAC, a dot, its JSON. */
+export function sealAnnouncement(announcement: Announcement, macKey: Uint8Array): string {
+  const json = JSON.stringify(announcement);
+  return `${mac(json, macKey)}.${json}`;
+}
+
+function mac(text: string, key: Uint8Array): string {
+  return createHmac('sha256', key).update(text).digest('hex');
+}
 
 export class ReplicaDirectory {
   readonly #o: ReplicaDirectoryOptions;
@@ -100,11 +121,12 @@ export class ReplicaDirectory {
     if (!this.#closed) for (const node of hub.index.nodes()) if (!node.via) nodes.push(this.#describe(node));
     const announcement: Announcement = {
       replicaId: this.#o.replicaId,
+      at: Date.now(),
       peerUrl: this.#o.peerUrl,
       announceMs: this.#o.announceMs,
       nodes,
     };
-    await this.#o.publisher.publish(this.#channel, JSON.stringify(announcement));
+    await this.#o.publisher.publish(this.#channel, sealAnnouncement(announcement, this.#o.macKey));
   }
 
   /** Announces that this replica holds nothing any more, stops listening, forgets remote nodes. */
@@ -154,14 +176,26 @@ export class ReplicaDirectory {
   }
 
   #receive(text: string): void {
+    const dot = text.indexOf('.');
+    const given = Buffer.from(dot === 64 ? text.slice(0, dot) : '', 'hex');
+    const json = text.slice(dot + 1);
+    const expected = Buffer.from(mac(json, this.#o.macKey), 'hex');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      this.#o.log?.warn({ bytes: text.length }, 'ignored a replica announcement without a valid MAC');
+      return;
+    }
     let announcement: unknown;
     try {
-      announcement = JSON.parse(text);
+      announcement = JSON.parse(json);
     } catch {
       announcement = undefined;
     }
     if (!Value.Check(Announcement, announcement)) {
       this.#o.log?.warn({ bytes: text.length }, 'ignored a malformed replica announcement');
+      return;
+    }
+    if (Math.abs(Date.now() - announcement.at) > MAX_ANNOUNCEMENT_AGE_MS) {
+      this.#o.log?.warn({ replicaId: announcement.replicaId }, 'ignored a stale replica announcement');
       return;
     }
     if (announcement.replicaId === this.#o.replicaId || this.#closed) return;

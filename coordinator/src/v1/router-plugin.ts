@@ -2,7 +2,6 @@
  * Wires the router into the app: the node hub on the HTTP server's WebSocket upgrade (path
  * HUB_PATH), and the /v1 and /api/router routes. Registered by buildApp.
  */
-import { hkdfSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { TierName } from '@gpumesh/protocol';
@@ -10,14 +9,13 @@ import { type ChannelCredentials, credentials, ServerCredentials } from '@grpc/g
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
-import { privateKeyToAccount } from 'viem/accounts';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app.js';
-import { loadAppSecret } from '../auth/load-jwt-key.js';
 import type { CoordinatorConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Hub } from '../hub/hub.js';
 import { releaseStaleHolds } from '../ledger/release-stale-holds.js';
+import { loadPeerKeys } from '../peer/peer-keys.js';
 import { PeerRelay, startPeerServer } from '../peer/peer-relay.js';
 import { ReplicaDirectory } from '../peer/replica-directory.js';
 import { tierOf } from '../staking/tier-of.js';
@@ -25,9 +23,6 @@ import { routerRoutes } from './routes.js';
 
 /** How often the coordinator looks for holds a crashed coordinator left behind. */
 export const STALE_HOLD_SWEEP_MS = 60_000;
-
-/** The app secret the replicas of one network share for peer-RPC (app_secrets). */
-export const PEER_SECRET_NAME = 'peer-rpc-secret';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
@@ -122,12 +117,7 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
     return;
   }
   const tls = peerTls(peer);
-  const secret = await loadAppSecret(ctx.db, ctx.keyring, ctx.clock, PEER_SECRET_NAME, 32);
-  // The replicas' peer address (the caller named in their calls) and the MAC key, both from the
-  // shared secret, each through its own derivation.
-  const derive = (label: string) => Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), label, 32));
-  const caller = privateKeyToAccount(`0x${derive('gpumesh peer-rpc secp256k1').toString('hex')}`).address;
-  const macKey = derive('gpumesh peer-rpc mac');
+  const { caller, macKey } = await loadPeerKeys(ctx.db, ctx.keyring, ctx.clock);
   const server = await startPeerServer({
     hub,
     secret: macKey,
@@ -156,6 +146,7 @@ async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promis
     namespace: peer.namespace,
     replicaId: hub.coordinatorId,
     peerUrl,
+    macKey,
     announceMs: peer.announceMs,
     log: app.log,
   });
