@@ -146,6 +146,8 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     return node;
   }
 
+  const chat = (r: Replica, model: string) =>
+    post(r, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'x' }] });
   const post = (r: Replica, path: string, body: Record<string, unknown>) =>
     fetch(`${r.base}${path}`, {
       method: 'POST',
@@ -243,10 +245,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const cheap = await nodeOn(a, { models: [usdOffer('m', USD / 2n, USD)] });
     await until(() => b.app.hub.index.node(cheap.nodeId)?.state === 'online');
     // B relays to the cheaper node on A.
-    const res = await post(b, '/v1/chat/completions', {
-      model: 'm',
-      messages: [{ role: 'user', content: 'x' }],
-    });
+    const res = await chat(b, 'm');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-gpumesh-node')).toBe(cheap.nodeId);
     expect(cheap.jobs).toBe(1);
@@ -347,10 +346,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     await until(() => a.app.hub.index.node(local.nodeId)?.state === 'online');
     await announce();
     const before = await getBalance(a.db, userId);
-    const res = await post(a, '/v1/chat/completions', {
-      model: 'g',
-      messages: [{ role: 'user', content: 'x' }],
-    });
+    const res = await chat(a, 'g');
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('x-gpumesh-node')).toBe(local.nodeId);
     await ledgerIdle(a.db);
@@ -434,10 +430,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     // B's own announcements no longer claim it, so A keeps it local.
     await new Promise((r) => setTimeout(r, 3 * ANNOUNCE_MS));
     expect(a.app.hub.index.node(onA.nodeId)?.via).toBeUndefined();
-    const res = await post(b, '/v1/chat/completions', {
-      model: 'moving',
-      messages: [{ role: 'user', content: 'x' }],
-    });
+    const res = await chat(b, 'moving');
     expect(res.status).toBe(200);
     expect(res.headers.get('x-gpumesh-node')).toBe(onA.nodeId);
     expect(onA.jobs).toBe(1);
@@ -453,10 +446,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     try {
       const node = await nodeOn(d, { models: [usdOffer('tls', USD, USD)] });
       await until(() => c.app.hub.index.node(node.nodeId)?.state === 'online');
-      const res = await post(c, '/v1/chat/completions', {
-        model: 'tls',
-        messages: [{ role: 'user', content: 'x' }],
-      });
+      const res = await chat(c, 'tls');
       expect(res.status, await res.clone().text()).toBe(200);
       expect(res.headers.get('x-gpumesh-node')).toBe(node.nodeId);
       expect(node.jobs).toBe(1);
@@ -498,10 +488,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     expect(a.app.hub.index.node(node.nodeId)).toBeDefined();
     await b.app.close();
     await until(() => !a.app.hub.index.node(node.nodeId), 2_000);
-    const res = await post(a, '/v1/chat/completions', {
-      model: 'm',
-      messages: [{ role: 'user', content: 'x' }],
-    });
+    const res = await chat(a, 'm');
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
   });
