@@ -29,12 +29,12 @@ import {
   type Client,
   type ClientReadableStream,
   credentials,
-  type Metadata,
-  Metadata as MetadataClass,
+  Metadata,
   Server,
   ServerCredentials,
   type ServerUnaryCall,
   type ServerWritableStream,
+  type ServiceClientConstructor,
   type ServiceError,
   type sendUnaryData,
   status,
@@ -56,6 +56,13 @@ type PeerClient = Client & {
   ): { cancel(): void };
 };
 
+/** The PeerRpc service, loaded from the .proto once per process (client and server share it). */
+let PeerRpc: ServiceClientConstructor | undefined;
+const peerRpc = (): ServiceClientConstructor => {
+  PeerRpc ??= loadPeerProto();
+  return PeerRpc;
+};
+
 /** Time a relayed job gets beyond the node's own timeout: the holding replica answers first. */
 const RELAY_GRACE_MS = 2_000;
 
@@ -73,7 +80,6 @@ export class PeerRelay {
   readonly #secret: Uint8Array;
   readonly #credentials: ChannelCredentials;
   readonly #clients = new Map<string, PeerClient>();
-  readonly #PeerRpc = loadPeerProto();
 
   /** `caller`: this replica's peer address; `secret`: the MAC key the replicas share. */
   constructor(options: { hub: Hub; caller: string; secret: Uint8Array; credentials?: ChannelCredentials }) {
@@ -185,7 +191,7 @@ export class PeerRelay {
   #client(peerUrl: string): PeerClient {
     let client = this.#clients.get(peerUrl);
     if (!client) {
-      client = new this.#PeerRpc(peerUrl, this.#credentials) as unknown as PeerClient;
+      client = new (peerRpc())(peerUrl, this.#credentials) as unknown as PeerClient;
       this.#clients.set(peerUrl, client);
     }
     return client;
@@ -274,7 +280,7 @@ export async function startPeerServer(
     if ('caller' in outcome) return undefined;
     const { code, details } = outcome.rejection;
     options.log?.warn({ method, reason: details }, 'refused a peer-RPC call');
-    return Object.assign(new Error(details), { code, details, metadata: new MetadataClass() });
+    return Object.assign(new Error(details), { code, details, metadata: new Metadata() });
   };
   /** The entry of a node held here for `model`, or the job error to answer with. */
   const localEntry = (nodeId: string, model: string): Entry | JobError => {
@@ -286,14 +292,37 @@ export async function startPeerServer(
       return { code: 'model_not_found', message: 'The node does not serve this model.', retryable: true };
     return entry;
   };
-  const jobSpec = (request: InferRequest | EmbedRequest, kind: JobSpec['kind'], stream: boolean) => {
+  /**
+   * Runs a relayed job on a node held here, with Hub.dispatch's handlers: a job that cannot start
+   * (node gone, model not served, request not an object) ends at once with onError, and the call's
+   * cancellation cancels the job.
+   */
+  const runHere = (
+    call: { readonly cancelled: boolean; on(event: 'cancelled', listener: () => void): unknown },
+    request: InferRequest | EmbedRequest,
+    kind: JobSpec['kind'],
+    stream: boolean,
+    handlers: JobHandlers,
+  ): void => {
+    const entry = localEntry(request.node_id, request.model);
+    if (!('node' in entry)) {
+      handlers.onError(entry);
+      return;
+    }
     const parsed = parseObject(request.request_json);
-    if (!parsed) return undefined;
+    if (!parsed) {
+      handlers.onError(invalid('request_json is not a JSON object'));
+      return;
+    }
     const timeoutMs = request.timeout_ms > 0 ? request.timeout_ms : 60_000;
-    return { kind, model: request.model, request: parsed, stream, timeoutMs } satisfies JobSpec;
+    const spec: JobSpec = { kind, model: request.model, request: parsed, stream, timeoutMs };
+    const handle = dispatchSafely(hub, entry, spec, handlers);
+    // A call cancelled while the job was being sent has already fired its event.
+    if (call.cancelled) handle.cancel('the relaying replica cancelled');
+    else call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
   };
 
-  server.addService(loadPeerProto().service, {
+  server.addService(peerRpc().service, {
     Infer: async (call: ServerWritableStream<InferRequest, InferEvent>) => {
       const refusal = await denied(PEER_METHODS.Infer, call.metadata);
       // A streaming call's status goes out on its 'error' event (destroy() would leave it open).
@@ -306,11 +335,7 @@ export async function startPeerServer(
       };
       if (request.kind !== 'chat' && request.kind !== 'completion')
         return end({ event: 'error', error: invalid('kind must be chat or completion') });
-      const entry = localEntry(request.node_id, request.model);
-      if (!('node' in entry)) return end({ event: 'error', error: entry });
-      const spec = jobSpec(request, request.kind, request.stream);
-      if (!spec) return end({ event: 'error', error: invalid('request_json is not a JSON object') });
-      const handle = dispatchSafely(hub, entry, spec, {
+      runHere(call, request, request.kind, request.stream, {
         onChunk: (chunk, seq, tokens) => {
           if (call.cancelled || call.destroyed) return;
           call.write({
@@ -325,9 +350,6 @@ export async function startPeerServer(
           }),
         onError: (error) => end({ event: 'error', error }),
       });
-      // A call cancelled while the job was being sent has already fired its event.
-      if (call.cancelled) handle.cancel('the relaying replica cancelled');
-      else call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
     },
     Embed: async (
       call: ServerUnaryCall<EmbedRequest, EmbedResponse>,
@@ -335,13 +357,7 @@ export async function startPeerServer(
     ) => {
       const refusal = await denied(PEER_METHODS.Embed, call.metadata);
       if (refusal) return callback(refusal);
-      const request = call.request;
-      const entry = localEntry(request.node_id, request.model);
-      if (!('node' in entry)) return callback(null, { outcome: 'error', error: entry });
-      const spec = jobSpec(request, 'embedding', false);
-      if (!spec)
-        return callback(null, { outcome: 'error', error: invalid('request_json is not a JSON object') });
-      const handle = dispatchSafely(hub, entry, spec, {
+      runHere(call, call.request, 'embedding', false, {
         onResult: (response) =>
           callback(null, {
             outcome: 'result',
@@ -349,9 +365,6 @@ export async function startPeerServer(
           }),
         onError: (error) => callback(null, { outcome: 'error', error }),
       });
-      // A call cancelled while the job was being sent has already fired its event.
-      if (call.cancelled) handle.cancel('the relaying replica cancelled');
-      else call.on('cancelled', () => handle.cancel('the relaying replica cancelled'));
     },
     GetManifest: async (
       call: ServerUnaryCall<GetManifestRequest, SignedManifest>,

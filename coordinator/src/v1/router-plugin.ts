@@ -110,12 +110,12 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
  */
 async function replicas(app: FastifyInstance, ctx: AppContext, hub: Hub): Promise<void> {
   const { peer } = ctx.config;
-  // loadConfig made sure of PostgreSQL and Redis (checkPeer).
-  const redisUrl = ctx.config.redisUrl!;
   if (peer.port === undefined) {
     app.decorate('peerUrl', undefined);
     return;
   }
+  // loadConfig made sure of PostgreSQL and Redis (checkPeer).
+  const redisUrl = ctx.config.redisUrl!;
   const tls = peerTls(peer);
   const { caller, macKey } = await loadPeerKeys(ctx.db, ctx.keyring, ctx.clock);
   const server = await startPeerServer({
