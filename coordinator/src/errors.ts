@@ -144,6 +144,31 @@ export const ERRORS = {
     message: 'No transaction with this hash is known to the chain.',
     retryable: false,
   },
+  payment_not_external: {
+    status: 400,
+    type: 'invalid_request_error',
+    message:
+      'The transfer came from a wallet this service manages; only transfers from outside are deposits.',
+    retryable: false,
+  },
+  payment_spent: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: "The payment's tokens are no longer uncredited in your proxy wallet.",
+    retryable: false,
+  },
+  recipient_not_allowed: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'Withdrawals to a wallet this service manages are refused; send to a wallet of your own.',
+    retryable: false,
+  },
+  wallet_busy: {
+    status: 503,
+    type: 'api_error',
+    message: 'Another operation on this wallet is in progress; try again shortly.',
+    retryable: true,
+  },
   withdraw_limit_exceeded: {
     status: 429,
     type: 'rate_limit_error',

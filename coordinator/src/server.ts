@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { type CoordinatorConfig, loadConfig } from './config.js';
 import { createDatabase } from './db/create-database.js';
 import { migrate } from './db/migrate.js';
+import { reconcileCommand } from './reconcile/reconcile-command.js';
 
 export const EXIT_SIGINT = 130;
 export const EXIT_SIGTERM = 143;
@@ -41,8 +42,30 @@ export async function startServer(options: {
   return { app, config, url, close: () => app.close() };
 }
 
-/** The CLI: start, log the URL, trap signals. */
+/** What `gpumesh-coordinator --help` prints. */
+export const USAGE = `Usage: gpumesh-coordinator [command] [flags]
+
+Commands:
+  (none)      start the coordinator (flags: --port N, --data-dir DIR, --config FILE, any config field
+              as --kebab-path, e.g. --chain-rpc-url URL; environment GPUMESH_*, DATABASE_URL, REDIS_URL)
+  reconcile   check the books: each ledger balance = Σ its entries, no stale hold, every proxy
+              wallet holds the tokens its credits stand on; prints differences, exits 1 on any
+              (--json for a machine-readable report; same flags and environment as the server)
+  --help      this text
+`;
+
+/** The CLI: start, log the URL, trap signals; or a command (reconcile, --help). */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (argv[0] === 'reconcile') {
+    process.exitCode = await reconcileCommand(argv.slice(1), env, (line) =>
+      process.stdout.write(`${line}\n`),
+    );
+    return;
+  }
   const server = await startServer({ argv, env });
   server.app.log.info(
     { url: server.url, publicUrl: server.config.publicUrl },

@@ -1,6 +1,7 @@
 import { type Chain, createPublicClient, http, type PublicClient } from 'viem';
 import { defineGpumeshChain } from './define-chain.js';
 import { createSignerQueue, type SignerQueue } from './signer-queue.js';
+import type { WalletLock } from './wallet-lock.js';
 
 /** How often viem polls for receipts and blocks; the chain makes a block every ~0.5 s. */
 export const DEFAULT_POLLING_INTERVAL_MS = 250;
@@ -20,6 +21,8 @@ export type CreateChainContextParameters = {
   nativeSymbol: string;
   explorerUrl?: string;
   pollingIntervalMs?: number;
+  /** The lock replicas share per wallet; without it the signer queue is per process only. */
+  walletLock?: WalletLock;
 };
 
 /** Creates the chain client (viem, HTTP JSON-RPC) and an empty signer queue. No I/O until used. */
@@ -30,5 +33,9 @@ export function createChainContext(parameters: CreateChainContextParameters): Ch
     transport: http(parameters.rpcUrl, { timeout: DEFAULT_RPC_TIMEOUT_MS, retryCount: 1 }),
     pollingInterval: parameters.pollingIntervalMs ?? DEFAULT_POLLING_INTERVAL_MS,
   });
-  return { chain, client, queue: createSignerQueue() };
+  return {
+    chain,
+    client,
+    queue: createSignerQueue(parameters.walletLock ? { lock: parameters.walletLock } : {}),
+  };
 }

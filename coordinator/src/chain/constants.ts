@@ -26,6 +26,12 @@ export const NATIVE_TRANSFER_GAS = 21_000n;
 /** Native token a plain transfer costs in fees: 21,000 gas × 150 gwei. */
 export const NATIVE_TRANSFER_FEE_WEI = NATIVE_TRANSFER_GAS * GAS_PRICE_WEI;
 
+/**
+ * Gas limit of a stable-token transfer the service sends: above what an ERC-20 transfer uses
+ * (~35–52k), fixed so the balance checks run before anything touches the chain. Only gas used is paid.
+ */
+export const STABLE_TRANSFER_GAS = 100_000n;
+
 /** Default native-token symbol of the devnet. */
 export const DEFAULT_NATIVE_SYMBOL = 'TOK';
 

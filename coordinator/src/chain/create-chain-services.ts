@@ -1,10 +1,13 @@
+import type { Kysely } from 'kysely';
 import { type Address, getAddress, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { CoordinatorConfig } from '../config.js';
+import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { type Tier, tiersFromConfig } from '../staking/tiers.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import { STABLE_SYMBOLS, type StableSymbol } from './constants.js';
+import { createWalletLock } from './wallet-lock.js';
 
 /** A vault: an EOA; the coordinator holds its key when it must pay out of it. */
 export type Vault = { readonly address: Address; readonly account: LocalAccount | undefined };
@@ -30,8 +33,13 @@ export type ChainServices = {
 /**
  * Builds the chain services from configuration, or undefined when no chain RPC is configured
  * (then the chain routes answer chain_unavailable). Throws invalid_config on contradictions.
+ * With `db`, every wallet's signer queue also holds that wallet's lease in the database, so
+ * replicas sharing it never check-then-send for one wallet at once.
  */
-export function createChainServices(config: CoordinatorConfig): ChainServices | undefined {
+export function createChainServices(
+  config: CoordinatorConfig,
+  db?: Kysely<Database>,
+): ChainServices | undefined {
   const { chain, staking } = config;
   if (!chain.rpcUrl) return undefined;
   const tokens: Partial<Record<StableSymbol, Address>> = {};
@@ -44,6 +52,7 @@ export function createChainServices(config: CoordinatorConfig): ChainServices | 
       rpcUrl: chain.rpcUrl,
       nativeSymbol: chain.nativeSymbol,
       ...(chain.explorerUrl ? { explorerUrl: chain.explorerUrl } : {}),
+      ...(db ? { walletLock: createWalletLock(db) } : {}),
     }),
     nativeSymbol: chain.nativeSymbol,
     nativeDecimals: chain.nativeDecimals,

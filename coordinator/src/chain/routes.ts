@@ -21,7 +21,7 @@ export type ChainRouteOptions = {
  * returns unbonded stakes and, when configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const chain = createChainServices(ctx.config);
+  const chain = createChainServices(ctx.config, ctx.db);
   const services = (): ChainServices => {
     if (!chain) throw new ApiError('chain_unavailable', 'No chain is configured on this coordinator.');
     return chain;

@@ -22,10 +22,12 @@ export type SendTransactionParameters = {
   /** Name of the request field the amount came from, for insufficient_funds errors. */
   param?: string;
   /**
-   * Runs inside the wallet's queue right before signing (e.g. a balance check that must not race
-   * another send of the same wallet). Throwing aborts the send.
+   * Runs inside the wallet's queue (and lock) right before signing — a balance check that must not
+   * race another send of the same wallet — with the most the transaction can cost in gas
+   * (gas limit × gas price, native wei), which the wallet pays on top of any value. Throwing
+   * aborts the send.
    */
-  precheck?: () => Promise<void>;
+  precheck?: (check: { feeWei: bigint }) => Promise<void>;
   /** Called once the transaction is broadcast, before waiting for its receipt. */
   onBroadcast?: (hash: Hex) => Promise<void> | void;
 };
@@ -46,8 +48,6 @@ export async function sendTransaction(
   const { client, queue } = context;
   const hash = await queue.run(account.address, async () => {
     try {
-      await precheck?.();
-      const nonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
       let gasLimit = gas;
       if (gasLimit === undefined) {
         const estimate = await client.estimateGas({
@@ -59,6 +59,9 @@ export async function sendTransaction(
         });
         gasLimit = data ? (estimate * (100n + CONTRACT_GAS_HEADROOM_PERCENT)) / 100n : estimate;
       }
+      await precheck?.({ feeWei: gasLimit * GAS_PRICE_WEI });
+      // The nonce is taken after the checks, under the wallet's lock, so no replica takes it too.
+      const nonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
       const serializedTransaction = await account.signTransaction({
         type: 'legacy',
         chainId: CHAIN_ID,

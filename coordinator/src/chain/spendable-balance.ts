@@ -9,41 +9,51 @@ import { wrapChainError } from './wrap-chain-error.js';
 export type SpendableBalanceParameters = { userId: string; proxyAddress: Address; token: PaymentSource };
 
 /**
- * What the proxy wallet may spend of `token` (smallest unit): its on-chain balance minus what it
- * received as credited top-ups. Those tokens back the user's credits, so staking or withdrawing
- * them would spend the same money twice; they stay in the wallet. Reads the pending state, so a
- * send of the same wallet that is broadcast but not yet mined is already deducted.
+ * What the proxy wallet holds of `token` that no credit stands on (smallest unit): its on-chain
+ * balance minus every top-up credited (or being credited) from it. Credited tokens back the
+ * user's credits and stay in the wallet, so this is all a withdrawal or a stake may spend and all
+ * a new top-up may still credit. The balance is the lower of the latest block's and the pending
+ * state's: a send of this wallet broadcast but not mined is already gone, and a transfer in that
+ * is not mined yet is not there. Call it inside the wallet's signer queue (it holds the wallet's
+ * lock), or a concurrent send or credit makes the answer stale.
  */
 export async function spendableBalance(
   db: Kysely<Database>,
   services: ChainServices,
   { userId, proxyAddress, token }: SpendableBalanceParameters,
 ): Promise<bigint> {
+  const read = (blockTag: 'latest' | 'pending'): Promise<bigint> => {
+    if (token === 'native') return services.context.client.getBalance({ address: proxyAddress, blockTag });
+    const address = services.tokens[token];
+    if (!address)
+      throw new ApiError('invalid_request', `${token} is not configured here.`, { param: 'token' });
+    return services.context.client.readContract({
+      address,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [proxyAddress],
+      blockTag,
+    });
+  };
   let onChain: bigint;
   try {
-    if (token === 'native') {
-      onChain = await services.context.client.getBalance({ address: proxyAddress, blockTag: 'pending' });
-    } else {
-      const address = services.tokens[token];
-      if (!address)
-        throw new ApiError('invalid_request', `${token} is not configured here.`, { param: 'token' });
-      onChain = await services.context.client.readContract({
-        address,
-        abi: erc20Abi,
-        functionName: 'balanceOf',
-        args: [proxyAddress],
-        blockTag: 'pending',
-      });
-    }
+    const [latest, pending] = await Promise.all([read('latest'), read('pending')]);
+    // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+    onChain = latest < pending ? latest : pending;
   } catch (error) {
     throw wrapChainError(error);
   }
+  const locked = await creditedAmount(db, userId, token);
+  return onChain > locked ? onChain - locked : 0n;
+}
+
+/** The sum of a user's top-ups of `token` (smallest unit): the tokens that back credits. */
+async function creditedAmount(db: Kysely<Database>, userId: string, token: PaymentSource): Promise<bigint> {
   const rows = await db
     .selectFrom('topups')
     .select('amount')
     .where('user_id', '=', userId)
     .where('source', '=', token)
     .execute();
-  const locked = rows.reduce((sum, row) => sum + BigInt(row.amount), 0n);
-  return onChain > locked ? onChain - locked : 0n;
+  return rows.reduce((sum, row) => sum + BigInt(row.amount), 0n);
 }

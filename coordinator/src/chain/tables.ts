@@ -113,8 +113,22 @@ export type ChainCursorsTable = {
   block: BigIntColumn;
 };
 
+/**
+ * A lease on a service wallet, shared by every replica: whoever holds the row may check and send
+ * for that wallet (wallet-lock.ts). A lease that outlives its holder (a crash) expires.
+ */
+export type WalletLocksTable = {
+  /** The wallet's checksummed address. */
+  address: string;
+  /** A random id of the holder (one per acquisition). */
+  holder: string;
+  /** Wall-clock ms after which the lease may be taken over. */
+  expires_at: BigIntColumn;
+};
+
 export type ChainTables = {
   chain_cursors: ChainCursorsTable;
+  wallet_locks: WalletLocksTable;
   topups: TopupsTable;
   stakes: StakesTable;
   reward_index: RewardIndexTable;

@@ -30,11 +30,25 @@ export type VerifyPaymentParameters = {
   confirmations: number;
 };
 
+/** One movement of value into the recipient: who sent it, and how much (smallest unit). */
+export type PaymentTransfer = { from: Address; value: bigint };
+
 export type VerifiedPayment =
   /** Seen but not yet confirmed (or not yet mined): ask again later. */
   | { status: 'pending'; hash: Hash; amount: bigint | null; confirmations: number }
-  /** Mined, successful, confirmed: `amount` in the source's smallest unit (wei or 1e-6 token). */
-  | { status: 'confirmed'; hash: Hash; amount: bigint; confirmations: number; blockNumber: bigint };
+  /**
+   * Mined, successful, confirmed: `amount` in the source's smallest unit (wei or 1e-6 token), the
+   * sum of `transfers` — each with its sender, so a caller can tell a deposit from outside from
+   * the service's own wallets moving tokens (see findManagedAddresses).
+   */
+  | {
+      status: 'confirmed';
+      hash: Hash;
+      amount: bigint;
+      transfers: PaymentTransfer[];
+      confirmations: number;
+      blockNumber: bigint;
+    };
 
 /**
  * Reads a payment from the chain and returns what it paid to `recipient` in `source`:
@@ -83,19 +97,21 @@ export async function verifyPayment(
     const transfersToRecipient = parseEventLogs({ abi: TRANSFER_EVENT, logs: receipt.logs }).filter((log) =>
       isAddressEqual(log.args.to, recipient),
     );
-    let amount: bigint;
+    let transfers: PaymentTransfer[];
     if (source === 'native') {
-      amount = nativeToRecipient;
+      transfers =
+        nativeToRecipient > 0n ? [{ from: getAddress(transaction.from), value: nativeToRecipient }] : [];
     } else {
       const configured = tokens[source];
       if (!configured) {
         throw new ApiError('invalid_request', `${source} is not accepted here.`, { param: 'source' });
       }
       const token = getAddress(configured);
-      amount = transfersToRecipient
-        .filter((log) => isAddressEqual(log.address, token))
-        .reduce((sum, log) => sum + log.args.value, 0n);
+      transfers = transfersToRecipient
+        .filter((log) => isAddressEqual(log.address, token) && log.args.value > 0n)
+        .map((log) => ({ from: getAddress(log.args.from), value: log.args.value }));
     }
+    const amount = transfers.reduce((sum, t) => sum + t.value, 0n);
     if (amount === 0n) {
       if (nativeToRecipient > 0n || transfersToRecipient.some((log) => log.args.value > 0n)) {
         throw new ApiError(
@@ -112,7 +128,7 @@ export async function verifyPayment(
     }
     const confirmations = Number(head - receipt.blockNumber + 1n);
     if (confirmations < required) return { status: 'pending', hash, amount, confirmations };
-    return { status: 'confirmed', hash, amount, confirmations, blockNumber: receipt.blockNumber };
+    return { status: 'confirmed', hash, amount, transfers, confirmations, blockNumber: receipt.blockNumber };
   } catch (error) {
     throw wrapChainError(error);
   }

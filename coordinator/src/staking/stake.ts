@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Hex } from 'viem';
-import { NATIVE_TRANSFER_FEE_WEI } from '../chain/constants.js';
+import { NATIVE_TRANSFER_GAS } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
 import { sendTransaction } from '../chain/send-transaction.js';
 import { spendableBalance } from '../chain/spendable-balance.js';
@@ -43,17 +43,18 @@ export async function stake(
     account,
     to: vault.address,
     value: amountWei,
+    gas: NATIVE_TRANSFER_GAS,
     param: 'params.1',
-    precheck: async () => {
+    precheck: async ({ feeWei }) => {
       const spendable = await spendableBalance(db, services, {
         userId: user.id,
         proxyAddress: account.address,
         token: 'native',
       });
-      if (spendable < amountWei + NATIVE_TRANSFER_FEE_WEI) {
+      if (spendable < amountWei + feeWei) {
         throw new ApiError(
           'insufficient_funds',
-          `The proxy wallet can spend ${formatTokenAmount(spendable, services.nativeSymbol)}; staking needs the amount plus ${formatTokenAmount(NATIVE_TRANSFER_FEE_WEI, services.nativeSymbol)} gas.`,
+          `The proxy wallet can spend ${formatTokenAmount(spendable, services.nativeSymbol)}; staking needs the amount plus ${formatTokenAmount(feeWei, services.nativeSymbol)} gas.`,
           { param: 'params.1' },
         );
       }

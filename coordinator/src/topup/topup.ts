@@ -8,7 +8,9 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { getBalance } from '../ledger/get-balance.js';
 import { getWallets } from '../wallets/get-wallets.js';
-import { creditPayment, replayPayment, type TopupResult } from './credit-payment.js';
+import { creditDeposit } from './credit-deposit.js';
+import { replayPayment, type TopupResult } from './credit-payment.js';
+import { depositAmount } from './deposit-amount.js';
 import { AMOUNT_TOLERANCE_NANO, nanoToUsd, pricePayment, usdToNano } from './price-payment.js';
 
 export type { TopupResult };
@@ -22,7 +24,10 @@ export type TopupParameters = {
 
 /**
  * Credits a payment the user sent to their proxy wallet, once, ever. The chain is the only source
- * of truth (verifyPayment); amountUsd must match the verified value within half a cent. The
+ * of truth (verifyPayment); only transfers from outside the service's wallets count
+ * (depositAmount), and only while their tokens are still in the wallet backing no other credit
+ * (creditDeposit, under the wallet's lock); amountUsd must match the verified value within half a
+ * cent. The
  * paymentId is claimed by a row with a unique key before the ledger credit (itself unique per ref
  * inside its transaction), so concurrent and repeated calls credit once: a repeat by the same user
  * returns the original result, by anyone else 409 payment_already_used. Refusals record nothing.
@@ -59,12 +64,14 @@ export async function topup(
       balance: nanoToUsd(balanceNano),
     };
   }
-  const creditedNano = pricePayment(source, verified.amount, services.nativeUsdPriceNano);
+  // Only value from outside the service's wallets is a deposit.
+  const amount = await depositAmount({ db, services }, verified.transfers);
+  const creditedNano = pricePayment(source, amount, services.nativeUsdPriceNano);
   const difference = claimedNano > creditedNano ? claimedNano - creditedNano : creditedNano - claimedNano;
   if (difference > AMOUNT_TOLERANCE_NANO) {
     throw new ApiError(
       'amount_mismatch',
-      `The transaction paid ${formatAmount(source, verified.amount)} ${source}, worth ${nanoToUsd(creditedNano)} USD, not ${amountUsd}.`,
+      `The transaction paid ${formatAmount(source, amount)} ${source}, worth ${nanoToUsd(creditedNano)} USD, not ${amountUsd}.`,
       { param: 'amountUsd' },
     );
   }
@@ -73,13 +80,14 @@ export async function topup(
       param: 'paymentId',
     });
   }
-  return creditPayment(
-    { db, clock },
+  return creditDeposit(
+    { db, services, clock },
     {
       userId: user.id,
+      proxyAddress: wallets.proxyAddress,
       paymentId,
       source,
-      amount: verified.amount,
+      amount,
       creditedNano,
       blockNumber: verified.blockNumber,
     },

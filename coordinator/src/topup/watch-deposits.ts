@@ -8,7 +8,8 @@ import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { creditPayment } from './credit-payment.js';
+import { creditDeposit } from './credit-deposit.js';
+import { depositAmount } from './deposit-amount.js';
 import { pricePayment } from './price-payment.js';
 
 /** The cursor row of the deposit watcher. */
@@ -22,7 +23,8 @@ const TRANSFER_EVENT = parseAbi(['event Transfer(address indexed from, address i
 /**
  * One pass of the deposit watcher: reads the confirmed blocks after its cursor, finds native
  * transfers and stable Transfer logs whose recipient is a proxy wallet, and credits each through the
- * same path as POST /api/user/topup (verified on chain, once per transaction hash — a later top-up
+ * same path as POST /api/user/topup (only value from outside the service's wallets, only while
+ * its tokens are still there) (verified on chain, once per transaction hash — a later top-up
  * call for it returns the same result). The first pass starts at the current head. Returns how
  * many payments to proxy wallets it found credited.
  */
@@ -125,15 +127,17 @@ export async function watchDeposits({
         confirmations: 1,
       });
       if (verified.status !== 'confirmed') continue;
-      const creditedNano = pricePayment(source, verified.amount, services.nativeUsdPriceNano);
+      const amount = await depositAmount({ db, services }, verified.transfers);
+      const creditedNano = pricePayment(source, amount, services.nativeUsdPriceNano);
       if (creditedNano === 0n) continue;
-      const result = await creditPayment(
-        { db, clock },
+      const result = await creditDeposit(
+        { db, services, clock },
         {
           userId,
+          proxyAddress: recipient,
           paymentId: hash.toLowerCase(),
           source,
-          amount: verified.amount,
+          amount,
           creditedNano,
           blockNumber: verified.blockNumber,
         },

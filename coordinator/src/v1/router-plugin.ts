@@ -14,15 +14,12 @@ import type { AppContext } from '../app.js';
 import type { CoordinatorConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Hub } from '../hub/hub.js';
-import { releaseStaleHolds } from '../ledger/release-stale-holds.js';
+import { releaseStaleHolds, STALE_HOLD_SWEEP_MS, staleHoldAgeMs } from '../ledger/release-stale-holds.js';
 import { loadPeerKeys } from '../peer/peer-keys.js';
 import { PeerRelay, startPeerServer } from '../peer/peer-relay.js';
 import { ReplicaDirectory } from '../peer/replica-directory.js';
 import { tierOf } from '../staking/tier-of.js';
 import { routerRoutes } from './routes.js';
-
-/** How often the coordinator looks for holds a crashed coordinator left behind. */
-export const STALE_HOLD_SWEEP_MS = 60_000;
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
@@ -70,7 +67,7 @@ async function router(app: FastifyInstance, options: RouterPluginOptions): Promi
   // by a coordinator that died mid-request (release-stale-holds.ts).
   const sweep = async () => {
     const released = await releaseStaleHolds(ctx.db, {
-      olderThanMs: r.maxAttempts * r.jobTimeoutMs + STALE_HOLD_SWEEP_MS,
+      olderThanMs: staleHoldAgeMs(r),
     }).catch((error: unknown) => {
       app.log.error({ err: error }, 'stale hold sweep failed');
       return 0;

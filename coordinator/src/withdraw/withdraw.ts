@@ -10,10 +10,11 @@ import {
 } from 'viem';
 import {
   NATIVE_DECIMALS,
-  NATIVE_TRANSFER_FEE_WEI,
+  NATIVE_TRANSFER_GAS,
   PAYMENT_SOURCES,
   type PaymentSource,
   STABLE_DECIMALS,
+  STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
 import { sendTransaction } from '../chain/send-transaction.js';
 import { spendableBalance } from '../chain/spendable-balance.js';
@@ -21,6 +22,7 @@ import { toBigInt } from '../db/bigint.js';
 import { ApiError } from '../errors.js';
 import type { StakingDeps } from '../staking/stake.js';
 import { pricePayment } from '../topup/price-payment.js';
+import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
 import { loadProxyAccount } from '../wallets/load-proxy-account.js';
 
 /** The window the daily withdrawal limit sums over. */
@@ -46,9 +48,10 @@ export type WithdrawResult = {
 };
 
 /**
- * Sends native token or a stable from the user's proxy wallet to any address. Limits: only what
- * the wallet may spend (credited top-ups stay, they back the credits; native withdrawals leave the
- * gas), and at most `withdrawDailyLimitNano` USD worth per user in any 24 hours. Every well-formed
+ * Sends native token or a stable from the user's proxy wallet to an address outside the service
+ * (never to a proxy wallet or vault: recipient_not_allowed). Limits: only what the wallet may
+ * spend (credited top-ups stay, they back the credits; the gas, in native token, comes out of
+ * what backs no credit too), and at most `withdrawDailyLimitNano` USD worth per user in any 24 hours. Every well-formed
  * attempt is recorded in `withdrawals`: refused (over a limit, with the code), or sending → sent |
  * failed (with the hash or the error code).
  */
@@ -83,6 +86,10 @@ export async function withdraw(
     throw new ApiError('invalid_request', `${source} is not configured here.`, { param: 'token' });
   }
   const recipient = getAddress(to);
+  // Tokens sent to a wallet of ours would come back as a "deposit" there: refused outright.
+  if ((await findManagedAddresses(db, services, [recipient])).size > 0) {
+    throw new ApiError('recipient_not_allowed', undefined, { param: 'to' });
+  }
   const usdNano = pricePayment(source, units, services.nativeUsdPriceNano);
   const account = await loadProxyAccount(db, keyring, user.id);
   const id = randomUUID();
@@ -97,9 +104,11 @@ export async function withdraw(
             data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, units] }),
           }
         : { to: recipient, value: units }),
+      gas: tokenAddress ? STABLE_TRANSFER_GAS : NATIVE_TRANSFER_GAS,
       param: 'amount',
-      // Inside the wallet's queue: limit and balance checks cannot race another send of this wallet.
-      precheck: async () => {
+      // Inside the wallet's queue and lock (shared by every replica): the limit and balance checks
+      // cannot race another send of this wallet, nor a top-up crediting it.
+      precheck: async ({ feeWei }) => {
         const nowMs = clock.now();
         const recent = await db
           .selectFrom('withdrawals')
@@ -116,14 +125,14 @@ export async function withdraw(
             retryAfterS: 3600,
           });
         } else {
-          const spendable = await spendableBalance(db, services, {
-            userId: user.id,
-            proxyAddress: account.address,
-            token: source,
-          });
-          if (spendable < units + (source === 'native' ? NATIVE_TRANSFER_FEE_WEI : 0n)) {
-            refusal = new ApiError('insufficient_funds', undefined, { param: 'amount' });
-          }
+          // The gas is paid in native token, from what backs no credit, like the amount itself.
+          const spendable = (token: PaymentSource) =>
+            spendableBalance(db, services, { userId: user.id, proxyAddress: account.address, token });
+          const covered =
+            source === 'native'
+              ? (await spendable('native')) >= units + feeWei
+              : (await spendable(source)) >= units && (await spendable('native')) >= feeWei;
+          if (!covered) refusal = new ApiError('insufficient_funds', undefined, { param: 'amount' });
         }
         await db
           .insertInto('withdrawals')

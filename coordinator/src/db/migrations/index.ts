@@ -1,5 +1,5 @@
 import type { Migration } from 'kysely';
-import { chainCursorsMigration, chainMigration } from '../../chain/migration.js';
+import { chainCursorsMigration, chainMigration, walletLocksMigration } from '../../chain/migration.js';
 import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
 import { heldReservations005 } from './005-held-reservations.js';
@@ -14,4 +14,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   chainMigration,
   chainCursorsMigration,
   heldReservations005,
+  walletLocksMigration,
 ];

@@ -1,0 +1,57 @@
+import { createChainServices } from '../chain/create-chain-services.js';
+import { loadConfig } from '../config.js';
+import { createDatabase } from '../db/create-database.js';
+import { migrate } from '../db/migrate.js';
+import { staleHoldAgeMs } from '../ledger/release-stale-holds.js';
+import { type ReconcileDifference, reconcile } from './reconcile.js';
+
+/**
+ * `gpumesh-coordinator reconcile [--json] [config flags]`: runs the reconciliation check against the
+ * store and chain the configuration names (the same flags and environment as the server), prints
+ * the differences, and returns the exit code: 0 when there is none, 1 when there is any.
+ */
+export async function reconcileCommand(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  out: (line: string) => void,
+): Promise<number> {
+  const config = loadConfig({ argv, env });
+  const db = createDatabase(config);
+  try {
+    await migrate(db);
+    const report = await reconcile({
+      db,
+      services: createChainServices(config),
+      staleHoldMs: staleHoldAgeMs(config.router),
+      now: Date.now(),
+    });
+    if (argv.includes('--json')) {
+      out(JSON.stringify(report));
+    } else {
+      const { accounts, openHolds, wallets, tokens } = report.checked;
+      out(
+        `checked ${accounts} ledger accounts, ${openHolds} open holds, ${wallets} proxy wallets × ${tokens} tokens`,
+      );
+      for (const difference of report.differences) out(describe(difference));
+      out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);
+    }
+    return report.differences.length === 0 ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+function describe(d: ReconcileDifference): string {
+  switch (d.check) {
+    case 'ledger_balance':
+      return `ledger_balance ${d.account}: balance ${d.balance} ≠ Σ entries ${d.sumOfEntries} (nanousd)`;
+    case 'ledger_reserved':
+      return `ledger_reserved ${d.account}: reserved ${d.reserved} ≠ Σ open holds ${d.sumOfHolds} (nanousd)`;
+    case 'stale_hold':
+      return `stale_hold ${d.reservation} of ${d.account}: ${d.amount} nanousd held for ${d.ageMs} ms`;
+    case 'wallet_backing':
+      return `wallet_backing ${d.wallet} (user ${d.user}) ${d.token}: ${d.onChain} on chain < ${d.credited} credited`;
+    case 'vault_backing':
+      return `vault_backing ${d.wallet}: ${d.onChain} wei on chain < ${d.staked} wei staked or unbonding`;
+  }
+}
