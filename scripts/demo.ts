@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { reconcileCommand } from '@gpumesh/coordinator/reconcile';
 import { privateKeyToAccount } from 'viem/accounts';
 import { signIn } from './demo-client.js';
 import { type NetworkInfo, type RunningNetwork, startNetwork } from './network.js';
@@ -100,6 +101,17 @@ try {
   show(`claimable ${stake.claimable}`);
   const claim = await client.tx<{ txId: string; claimed: string }>('chain_claim', [account.address]);
   show(`claim tx ${claim.txId}: claimed ${claim.claimed}`);
+
+  step(8, 'Reconcile the books: ledger balances = Σ entries, every credit backed by tokens on chain');
+  const dataDir = network.dataDir ?? (values.network ? path.dirname(path.resolve(values.network)) : own?.dir);
+  const code = await reconcileCommand(['--data-dir', dataDir!], process.env, show, {
+    chain: {
+      rpcUrl: network.rpcUrl,
+      tokens: network.tokens,
+      ...(network.stakingVault ? { stakingVault: network.stakingVault } : {}),
+    },
+  });
+  if (code !== 0) throw new Error('the reconciliation check found differences');
 
   console.log('\ndemo: every step passed.');
 } finally {

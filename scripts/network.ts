@@ -63,6 +63,10 @@ export type NetworkInfo = {
   models: { chat: string; embedding: string };
   devWallet?: { address: Address; privateKey: Hex };
   apiKey?: string;
+  /** The coordinator's data directory (its SQLite store, unless DATABASE_URL is set). */
+  dataDir: string;
+  /** The staking vault's address, for the reconciliation check. */
+  stakingVault?: Address;
 };
 
 export type RunningNetwork = NetworkInfo & { stop(): Promise<void> };
@@ -135,6 +139,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       nativeSymbol: server.config.chain.nativeSymbol,
       tokens: { ...(server.config.chain.tokens as Record<string, Address>) },
       models: { chat: CHAT_MODEL_ID, embedding: EMBEDDING_MODEL_ID },
+      dataDir,
+      ...(devnet ? { stakingVault: devnet.vaults.staking.address } : {}),
     };
 
     // 4. The dev wallet (devnet only): signed in, an API key, credits.

@@ -7,7 +7,13 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
 import { tierOf } from '../coordinator/src/staking/tier-of.js';
-import { createTestApp, describeBackends, signIn, type TestApp } from '../coordinator/src/testing/index.js';
+import {
+  createTestApp,
+  describeBackends,
+  expectBooksBalanced,
+  signIn,
+  type TestApp,
+} from '../coordinator/src/testing/index.js';
 import {
   allTransactions,
   chainOverrides,
@@ -50,7 +56,10 @@ describeBackends('staking via /tx', (backend) => {
     // The proxy wallet pays its own gas: the devnet funds it with native token.
     await devnet.fund(proxy, { nativeWei: parseEther('1200') });
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    if (t) await expectBooksBalanced(t.db, t.config);
+    await t?.close();
+  });
 
   const tx = (method: string, params: unknown[], jwt?: string) =>
     t.app.inject({

@@ -8,7 +8,13 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, type StableSymbol } from '../coordinator/src/chain/constants.js';
 import { sendTransaction } from '../coordinator/src/chain/send-transaction.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
-import { createTestApp, describeBackends, signIn, type TestApp } from '../coordinator/src/testing/index.js';
+import {
+  createTestApp,
+  describeBackends,
+  expectBooksBalanced,
+  signIn,
+  type TestApp,
+} from '../coordinator/src/testing/index.js';
 import {
   allTransactions,
   chainOverrides,
@@ -51,6 +57,7 @@ describeBackends('top-up', (backend) => {
   });
   afterAll(async () => {
     await pending?.app.close();
+    if (t) await expectBooksBalanced(t.db, t.config);
     await t?.close();
   });
 

@@ -17,6 +17,7 @@ import type { Database } from '../coordinator/src/db/schema.js';
 import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import {
   type TestBackend,
@@ -95,6 +96,8 @@ async function start(
     async close() {
       for (const n of nodes) n.kill();
       await app.close();
+      // Whatever the suite did, the ledger adds up at its end.
+      await expectBooksBalanced(store.db);
       await store.close();
     },
   };

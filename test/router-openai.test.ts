@@ -18,6 +18,7 @@ import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
@@ -90,6 +91,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.stop();
   await app?.close();
+  if (store) await expectBooksBalanced(store.db);
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -35,6 +35,7 @@ import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { loadPeerKeys } from '../coordinator/src/peer/peer-keys.js';
 import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/replica-directory.js';
+import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
@@ -129,6 +130,8 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     for (const node of nodes) node.kill();
     await a?.app.close();
     await b?.app.close();
+    // Both replicas bill into one ledger: it adds up at the end.
+    if (a) await expectBooksBalanced(a.db);
     await a?.db.destroy();
     await b?.db.destroy();
     await schema?.drop();

@@ -14,8 +14,10 @@ export async function reconcileCommand(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   out: (line: string) => void,
+  /** Configuration set in code (the local network's launcher and demo); wins over flags. */
+  overrides?: Record<string, unknown>,
 ): Promise<number> {
-  const config = loadConfig({ argv, env });
+  const config = loadConfig({ argv, env, ...(overrides ? { overrides } : {}) });
   const db = createDatabase(config);
   try {
     await migrate(db);
