@@ -13,6 +13,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { DEFAULT_NATIVE_SYMBOL } from './chain/constants.js';
 import { ApiError } from './errors.js';
+import { NANOUSD_PER_USD } from './ledger/money.js';
 
 export { DEFAULT_NATIVE_SYMBOL };
 
@@ -37,7 +38,7 @@ export const DEFAULT_GAS_PRICE_WEI = 150_000_000_000n;
 export const DEFAULT_CONFIRMATIONS = 1;
 export const DEFAULT_NATIVE_DECIMALS = 18;
 /** nanousd (1e-9 USD) per one whole native token: 1 USD by default on the devnet. */
-export const DEFAULT_NATIVE_USD_PRICE_NANO = 1_000_000_000n;
+export const DEFAULT_NATIVE_USD_PRICE_NANO = NANOUSD_PER_USD;
 export const DEFAULT_BASE_APY_BPS = 500;
 export const DEFAULT_PLATFORM_FEE_BPS = 500;
 /** Most USD (nanousd) a user may withdraw from the proxy wallet in 24 hours: 10,000 USD. */

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app.js';
 import { ApiError } from '../errors.js';
 import type { Hub } from '../hub/hub.js';
+import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { buildCatalog } from '../router/build-catalog.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
@@ -217,20 +218,27 @@ function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextL
   return Math.max(1, Math.min(cap, contextLength));
 }
 
-const NANO_PER_USD = 1_000_000_000n;
-
-/** max_price is USD per million tokens (number or decimal string) → nanousd per million. */
-function usdToNano(value: number | string | undefined): bigint | undefined {
-  if (value === undefined) return undefined;
-  const text = typeof value === 'number' ? value.toFixed(9) : value;
-  const [whole = '0', frac = ''] = text.split('.');
-  return BigInt(whole) * NANO_PER_USD + BigInt((frac + '000000000').slice(0, 9));
+/**
+ * A max_price field (USD per million tokens, number or decimal string; null or absent = no limit)
+ * → nanousd per million, through the one checked conversion; out of range is 400 naming the field.
+ */
+function maxPriceNano(value: number | string | null | undefined, field: 'prompt' | 'completion') {
+  if (value === undefined || value === null) return undefined;
+  const nano = usdToNano(value);
+  if (nano === null) {
+    throw new ApiError(
+      'invalid_request',
+      `provider.max_price.${field} must be a USD amount from 0 to ${MAX_CLIENT_USD}.`,
+      { param: `provider.max_price.${field}` },
+    );
+  }
+  return nano;
 }
 
 function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferences | undefined {
   if (!p) return undefined;
-  const maxIn = usdToNano(p.max_price?.prompt);
-  const maxOut = usdToNano(p.max_price?.completion);
+  const maxIn = maxPriceNano(p.max_price?.prompt, 'prompt');
+  const maxOut = maxPriceNano(p.max_price?.completion, 'completion');
   return {
     ...(p.order ? { order: p.order } : {}),
     ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
