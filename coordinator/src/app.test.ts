@@ -103,6 +103,22 @@ describeBackends('buildApp', (backend) => {
       expect(res.body).not.toMatch(/FST_|at .*\.ts/);
     }
   });
+  test('behavior: query strings and path params declare only strings (nothing is type-coerced)', () => {
+    // ajv runs without coerceTypes (bodies must be exact JSON); a numeric or boolean query field
+    // would then always fail, so a route that wants one must parse a string pattern itself.
+    const offenders: string[] = [];
+    for (const route of t.app.ctx.routes) {
+      for (const part of ['querystring', 'params', 'headers'] as const) {
+        const schema = route.schema?.[part] as
+          | { properties?: Record<string, { type?: unknown }> }
+          | undefined;
+        for (const [name, field] of Object.entries(schema?.properties ?? {})) {
+          if (field.type !== 'string') offenders.push(`${route.method} ${route.url} ${part}.${name}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });
 
 describeBackends('rate limits', (backend) => {

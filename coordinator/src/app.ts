@@ -97,8 +97,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    // Unknown body fields are refused (additionalProperties: false), not silently dropped.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    // Unknown body fields are refused (additionalProperties: false), not silently dropped. No type
+    // coercion: it turned `max_tokens: false` into null ("no limit") and `temperature: null` into 0.
+    // Query strings and path params declare only string fields (app.test.ts checks the route table),
+    // so they need none either.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
     routerOptions: { maxParamLength: 200 },
     // Router-level failures (bad URL encoding, over-long params) answer in the common shape too.
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),

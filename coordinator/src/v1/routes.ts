@@ -11,6 +11,7 @@ import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { buildCatalog } from '../router/build-catalog.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
+import { dropNullFields } from './drop-null-fields.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import { requireApiKey } from './require-api-key.js';
 import {
@@ -158,6 +159,8 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     const nodeRequest: Record<string, unknown> = { ...body };
     for (const f of ROUTER_FIELDS) delete nodeRequest[f];
     if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
+    // OpenAI takes a one-element prompt array; nodes take the string.
+    if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
     const stream = kind !== 'embedding' && body.stream === true;
     const job: InferenceJob = {
       requestId,
@@ -189,7 +192,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     return reply;
   };
 
-  const limits = { bodyLimit: ctx.config.bodyLimitBytes };
+  const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
   app.post(
     '/v1/chat/completions',
     { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: ChatCompletionBody } },
@@ -208,10 +211,11 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
 }
 
 function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
-  const asked = (body.max_completion_tokens ?? body.max_tokens) as number | null | undefined;
-  if (asked !== null && asked !== undefined) {
+  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const asked = body[field] as number | undefined;
+  if (asked !== undefined) {
     if (asked > cap) {
-      throw new ApiError('invalid_request', `max_tokens may be at most ${cap}.`, { param: 'max_tokens' });
+      throw new ApiError('invalid_request', `${field} may be at most ${cap}.`, { param: field });
     }
     return asked;
   }
