@@ -23,6 +23,7 @@ import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { discoveryRoutes } from './discovery/routes.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
+import { exceedsJsonDepth } from './exceeds-json-depth.js';
 import { keysRoutes } from './keys/routes.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
@@ -109,6 +110,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // JSON bodies nested deeper than bodyMaxDepth are refused before they are parsed: deeper ones
+  // parse, then overflow the stack of a recursive walk later (a 500 in the frame encoder). The
+  // parse itself stays fastify's (secure-json-parse, refusing __proto__ and constructor.prototype).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (exceedsJsonDepth(text, config.bodyMaxDepth)) {
+      const error = new ApiError('invalid_request', `JSON nested deeper than ${config.bodyMaxDepth} levels.`);
+      done(error, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
   app.decorate('ctx', ctx);
   // First, so every route is timed and `app.metrics` exists for every capability.
   await app.register(metricsRoutes, { metrics: createMetrics() });

@@ -24,6 +24,8 @@ export const DEFAULT_LOG_LEVEL = 'info';
 export const DEFAULT_JWT_TTL_S = 7 * 24 * 60 * 60;
 export const DEFAULT_NONCE_TTL_MS = 10 * 60 * 1000;
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+/** Deepest nesting of objects/arrays a JSON body may have (OpenAI bodies need < 10). */
+export const DEFAULT_BODY_MAX_DEPTH = 64;
 export const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
 /** Per IP, per window, on GET /api/auth/nonce and POST /api/auth/verify. */
 export const DEFAULT_RATE_LIMIT_SIGN_IN_MAX = 30;
@@ -105,6 +107,7 @@ export const CoordinatorConfigSchema = Type.Object(
     jwtTtlS: Type.Integer({ default: DEFAULT_JWT_TTL_S, minimum: 1 }),
     nonceTtlMs: Type.Integer({ default: DEFAULT_NONCE_TTL_MS, minimum: 1 }),
     bodyLimitBytes: Type.Integer({ default: DEFAULT_BODY_LIMIT_BYTES, minimum: 1024 }),
+    bodyMaxDepth: Type.Integer({ default: DEFAULT_BODY_MAX_DEPTH, minimum: 8, maximum: 1024 }),
     maxActiveKeys: Type.Integer({ default: DEFAULT_MAX_ACTIVE_KEYS, minimum: 1 }),
     rateLimit: Type.Object(
       {
