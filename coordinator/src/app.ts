@@ -13,6 +13,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createPublicClient, http, type PublicClient } from 'viem';
+import { createFailureCounter } from './auth/create-failure-counter.js';
+import { limitFailedCredentials } from './auth/limit-failed-credentials.js';
 import { loadJwtKey } from './auth/load-jwt-key.js';
 import { bearerToken, createRequireUser } from './auth/require-user.js';
 import { authRoutes } from './auth/routes.js';
@@ -185,9 +187,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 }
 
 /**
- * Rate limits: per IP on sign-in routes (their route config), per user elsewhere — the key is the
- * JWT's subject when one verifies, the API key's hash for sk- keys, the IP otherwise. On Redis when
- * configured, so every replica counts against the same limit.
+ * Rate limits: first a per-IP budget of failed credentials, checked before any credential is
+ * (auth/limit-failed-credentials.ts); then per IP on sign-in routes (their route config), per user
+ * elsewhere — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
+ * IP otherwise. On Redis when configured, so every replica counts against the same limits.
  */
 async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
@@ -200,6 +203,15 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
       await redis.quit().catch(() => redis.disconnect());
     });
   }
+  limitFailedCredentials(app, {
+    counter: createFailureCounter({
+      windowMs: config.rateLimit.windowMs,
+      clock: ctx.clock,
+      namespace: config.rateLimit.namespace,
+      ...(redis ? { redis } : {}),
+    }),
+    max: config.rateLimit.failedCredentialMax,
+  });
   const keyOf = async (request: FastifyRequest): Promise<string> => {
     const token = bearerToken(request);
     if (token?.startsWith('sk-')) return `k:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`;

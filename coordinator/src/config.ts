@@ -33,6 +33,12 @@ export const DEFAULT_RATE_LIMIT_SIGN_IN_MAX = 30;
 export const DEFAULT_RATE_LIMIT_USER_MAX = 600;
 /** Per IP, per window, on other routes called without a credential. */
 export const DEFAULT_RATE_LIMIT_ANONYMOUS_MAX = 300;
+/**
+ * Per IP, per window: failed credentials (401 to a request with an Authorization header) before
+ * every credentialed request from that IP is 429 until the window ends. Checked before any
+ * credential is verified, so a flood of random sk- keys or bad JWTs costs no hash or lookup.
+ */
+export const DEFAULT_RATE_LIMIT_FAILED_CREDENTIAL_MAX = 60;
 export const DEFAULT_RATE_LIMIT_NAMESPACE = 'gpumesh-rl:';
 export const DEFAULT_MAX_ACTIVE_KEYS = 10;
 export const DEFAULT_CHAIN_ID = 800_000;
@@ -116,6 +122,7 @@ export const CoordinatorConfigSchema = Type.Object(
         signInMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_SIGN_IN_MAX, minimum: 1 }),
         userMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_USER_MAX, minimum: 1 }),
         anonymousMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_ANONYMOUS_MAX, minimum: 1 }),
+        failedCredentialMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_FAILED_CREDENTIAL_MAX, minimum: 1 }),
         namespace: Type.String({ default: DEFAULT_RATE_LIMIT_NAMESPACE }),
       },
       { default: {}, additionalProperties: false },
