@@ -94,6 +94,28 @@ describeBackends('buildApp', (backend) => {
         status: 400,
         code: 'invalid_request',
       },
+      {
+        // Deeper than bodyMaxDepth (64): refused before parsing, even in a field nobody reads.
+        req: {
+          method: 'POST',
+          url: '/api/auth/verify',
+          payload: `{"x":${'['.repeat(65)}${']'.repeat(65)}}`,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        },
+        status: 400,
+        code: 'invalid_request',
+      },
+      {
+        // fastify's prototype-poisoning guard still runs behind the depth check.
+        req: {
+          method: 'POST',
+          url: '/api/auth/verify',
+          payload: '{"address":"a","message":"m","signature":"0x","__proto__":{"x":1}}',
+          headers: { 'content-type': 'application/json' },
+        },
+        status: 400,
+        code: 'invalid_request',
+      },
     ] as const;
     for (const c of cases) {
       const res = await t.app.inject(c.req as InjectOptions);
@@ -102,6 +124,36 @@ describeBackends('buildApp', (backend) => {
       expect(res.json()).toMatchObject({ error: { code: c.code } });
       expect(res.body).not.toMatch(/FST_|at .*\.ts/);
     }
+    const poisoned = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/verify',
+      payload: '{"__proto__":{"x":1}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(poisoned.json().error.message).toBe('The body is not valid JSON.');
+    const deep = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/verify',
+      payload: `${'['.repeat(65)}${']'.repeat(65)}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(deep.json().error.message).toBe('JSON nested deeper than 64 levels.');
+  });
+  test('behavior: query strings and path params declare only strings (nothing is type-coerced)', () => {
+    // ajv runs without coerceTypes (bodies must be exact JSON); a numeric or boolean query field
+    // would then always fail, so a route that wants one must parse a string pattern itself.
+    const offenders: string[] = [];
+    for (const route of t.app.ctx.routes) {
+      for (const part of ['querystring', 'params', 'headers'] as const) {
+        const schema = route.schema?.[part] as
+          | { properties?: Record<string, { type?: unknown }> }
+          | undefined;
+        for (const [name, field] of Object.entries(schema?.properties ?? {})) {
+          if (field.type !== 'string') offenders.push(`${route.method} ${route.url} ${part}.${name}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -13,6 +13,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createPublicClient, http, type PublicClient } from 'viem';
+import { createFailureCounter } from './auth/create-failure-counter.js';
+import { limitFailedCredentials } from './auth/limit-failed-credentials.js';
 import { loadJwtKey } from './auth/load-jwt-key.js';
 import { bearerToken, createRequireUser } from './auth/require-user.js';
 import { authRoutes } from './auth/routes.js';
@@ -23,6 +25,7 @@ import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
 import { discoveryRoutes } from './discovery/routes.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
+import { exceedsJsonDepth } from './exceeds-json-depth.js';
 import { keysRoutes } from './keys/routes.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
@@ -97,8 +100,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    // Unknown body fields are refused (additionalProperties: false), not silently dropped.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    // Unknown body fields are refused (additionalProperties: false), not silently dropped. No type
+    // coercion: it turned `max_tokens: false` into null ("no limit") and `temperature: null` into 0.
+    // Query strings and path params declare only string fields (app.test.ts checks the route table),
+    // so they need none either.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
     routerOptions: { maxParamLength: 200 },
     // Router-level failures (bad URL encoding, over-long params) answer in the common shape too.
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
@@ -106,6 +112,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // JSON bodies nested deeper than bodyMaxDepth are refused before they are parsed: deeper ones
+  // parse, then overflow the stack of a recursive walk later (a 500 in the frame encoder). The
+  // parse itself stays fastify's (secure-json-parse, refusing __proto__ and constructor.prototype).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (exceedsJsonDepth(text, config.bodyMaxDepth)) {
+      const error = new ApiError('invalid_request', `JSON nested deeper than ${config.bodyMaxDepth} levels.`);
+      done(error, undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
   app.decorate('ctx', ctx);
   // First, so every route is timed and `app.metrics` exists for every capability.
   await app.register(metricsRoutes, { metrics: createMetrics() });
@@ -167,9 +187,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 }
 
 /**
- * Rate limits: per IP on sign-in routes (their route config), per user elsewhere — the key is the
- * JWT's subject when one verifies, the API key's hash for sk- keys, the IP otherwise. On Redis when
- * configured, so every replica counts against the same limit.
+ * Rate limits: first a per-IP budget of failed credentials, checked before any credential is
+ * (auth/limit-failed-credentials.ts); then per IP on sign-in routes (their route config), per user
+ * elsewhere — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
+ * IP otherwise. On Redis when configured, so every replica counts against the same limits.
  */
 async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
@@ -182,6 +203,15 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
       await redis.quit().catch(() => redis.disconnect());
     });
   }
+  limitFailedCredentials(app, {
+    counter: createFailureCounter({
+      windowMs: config.rateLimit.windowMs,
+      clock: ctx.clock,
+      namespace: config.rateLimit.namespace,
+      ...(redis ? { redis } : {}),
+    }),
+    max: config.rateLimit.failedCredentialMax,
+  });
   const keyOf = async (request: FastifyRequest): Promise<string> => {
     const token = bearerToken(request);
     if (token?.startsWith('sk-')) return `k:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`;

@@ -13,6 +13,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { DEFAULT_NATIVE_SYMBOL } from './chain/constants.js';
 import { ApiError } from './errors.js';
+import { NANOUSD_PER_USD } from './ledger/money.js';
 
 export { DEFAULT_NATIVE_SYMBOL };
 
@@ -23,6 +24,8 @@ export const DEFAULT_LOG_LEVEL = 'info';
 export const DEFAULT_JWT_TTL_S = 7 * 24 * 60 * 60;
 export const DEFAULT_NONCE_TTL_MS = 10 * 60 * 1000;
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+/** Deepest nesting of objects/arrays a JSON body may have (OpenAI bodies need < 10). */
+export const DEFAULT_BODY_MAX_DEPTH = 64;
 export const DEFAULT_RATE_LIMIT_WINDOW_MS = 60_000;
 /** Per IP, per window, on GET /api/auth/nonce and POST /api/auth/verify. */
 export const DEFAULT_RATE_LIMIT_SIGN_IN_MAX = 30;
@@ -30,6 +33,12 @@ export const DEFAULT_RATE_LIMIT_SIGN_IN_MAX = 30;
 export const DEFAULT_RATE_LIMIT_USER_MAX = 600;
 /** Per IP, per window, on other routes called without a credential. */
 export const DEFAULT_RATE_LIMIT_ANONYMOUS_MAX = 300;
+/**
+ * Per IP, per window: failed credentials (401 to a request with an Authorization header) before
+ * every credentialed request from that IP is 429 until the window ends. Checked before any
+ * credential is verified, so a flood of random sk- keys or bad JWTs costs no hash or lookup.
+ */
+export const DEFAULT_RATE_LIMIT_FAILED_CREDENTIAL_MAX = 60;
 export const DEFAULT_RATE_LIMIT_NAMESPACE = 'gpumesh-rl:';
 export const DEFAULT_MAX_ACTIVE_KEYS = 10;
 export const DEFAULT_CHAIN_ID = 800_000;
@@ -37,7 +46,7 @@ export const DEFAULT_GAS_PRICE_WEI = 150_000_000_000n;
 export const DEFAULT_CONFIRMATIONS = 1;
 export const DEFAULT_NATIVE_DECIMALS = 18;
 /** nanousd (1e-9 USD) per one whole native token: 1 USD by default on the devnet. */
-export const DEFAULT_NATIVE_USD_PRICE_NANO = 1_000_000_000n;
+export const DEFAULT_NATIVE_USD_PRICE_NANO = NANOUSD_PER_USD;
 export const DEFAULT_BASE_APY_BPS = 500;
 export const DEFAULT_PLATFORM_FEE_BPS = 500;
 /** Most USD (nanousd) a user may withdraw from the proxy wallet in 24 hours: 10,000 USD. */
@@ -104,6 +113,7 @@ export const CoordinatorConfigSchema = Type.Object(
     jwtTtlS: Type.Integer({ default: DEFAULT_JWT_TTL_S, minimum: 1 }),
     nonceTtlMs: Type.Integer({ default: DEFAULT_NONCE_TTL_MS, minimum: 1 }),
     bodyLimitBytes: Type.Integer({ default: DEFAULT_BODY_LIMIT_BYTES, minimum: 1024 }),
+    bodyMaxDepth: Type.Integer({ default: DEFAULT_BODY_MAX_DEPTH, minimum: 8, maximum: 1024 }),
     maxActiveKeys: Type.Integer({ default: DEFAULT_MAX_ACTIVE_KEYS, minimum: 1 }),
     rateLimit: Type.Object(
       {
@@ -112,6 +122,7 @@ export const CoordinatorConfigSchema = Type.Object(
         signInMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_SIGN_IN_MAX, minimum: 1 }),
         userMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_USER_MAX, minimum: 1 }),
         anonymousMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_ANONYMOUS_MAX, minimum: 1 }),
+        failedCredentialMax: Type.Integer({ default: DEFAULT_RATE_LIMIT_FAILED_CREDENTIAL_MAX, minimum: 1 }),
         namespace: Type.String({ default: DEFAULT_RATE_LIMIT_NAMESPACE }),
       },
       { default: {}, additionalProperties: false },

@@ -101,6 +101,7 @@ export function buildSkills(ctx: AppContext): Skills {
       signInPerIp: config.rateLimit.signInMax,
       perUser: config.rateLimit.userMax,
       anonymousPerIp: config.rateLimit.anonymousMax,
+      failedCredentialsPerIp: config.rateLimit.failedCredentialMax,
     },
     errors: {
       shape: '{"error":{"message":string,"type":string,"code":string,"param":string|null}}',

@@ -77,7 +77,8 @@ ${s.staking.tiers.map((t) => `| ${t.name} | ${t.minStake} | ${(t.multiplierBps /
 ## Limits
 
 Body ≤ ${s.limits.bodyLimitBytes} bytes. Per ${s.limits.rateLimitWindowS} s: ${s.limits.signInPerIp} sign-in calls per IP,
-${s.limits.perUser} calls per user or key, ${s.limits.anonymousPerIp} unauthenticated calls per IP (429 with Retry-After).
+${s.limits.perUser} calls per user or key, ${s.limits.anonymousPerIp} unauthenticated calls per IP, ${s.limits.failedCredentialsPerIp} failed
+credentials per IP (then every credentialed call from that IP until the window ends); 429 with Retry-After.
 
 ## Errors
 

@@ -115,6 +115,7 @@ export const SkillsSchema = Type.Object(
         signInPerIp: Type.Integer({ minimum: 1 }),
         perUser: Type.Integer({ minimum: 1 }),
         anonymousPerIp: Type.Integer({ minimum: 1 }),
+        failedCredentialsPerIp: Type.Integer({ minimum: 1 }),
       },
       { additionalProperties: false },
     ),

@@ -1,5 +1,6 @@
 import { NODE_ROLES, type PresenceState, TIER_NAMES } from '@gpumesh/protocol';
 import { formatUnits } from 'viem';
+import { nanoToUsd } from '../ledger/money.js';
 
 /**
  * Public network statistics for the /network page and `GET /api/network/stats`, computed from the
@@ -20,7 +21,6 @@ export const STAT_STATES = [
 export const ROUTABLE_STATES: ReadonlySet<string> = new Set<PresenceState>(['online', 'busy']);
 
 const WEI_PER_NATIVE = 10n ** 18n;
-const NANO_PER_USD = 1e9;
 
 /** A model a node offers, with its price per million tokens in base units (a protocol `ModelOffer` fits). */
 export type NetworkModelOffer = {
@@ -161,8 +161,8 @@ function priceOf(
       currency: offer.price.currency,
       inputPerMTok: formatUnits(input, decimals),
       outputPerMTok: formatUnits(output, decimals),
-      inputUsdPerMTok: Number(inputNano) / NANO_PER_USD,
-      outputUsdPerMTok: Number(outputNano) / NANO_PER_USD,
+      inputUsdPerMTok: nanoToUsd(inputNano),
+      outputUsdPerMTok: nanoToUsd(outputNano),
     },
   };
 }

@@ -1,3 +1,4 @@
+import { nanoToUsd } from '../ledger/money.js';
 import { usdNanoToNative } from './native-to-usd-nano.js';
 import type { Entry, PickIndex } from './pick-index.js';
 
@@ -38,7 +39,7 @@ export function buildCatalog(index: PickIndex, nativeUsdPriceNano: bigint): Cata
     const price = (nano: bigint): CatalogPrice => {
       const wei = usdNanoToNative(nano, nativeUsdPriceNano);
       return {
-        usd: Number(nano) / 1e9,
+        usd: nanoToUsd(nano),
         native: weiToTokens(wei),
         usdNano: nano.toString(),
         wei: wei.toString(),

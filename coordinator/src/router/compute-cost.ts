@@ -34,8 +34,3 @@ export function computeCost(params: {
 function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
-
-/** nanousd as a USD number for display (the API shows USD numbers; storage stays integer). */
-export function nanoToUsd(nano: bigint): number {
-  return Number(nano) / 1e9;
-}

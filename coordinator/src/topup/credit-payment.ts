@@ -6,7 +6,7 @@ import { toBigInt, toBigIntOrNull } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { credit } from '../ledger/credit.js';
-import { nanoToUsd } from './price-payment.js';
+import { nanoToUsd } from '../ledger/money.js';
 
 /** The top-up response (design.md): 200 credited, or 202 pending until confirmed. */
 export type TopupResult = {

@@ -1,7 +1,5 @@
 import { NATIVE_DECIMALS, type PaymentSource, STABLE_DECIMALS } from '../chain/constants.js';
-
-/** nanousd per USD. */
-export const NANOUSD_PER_USD = 1_000_000_000n;
+import { NANOUSD_PER_USD } from '../ledger/money.js';
 
 /**
  * What a verified payment is worth in nanousd, rounded down: stables are 1.0 USD per token
@@ -14,18 +12,3 @@ export function pricePayment(source: PaymentSource, amount: bigint, nativeUsdPri
 
 /** Half a cent: a client's amountUsd may differ from the verified value by this much (display rounding). */
 export const AMOUNT_TOLERANCE_NANO = 5_000_000n;
-
-/**
- * A client-sent USD number as nanousd, exactly as written (toFixed(9) gives the decimal expansion,
- * so no float arithmetic decides a mismatch). Null for negatives, NaN and absurd magnitudes.
- */
-export function usdToNano(amountUsd: number): bigint | null {
-  if (!Number.isFinite(amountUsd) || amountUsd < 0 || amountUsd >= 1e15) return null;
-  const [whole, fraction = ''] = amountUsd.toFixed(9).split('.');
-  return BigInt(whole!) * NANOUSD_PER_USD + BigInt(fraction.padEnd(9, '0'));
-}
-
-/** nanousd → USD number for the API (exact below 2^53 nanousd ≈ 9M USD). */
-export function nanoToUsd(nano: bigint): number {
-  return Number(nano) / Number(NANOUSD_PER_USD);
-}

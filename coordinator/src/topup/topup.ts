@@ -7,11 +7,12 @@ import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { getBalance } from '../ledger/get-balance.js';
+import { nanoToUsd, usdToNano } from '../ledger/money.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { creditDeposit } from './credit-deposit.js';
 import { replayPayment, type TopupResult } from './credit-payment.js';
 import { depositAmount } from './deposit-amount.js';
-import { AMOUNT_TOLERANCE_NANO, nanoToUsd, pricePayment, usdToNano } from './price-payment.js';
+import { AMOUNT_TOLERANCE_NANO, pricePayment } from './price-payment.js';
 
 export type { TopupResult };
 

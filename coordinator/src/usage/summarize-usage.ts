@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ledgerIdle } from '../ledger/batch.js';
+import { nanoToUsd } from '../ledger/money.js';
 
 export type UsageLine = {
   requests: number;
@@ -100,7 +101,7 @@ function line(a: Acc): UsageLine {
     promptTokens: Number(a.prompt),
     completionTokens: Number(a.completion),
     totalTokens: Number(a.prompt + a.completion),
-    cost: Number(a.cost) / 1e9,
+    cost: nanoToUsd(a.cost),
     costNano: a.cost.toString(),
   };
 }

@@ -1,16 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { getBalance } from '../ledger/get-balance.js';
-
-export const NANOUSD_PER_USD = 1_000_000_000n;
+import { nanoToUsd } from '../ledger/money.js';
 
 /** Credits as the API shows them: USD numbers (the ledger keeps integers of nanousd). */
 export type Credits = { balance: number; spend: number };
-
-/** nanousd → USD number for display; exact for any realistic balance (< 2^53 nanousd ≈ 9M USD). */
-export function nanoToUsd(nano: bigint): number {
-  return Number(nano) / Number(NANOUSD_PER_USD);
-}
 
 /**
  * A user's credit balance and spend, from the ledger (the record). `balance` is what the user can

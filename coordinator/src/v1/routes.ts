@@ -7,9 +7,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app.js';
 import { ApiError } from '../errors.js';
 import type { Hub } from '../hub/hub.js';
+import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { buildCatalog } from '../router/build-catalog.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
+import { dropNullFields } from './drop-null-fields.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import { requireApiKey } from './require-api-key.js';
 import {
@@ -157,6 +159,8 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     const nodeRequest: Record<string, unknown> = { ...body };
     for (const f of ROUTER_FIELDS) delete nodeRequest[f];
     if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
+    // OpenAI takes a one-element prompt array; nodes take the string.
+    if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
     const stream = kind !== 'embedding' && body.stream === true;
     const job: InferenceJob = {
       requestId,
@@ -188,7 +192,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     return reply;
   };
 
-  const limits = { bodyLimit: ctx.config.bodyLimitBytes };
+  const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
   app.post(
     '/v1/chat/completions',
     { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: ChatCompletionBody } },
@@ -207,30 +211,38 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
 }
 
 function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
-  const asked = (body.max_completion_tokens ?? body.max_tokens) as number | null | undefined;
-  if (asked !== null && asked !== undefined) {
+  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const asked = body[field] as number | undefined;
+  if (asked !== undefined) {
     if (asked > cap) {
-      throw new ApiError('invalid_request', `max_tokens may be at most ${cap}.`, { param: 'max_tokens' });
+      throw new ApiError('invalid_request', `${field} may be at most ${cap}.`, { param: field });
     }
     return asked;
   }
   return Math.max(1, Math.min(cap, contextLength));
 }
 
-const NANO_PER_USD = 1_000_000_000n;
-
-/** max_price is USD per million tokens (number or decimal string) → nanousd per million. */
-function usdToNano(value: number | string | undefined): bigint | undefined {
-  if (value === undefined) return undefined;
-  const text = typeof value === 'number' ? value.toFixed(9) : value;
-  const [whole = '0', frac = ''] = text.split('.');
-  return BigInt(whole) * NANO_PER_USD + BigInt((frac + '000000000').slice(0, 9));
+/**
+ * A max_price field (USD per million tokens, number or decimal string; null or absent = no limit)
+ * → nanousd per million, through the one checked conversion; out of range is 400 naming the field.
+ */
+function maxPriceNano(value: number | string | null | undefined, field: 'prompt' | 'completion') {
+  if (value === undefined || value === null) return undefined;
+  const nano = usdToNano(value);
+  if (nano === null) {
+    throw new ApiError(
+      'invalid_request',
+      `provider.max_price.${field} must be a USD amount from 0 to ${MAX_CLIENT_USD}.`,
+      { param: `provider.max_price.${field}` },
+    );
+  }
+  return nano;
 }
 
 function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferences | undefined {
   if (!p) return undefined;
-  const maxIn = usdToNano(p.max_price?.prompt);
-  const maxOut = usdToNano(p.max_price?.completion);
+  const maxIn = maxPriceNano(p.max_price?.prompt, 'prompt');
+  const maxOut = maxPriceNano(p.max_price?.completion, 'completion');
   return {
     ...(p.order ? { order: p.order } : {}),
     ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),

@@ -12,12 +12,13 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { Hub, JobError, JobUsage } from '../hub/hub.js';
 import { ledgerPending } from '../ledger/batch.js';
+import { nanoToUsd } from '../ledger/money.js';
 import { release } from '../ledger/release.js';
 import { reserve } from '../ledger/reserve.js';
 import { capCharge, type SettleOutcome, settle } from '../ledger/settle.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { Metrics } from '../metrics/create-metrics.js';
-import { computeCost, nanoToUsd } from '../router/compute-cost.js';
+import { computeCost } from '../router/compute-cost.js';
 import type { Entry, PickResult, ProviderPreferences } from '../router/pick-index.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
 

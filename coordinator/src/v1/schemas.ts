@@ -9,7 +9,17 @@ export const MAX_MESSAGES = 256;
 /** Most inputs one embeddings request may carry. */
 export const MAX_EMBEDDING_INPUTS = 256;
 
-const ContentPart = Type.Object({ type: Type.String({ maxLength: 64 }) }, { additionalProperties: true });
+/** A text part: what a single- or multi-part `content` array carries (nodes join the texts). */
+const TextPart = Type.Object(
+  { type: Type.Literal('text'), text: Type.String() },
+  { additionalProperties: true },
+);
+/** Other OpenAI part kinds pass to the node, which refuses the ones its runtime cannot take. */
+const OtherPart = Type.Object(
+  { type: Type.Union(['image_url', 'input_audio', 'file', 'refusal'].map((t) => Type.Literal(t))) },
+  { additionalProperties: true },
+);
+const ContentPart = Type.Union([TextPart, OtherPart]);
 
 export const ChatMessage = Type.Object(
   {
@@ -20,9 +30,11 @@ export const ChatMessage = Type.Object(
   { additionalProperties: true },
 );
 
+/** USD per million tokens; null = no limit. The range is checked by ledger/money.ts (≤ 1e12). */
 const Price = Type.Union([
   Type.Number({ minimum: 0 }),
   Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 40 }),
+  Type.Null(),
 ]);
 
 /** OpenRouter-style routing preferences. max_price is USD per million tokens. */
@@ -52,7 +64,12 @@ const Sampling = {
   top_p: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
   max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
   stop: Type.Optional(Stop),
-  seed: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  seed: Type.Optional(
+    Type.Union([
+      Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
+      Type.Null(),
+    ]),
+  ),
   n: Type.Optional(Type.Union([Type.Literal(1), Type.Null()])),
   stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   stream_options: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
