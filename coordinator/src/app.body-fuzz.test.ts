@@ -49,6 +49,8 @@ const hostileValue: fc.Arbitrary<Json | { raw: string }> = fc.oneof(
   fc.integer(),
   digits40,
   digits40.map((d) => `${d}.${d}`),
+  // Integers around 2^53 and 2^63 as decimal strings: amounts that overflow a bigint column.
+  fc.bigInt({ min: 2n ** 50n, max: 2n ** 70n }).map(String),
   fc.constantFrom<Json>('1e+21', '1e21', '-1', '0.0000000001', 'NaN', 'Infinity', '', ' ', '0x', 'x'),
   fc.constant<Json>(null),
   fc.boolean(),

@@ -14,6 +14,9 @@ export const NANOUSD_PER_USD = 1_000_000_000n;
  */
 export const MAX_CLIENT_USD = 1_000_000_000_000;
 
+/** The largest nanousd a bigint column holds (2^63 − 1, ≈ 9.2 billion USD). */
+export const MAX_STORED_NANO = 2n ** 63n - 1n;
+
 const DECIMAL = /^0*([0-9]{1,13})(?:\.([0-9]+))?$/;
 
 /**

@@ -20,6 +20,7 @@ import { sendTransaction } from '../chain/send-transaction.js';
 import { spendableBalance } from '../chain/spendable-balance.js';
 import { toBigInt } from '../db/bigint.js';
 import { ApiError } from '../errors.js';
+import { MAX_STORED_NANO } from '../ledger/money.js';
 import type { StakingDeps } from '../staking/stake.js';
 import { pricePayment } from '../topup/price-payment.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
@@ -91,6 +92,9 @@ export async function withdraw(
     throw new ApiError('recipient_not_allowed', undefined, { param: 'to' });
   }
   const usdNano = pricePayment(source, units, services.nativeUsdPriceNano);
+  if (usdNano > MAX_STORED_NANO) {
+    throw new ApiError('invalid_request', 'amount is out of range.', { param: 'amount' });
+  }
   const account = await loadProxyAccount(db, keyring, user.id);
   const id = randomUUID();
   let recorded = false;
