@@ -13,6 +13,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import { Redis } from 'ioredis';
 import type { Kysely } from 'kysely';
 import { createPublicClient, http, type PublicClient } from 'viem';
+import type { AppContext, RouteEntry } from './app-context.js';
 import { createFailureCounter } from './auth/create-failure-counter.js';
 import { limitFailedCredentials } from './auth/limit-failed-credentials.js';
 import { loadJwtKey } from './auth/load-jwt-key.js';
@@ -40,26 +41,7 @@ import { createKeyring, type Keyring } from './wallets/keyring.js';
 import { loadMasterKey } from './wallets/load-master-key.js';
 import { walletRoutes } from './wallets/routes.js';
 
-/** A route as registered, for the discovery files and the route-table tests. */
-export type RouteEntry = {
-  method: string;
-  url: string;
-  schema: Record<string, unknown> | undefined;
-};
-
-/** What every capability's routes get: pass it as the plugin options. */
-export type AppContext = {
-  readonly config: CoordinatorConfig;
-  readonly db: Kysely<Database>;
-  readonly clock: Clock;
-  readonly keyring: Keyring;
-  /** HS256 key for session JWTs. */
-  readonly jwtKey: Uint8Array;
-  /** Chain RPC client when config.chain.rpcUrl is set (EIP-1271 sign-in). */
-  readonly chainClient: PublicClient | undefined;
-  /** Every route registered so far (filled by an onRoute hook). */
-  readonly routes: readonly RouteEntry[];
-};
+export type { AppContext, RouteEntry };
 
 export type BuildAppOptions = {
   config: CoordinatorConfig;

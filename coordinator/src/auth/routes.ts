@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { getAddress } from 'viem';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { findOrCreateUser } from '../users/find-or-create-user.js';
 import { ensureWallets } from '../wallets/ensure-wallets.js';
 import { createNonce } from './create-nonce.js';

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Address, getAddress, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import type { AppContext } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -28,6 +29,13 @@ export type ChainServices = {
   readonly baseApyBps: bigint;
   readonly unbondingPeriodMs: number;
   readonly withdrawDailyLimitNano: bigint;
+};
+
+/** What each chain route plugin gets: the app context and the one set of chain services. */
+export type ChainRouteOptions = {
+  ctx: AppContext;
+  /** The chain services; throws chain_unavailable when no chain RPC is configured. */
+  services: () => ChainServices;
 };
 
 /**

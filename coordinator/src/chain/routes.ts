@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { topupRoutes } from '../topup/routes.js';
@@ -7,13 +7,6 @@ import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
-
-/** What each chain route plugin gets: the app context and the one set of chain services. */
-export type ChainRouteOptions = {
-  ctx: AppContext;
-  /** The chain services; throws chain_unavailable when no chain RPC is configured. */
-  services: () => ChainServices;
-};
 
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, all on one

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { SIGN_IN_STATEMENT } from '../auth/sign-in-message.js';
 import { STABLE_DECIMALS, STABLE_SYMBOLS as STABLE_TOKENS } from '../chain/constants.js';
 import { ERRORS } from '../errors.js';

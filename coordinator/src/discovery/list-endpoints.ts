@@ -1,4 +1,4 @@
-import type { RouteEntry } from '../app.js';
+import type { RouteEntry } from '../app-context.js';
 
 export const AUTH_KIND = { none: 'none', jwt: 'jwt', apiKey: 'apiKey' } as const;
 export type AuthKind = (typeof AUTH_KIND)[keyof typeof AUTH_KIND];

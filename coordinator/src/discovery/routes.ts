@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { buildAiPlugin } from './build-ai-plugin.js';
 import { buildSkills } from './build-skills.js';
 import { renderQuickstartMd, renderSkillsMd } from './render-skills-md.js';

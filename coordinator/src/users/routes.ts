@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { getUser } from './get-user.js';
 import { readCredits } from './read-credits.js';

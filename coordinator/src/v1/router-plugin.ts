@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import { WebSocketServer } from 'ws';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Hub } from '../hub/hub.js';

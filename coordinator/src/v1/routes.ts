@@ -4,7 +4,7 @@
  */
 import type { JobKind } from '@gpumesh/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import type { Hub } from '../hub/hub.js';
 import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';

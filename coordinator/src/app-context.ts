@@ -1,0 +1,31 @@
+/**
+ * The types every capability's routes share: a leaf module, so routes never import app.ts (which
+ * imports them) and the import graph has no cycle.
+ */
+import type { Kysely } from 'kysely';
+import type { PublicClient } from 'viem';
+import type { Clock } from './clock.js';
+import type { CoordinatorConfig } from './config.js';
+import type { Database } from './db/schema.js';
+import type { Keyring } from './wallets/keyring.js';
+
+/** A route as registered, for the discovery files and the route-table tests. */
+export type RouteEntry = {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+};
+
+/** What every capability's routes get: pass it as the plugin options. */
+export type AppContext = {
+  readonly config: CoordinatorConfig;
+  readonly db: Kysely<Database>;
+  readonly clock: Clock;
+  readonly keyring: Keyring;
+  /** HS256 key for session JWTs. */
+  readonly jwtKey: Uint8Array;
+  /** Chain RPC client when config.chain.rpcUrl is set (EIP-1271 sign-in). */
+  readonly chainClient: PublicClient | undefined;
+  /** Every route registered so far (filled by an onRoute hook). */
+  readonly routes: readonly RouteEntry[];
+};
