@@ -25,8 +25,9 @@ export type WalletLock = {
 /**
  * A lease row per wallet (`wallet_locks`), taken by one upsert that succeeds only when the row is
  * absent or expired, so it needs no connection held open (an advisory lock would pin one pool
- * connection per busy wallet, and the task's own queries could then starve the pool). A holder
- * that crashed leaves a lease that expires after `leaseMs`. Wall-clock time, not the app's clock:
+ * connection per busy wallet, and the task's own queries could then starve the pool). The holder
+ * renews its lease every third of `leaseMs` while its task runs; one that crashed leaves a lease
+ * that expires after `leaseMs`. Wall-clock time, not the app's clock:
  * replicas must agree on it, and a test's frozen clock must not freeze a lease.
  */
 export function createWalletLock(
@@ -57,9 +58,21 @@ export function createWalletLock(
         if (Date.now() > deadline) throw new ApiError('wallet_busy', undefined, { retryAfterS: 1 });
         await new Promise((r) => setTimeout(r, WALLET_LOCK_POLL_MS * (1 + Math.random())));
       }
+      // Renewed while the task runs, so a slow chain (RPC timeouts add up) cannot outlast the lease
+      // and let another replica in; only a holder that died stops renewing.
+      const renew = setInterval(() => {
+        db.updateTable('wallet_locks')
+          .set({ expires_at: Date.now() + leaseMs })
+          .where('address', '=', address)
+          .where('holder', '=', holder)
+          .execute()
+          .catch(() => {});
+      }, leaseMs / 3);
+      renew.unref();
       try {
         return await task();
       } finally {
+        clearInterval(renew);
         await db
           .deleteFrom('wallet_locks')
           .where('address', '=', address)
