@@ -35,6 +35,8 @@ export type FixedReplyNodeOptions = {
   replyTokens?: string[];
   /** prompt_tokens reported for every job. */
   promptTokens?: number;
+  /** completion_tokens reported for every chat/completion job (a lying node); default the reply's. */
+  completionTokens?: number;
   failBeforeFirstToken?: boolean;
   dieAfterChunks?: number;
   chunkDelayMs?: number;
@@ -121,11 +123,14 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
         return;
       }
       const created = Math.floor(Date.now() / 1000);
-      const usage = (completion: number) => ({
-        prompt_tokens: promptTokens,
-        completion_tokens: completion,
-        total_tokens: promptTokens + completion,
-      });
+      const usage = (honest: number) => {
+        const completion = job.kind === 'embedding' ? honest : (options.completionTokens ?? honest);
+        return {
+          prompt_tokens: promptTokens,
+          completion_tokens: completion,
+          total_tokens: promptTokens + completion,
+        };
+      };
       if (job.kind === 'embedding') {
         const input = job.request.input;
         const inputs = Array.isArray(input) ? input : [input];

@@ -15,6 +15,7 @@ import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import type { Database } from '../coordinator/src/db/schema.js';
 import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { EMPTY_TEXT_TOKENS_PER_CHOICE } from '../coordinator/src/ledger/bound-usage.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
@@ -24,6 +25,7 @@ import {
   type TestDatabase,
   testBackends,
 } from '../coordinator/src/testing/test-backends.js';
+import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
 
@@ -154,6 +156,9 @@ function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd:
 
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
 
+/** What a cut request pays for the prompt of `chat()` ("hi") when the node sends no count. */
+const HI_PROMPT_BOUND = estimatePromptTokens('chat', { messages: [{ role: 'user', content: 'hi' }] });
+
 describe('router e2e [sqlite]', () => {
   let h: Harness;
   beforeAll(async () => {
@@ -163,8 +168,8 @@ describe('router e2e [sqlite]', () => {
   afterAll(() => h?.close());
 
   test('default: the cheaper of two nodes always serves, billing exact to the nanousd', async () => {
-    const cheap = await addNode(h, { models: [usdOffer('m', USD, 2n * USD)], promptTokens: 123 });
-    const dear = await addNode(h, { models: [usdOffer('m', 3n * USD, 3n * USD)], promptTokens: 123 });
+    const cheap = await addNode(h, { models: [usdOffer('m', USD, 2n * USD)], promptTokens: 42 });
+    const dear = await addNode(h, { models: [usdOffer('m', 3n * USD, 3n * USD)], promptTokens: 42 });
     const before = await getBalance(h.db, h.userId);
     for (let i = 0; i < 5; i++) {
       const r = await chat(h, {});
@@ -172,13 +177,13 @@ describe('router e2e [sqlite]', () => {
       expect(r.headers.get('x-gpumesh-node')).toBe(cheap.nodeId);
       expect(r.headers.get('x-request-id')).toMatch(/^req_/);
       const body = JSON.parse(r.body);
-      expect(body.usage).toMatchObject({ prompt_tokens: 123, completion_tokens: 6, total_tokens: 129 });
-      expect(body.usage.cost).toBe(Number(expectedNano(123, 6, 1n, 2n)) / 1e9);
+      expect(body.usage).toMatchObject({ prompt_tokens: 42, completion_tokens: 6, total_tokens: 48 });
+      expect(body.usage.cost).toBe(Number(expectedNano(42, 6, 1n, 2n)) / 1e9);
     }
     expect(cheap.jobs).toBe(5);
     expect(dear.jobs).toBe(0);
     const after = await getBalance(h.db, h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(5n * expectedNano(123, 6, 1n, 2n));
+    expect(before.balanceNano - after.balanceNano).toBe(5n * expectedNano(42, 6, 1n, 2n));
     // Kill the cheap one: the dear one serves, and the user pays once, at its price.
     cheap.kill();
     await until(() => !h.app.hub.index.node(cheap.nodeId));
@@ -186,7 +191,7 @@ describe('router e2e [sqlite]', () => {
     expect(r.status).toBe(200);
     expect(r.headers.get('x-gpumesh-node')).toBe(dear.nodeId);
     const last = await getBalance(h.db, h.userId);
-    expect(after.balanceNano - last.balanceNano).toBe(expectedNano(123, 6, 3n, 3n));
+    expect(after.balanceNano - last.balanceNano).toBe(expectedNano(42, 6, 3n, 3n));
     dear.kill();
     await until(() => !h.app.hub.index.hasModel('m'));
   });
@@ -251,10 +256,11 @@ describe('router e2e [sqlite]', () => {
     const row = (await usageRows(h)).at(-1)!;
     expect(row.status).toBe('node_failed');
     expect(Number(row.completion_tokens)).toBe(3);
-    expect(Number(row.prompt_tokens)).toBe(0);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 3, 1n, 2n));
+    // The node had evaluated the prompt: it is billed at the coordinator's bound (no count came).
+    expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
     const after = await getBalance(h.db, h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, 3, 1n, 2n));
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
     expect(after.reservedNano).toBe(0n);
     expect(node.jobs).toBe(1);
   });
@@ -274,9 +280,9 @@ describe('router e2e [sqlite]', () => {
     const row = (await usageRows(h)).at(-1)!;
     expect(row.status).toBe('node_failed');
     expect(Number(row.completion_tokens)).toBe(12);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 12, 1n, 2n));
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
     const after = await getBalance(h.db, h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, 12, 1n, 2n));
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
     expect(node.jobs).toBe(1);
   });
 
@@ -292,7 +298,7 @@ describe('router e2e [sqlite]', () => {
     const row = (await usageRows(h)).at(-1)!;
     expect(row.status).toBe('node_failed');
     expect(Number(row.completion_tokens)).toBe(10);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(0, 10, 1n, 2n));
+    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 10, 1n, 2n));
   });
 
   test('behavior: a client that disconnects mid-stream is billed for what it received', async () => {
@@ -316,8 +322,103 @@ describe('router e2e [sqlite]', () => {
     expect(delivered).toBeGreaterThanOrEqual(5);
     expect(delivered).toBeLessThan(200);
     const after = await getBalance(h.db, h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, delivered, 1n, 2n));
+    expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, delivered, 1n, 2n));
     expect(after.reservedNano).toBe(0n);
+    node.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('attack: a node claiming 1e9 prompt and 1e9 completion tokens for "hi" bills within the bound', async () => {
+    const liar = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      promptTokens: 1e9,
+      completionTokens: 1e9,
+    });
+    const metric = async (): Promise<[number, number]> => {
+      const text = await (await fetch(`${h.base}/metrics`)).text();
+      const line = (kind: string) =>
+        text.match(new RegExp(`gpumesh_usage_clamped_total\\{kind="${kind}"\\} (\\d+)`));
+      return [Number(line('prompt')?.[1] ?? 0), Number(line('completion')?.[1] ?? 0)];
+    };
+    const [prompt0, completion0] = await metric();
+    const before = await getBalance(h.db, h.userId);
+    for (const stream of [false, true]) {
+      const r = await chat(h, { stream, stream_options: { include_usage: true } });
+      expect(r.status).toBe(200);
+      const body = stream
+        ? JSON.parse(
+            r.body
+              .split('\n\n')
+              .filter((e) => e.includes('"usage"'))
+              .at(-1)!
+              .slice(6),
+          )
+        : JSON.parse(r.body);
+      const text: string = stream
+        ? r.body
+            .split('\n\n')
+            .filter((e) => e.startsWith('data: {'))
+            .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.content ?? '')
+            .join('')
+        : body.choices[0].message.content;
+      // The client sees the bounded counts: the prompt's bound, and the reply's bytes + slack.
+      const completion = Buffer.byteLength(text) + EMPTY_TEXT_TOKENS_PER_CHOICE;
+      expect(body.usage).toMatchObject({
+        prompt_tokens: HI_PROMPT_BOUND,
+        completion_tokens: completion,
+        total_tokens: HI_PROMPT_BOUND + completion,
+      });
+    }
+    const rows = (await usageRows(h)).slice(-2);
+    for (const row of rows) expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
+    const after = await getBalance(h.db, h.userId);
+    const charged = rows.reduce((sum, row) => sum + toBigInt(row.cost_nano), 0n);
+    expect(before.balanceNano - after.balanceNano).toBe(charged);
+    // Under a cent for two "hi"s, where the claim would have taken the whole hold.
+    expect(charged).toBeLessThan(2n * expectedNano(HI_PROMPT_BOUND, 200, 1n, 2n));
+    const [prompt1, completion1] = await metric();
+    expect([prompt1 - prompt0, completion1 - completion0]).toEqual([2, 2]);
+    // Counted against the node (written beside the bill, off the request path).
+    await expect
+      .poll(async () => {
+        const row = await h.db
+          .selectFrom('node_usage_violations')
+          .select('violations')
+          .where('node_id', '=', liar.nodeId)
+          .executeTakeFirst();
+        return Number(row?.violations ?? 0);
+      })
+      .toBe(2);
+    liar.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
+  test('behavior: a long prompt and an immediate abort pays the prompt', async () => {
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
+      chunkDelayMs: 10,
+      promptTokens: 1_234,
+    });
+    const content = 'lorem ipsum '.repeat(500);
+    const bound = estimatePromptTokens('chat', { messages: [{ role: 'user', content }] });
+    const before = await getBalance(h.db, h.userId);
+    await streamThenLeave(
+      `${h.base}/v1/chat/completions`,
+      h.key,
+      { model: 'm', messages: [{ role: 'user', content }], max_tokens: 200 },
+      1,
+    );
+    await until(() => node.cancelled.length === 1);
+    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('client_disconnected');
+    expect(Number(row.prompt_tokens)).toBe(bound);
+    const after = await getBalance(h.db, h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(
+      expectedNano(bound, Number(row.completion_tokens), 1n, 2n),
+    );
     node.kill();
     await until(() => !h.app.hub.index.hasModel('m'));
   });

@@ -96,6 +96,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Requests sampled from the real daemon in the honest-usage test. */
+const HONEST_SAMPLES = 120;
+
 describe('openai SDK against a coordinator with a real node', () => {
   test('default: models.list shows what the node serves, with prices', async () => {
     const models = await client.models.list();
@@ -169,6 +172,54 @@ describe('openai SDK against a coordinator with a real node', () => {
     expect(many.data.map((d) => d.index)).toEqual([0, 1, 2]);
     expect(many.usage.prompt_tokens).toBeGreaterThan(0);
   });
+
+  test('behavior: an honest node (the real daemon, random weights) is never clamped by the usage bounds', async () => {
+    // Random weights emit control tokens, bytes that are no character alone and early ends: the
+    // hardest case for "tokens ≤ bytes + slack". Every kind, streamed and not, many samples.
+    const messages = [
+      { role: 'system' as const, content: 'You are terse.' },
+      { role: 'user' as const, content: 'Hello there' },
+      { role: 'assistant' as const, content: 'Hi.' },
+      { role: 'user' as const, content: 'é 漢字 🙂 and more' },
+    ];
+    const requests: Promise<unknown>[] = [];
+    for (let i = 0; i < HONEST_SAMPLES; i++) {
+      const temperature = 0.5 + (i % 4) * 0.5;
+      if (i % 3 === 0) {
+        requests.push(
+          client.chat.completions.create({
+            model: chatModel,
+            messages,
+            max_tokens: 48,
+            temperature,
+            seed: i,
+          }),
+        );
+      } else if (i % 3 === 1) {
+        requests.push(
+          (async () => {
+            const stream = await client.chat.completions.create({
+              model: chatModel,
+              messages: messages.slice(1, 2),
+              max_tokens: 48,
+              temperature,
+              stream: true,
+            });
+            for await (const _ of stream);
+          })(),
+        );
+      } else {
+        requests.push(
+          client.completions.create({ model: chatModel, prompt: 'Once upon', max_tokens: 48, temperature }),
+        );
+      }
+      await Promise.all(requests.splice(0)); // one at a time: an unstaked node takes one job
+    }
+    await Promise.all(requests);
+    await client.embeddings.create({ model: embedModel, input: ['one', 'two 🙂'] });
+    const violations = await store.db.selectFrom('node_usage_violations').selectAll().execute();
+    expect(violations).toEqual([]);
+  }, 120_000);
 
   test('error: the SDK sees our errors as its typed errors', async () => {
     await expect(

@@ -38,6 +38,7 @@ import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/rep
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
+import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { createKeyring } from '../coordinator/src/wallets/keyring.js';
 import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
@@ -283,8 +284,11 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const delivered = Number(row.completion_tokens);
     expect(delivered).toBeGreaterThanOrEqual(5);
     expect(delivered).toBeLessThan(200);
+    // The prompt was evaluated: billed at the coordinator's bound (the relay carries no count).
+    const promptBound = estimatePromptTokens('chat', { messages: [{ role: 'user', content: 'hi' }] });
+    expect(Number(row.prompt_tokens)).toBe(promptBound);
     const after = await getBalance(a.db, userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(0, delivered, 1n, 2n));
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(promptBound, delivered, 1n, 2n));
     await slow.stop();
   });
 

@@ -171,6 +171,12 @@ export const ErrorFrame = frame(
     code: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$' }),
     message: Text(1024),
     retryable: Type.Boolean(),
+    /**
+     * Optional, node → coordinator, on a job's error (job_cancelled included): the tokens the job
+     * used before it ended. The coordinator bills a cut-short request's prompt as the lower of
+     * this `prompt_tokens` and its own bound (NODE_PROTOCOL.md §9, "Billing a job cut short").
+     */
+    usage: Type.Optional(Usage),
   },
   'either way',
 );

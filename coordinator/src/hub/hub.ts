@@ -42,7 +42,13 @@ export type JobHandlers = {
 export type JobUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
 /** Why a job failed. `node_lost`: the session ended (closed, expired) while the job ran. */
-export type JobError = { code: string; message: string; retryable: boolean };
+export type JobError = {
+  code: string;
+  message: string;
+  retryable: boolean;
+  /** What the node says the job used before it ended (the error frame's optional usage). */
+  usage?: JobUsage;
+};
 
 export type JobSpec = {
   kind: JobKind;

@@ -220,7 +220,14 @@ export class NodeSession {
         if (frame.jobId) {
           this.#finishJob(
             frame.jobId,
-            { error: { code: frame.code, message: frame.message, retryable: frame.retryable } },
+            {
+              error: {
+                code: frame.code,
+                message: frame.message,
+                retryable: frame.retryable,
+                ...(frame.usage ? { usage: frame.usage } : {}),
+              },
+            },
             true,
           );
         }

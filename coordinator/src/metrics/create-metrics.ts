@@ -39,6 +39,8 @@ export type Metrics = {
   readonly creditsSpentNano: Counter<'model'>;
   /** `gpumesh_failovers_total{model}`: requests moved to the next node before their first token. */
   readonly failovers: Counter<'model'>;
+  /** Node usage reports clamped to the coordinator's bound, by kind of count (node ids in the log). */
+  readonly usageClamped: Counter<'kind'>;
   /** `gpumesh_nodes{state,role,tier}`: connected nodes, counted from {@link Metrics.trackNodes} at scrape time. */
   readonly nodes: Gauge<'state' | 'role' | 'tier'>;
   /** Names the function the nodes gauge counts at each scrape (the hub's live session list). */
@@ -99,6 +101,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): Metrics {
       name: 'gpumesh_failovers_total',
       help: 'Requests moved to the next-cheapest node after a failure before the first token.',
       labelNames: ['model'] as const,
+      registers: [registry],
+    }),
+    usageClamped: new Counter({
+      name: 'gpumesh_usage_clamped_total',
+      help: 'Node usage reports over the bound the coordinator computed, clamped before billing, by kind (prompt or completion).',
+      labelNames: ['kind'] as const,
       registers: [registry],
     }),
     nodes,

@@ -26,8 +26,19 @@ export interface UsageRecordsTable {
   day: string;
 }
 
+/**
+ * Per node, how many of its usage reports claimed more tokens than the coordinator's bound allowed
+ * (each clamped when billed): what the node's reputation will weigh.
+ */
+export interface NodeUsageViolationsTable {
+  node_id: string;
+  violations: Int;
+  last_at: Int;
+}
+
 export interface UsageTables {
   usage_records: UsageRecordsTable;
+  node_usage_violations: NodeUsageViolationsTable;
 }
 
 export const USAGE_STATUS = {

@@ -12,6 +12,7 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { Hub, JobError, JobUsage } from '../hub/hub.js';
 import { ledgerPending } from '../ledger/batch.js';
+import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { release } from '../ledger/release.js';
 import { reserve } from '../ledger/reserve.js';
@@ -20,6 +21,7 @@ import { providerAccountId } from '../ledger/tables.js';
 import type { Metrics } from '../metrics/create-metrics.js';
 import { computeCost } from '../router/compute-cost.js';
 import type { Entry, PickResult, ProviderPreferences } from '../router/pick-index.js';
+import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
 
 export type RouterSettings = {
@@ -34,9 +36,12 @@ export type InferenceDeps = {
   settings: RouterSettings;
   clock: { now(): number };
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
-  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers'>;
-  /** Where a settlement that failed after the answer went out is reported. */
-  log?: { error(details: Record<string, unknown>, message: string): void };
+  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
+  /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
+  log?: {
+    error(details: Record<string, unknown>, message: string): void;
+    warn(details: Record<string, unknown>, message: string): void;
+  };
 };
 
 /**
@@ -87,12 +92,19 @@ export type InferenceResult = {
 };
 
 type AttemptOutcome =
-  | { type: 'result'; response: Record<string, unknown> & { usage: JobUsage } }
+  | {
+      type: 'result';
+      response: Record<string, unknown> & { usage: JobUsage };
+      deliveredChunks: number;
+      /** UTF-8 bytes of output the streamed chunks carried (see outputBytes). */
+      deliveredBytes: number;
+    }
   | {
       type: 'failed';
       error: JobError;
       deliveredChunks: number;
       deliveredTokens: number;
+      deliveredBytes: number;
       clientGone: boolean;
     };
 
@@ -164,9 +176,22 @@ export async function runInference(
     }
     if (outcome.type === 'result') {
       const usage = outcome.response.usage;
-      // Billing trusts the node's usage but never beyond what the request allowed.
-      const promptTokens = usage.prompt_tokens;
-      const completionTokens = Math.min(usage.completion_tokens, job.maxTokens || usage.completion_tokens);
+      // The node's counts, never beyond what the coordinator saw (ledger/bound-usage.ts): the
+      // prompt's bound, max_tokens, and the output that reached the client.
+      const deliveredBytes =
+        outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
+      const counted = boundUsage(
+        { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+        {
+          promptTokens: job.promptTokensBound,
+          completionTokens:
+            job.kind === 'embedding'
+              ? 0
+              : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: 1 }),
+        },
+      );
+      if (counted.clamped) reportClamp(deps, job, entry, counted);
+      const { promptTokens, completionTokens } = counted;
       const billed = await bill(
         deps,
         job,
@@ -179,7 +204,13 @@ export async function runInference(
       const withCost = {
         ...outcome.response,
         model: job.model,
-        usage: { ...usage, cost: nanoToUsd(billed.chargedNano) },
+        usage: {
+          ...usage,
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+          cost: nanoToUsd(billed.chargedNano),
+        },
       };
       if (sink) {
         if (!sink.closed) sink.finish(finalChunk(job, outcome.response, withCost.usage));
@@ -196,14 +227,35 @@ export async function runInference(
       }
       throw mapJobError(error);
     }
-    // Cut mid-stream (node died or client left): bill the tokens delivered, no more. The prompt's
-    // exact size is only known from the node's final usage, which never came: it is not billed.
-    // The node counts the tokens (chunk.tokens); as for usage, never beyond what the request allowed.
+    // Cut short after the node had the job (the client left, or the node died after its first
+    // token): the prompt was evaluated, so it is billed — the node's count if its error frame
+    // carried one, else the coordinator's bound, never above the bound — plus the completion
+    // tokens delivered (chunk.tokens, bounded like a result's). A failure before the first token
+    // with the client still there failed over above and costs nothing.
     const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
-    const deliveredTokens = Math.min(outcome.deliveredTokens, job.maxTokens || outcome.deliveredTokens);
-    const billed = await bill(deps, job, entry, hold, 0, deliveredTokens, status);
+    const counted = boundUsage(
+      {
+        promptTokens: error.usage?.prompt_tokens ?? job.promptTokensBound,
+        completionTokens: outcome.deliveredTokens,
+      },
+      {
+        promptTokens: job.promptTokensBound,
+        completionTokens: completionBound({
+          maxTokens: job.maxTokens,
+          deliveredBytes: outcome.deliveredBytes,
+          choices: 1,
+        }),
+      },
+    );
+    if (counted.clamped) reportClamp(deps, job, entry, counted);
+    const { promptTokens, completionTokens: deliveredTokens } = counted;
+    const billed = await bill(deps, job, entry, hold, promptTokens, deliveredTokens, status);
     if (sink && !sink.closed) sink.finish({ error: mapJobError(error).toBody().error });
-    const usage = { prompt_tokens: 0, completion_tokens: deliveredTokens, total_tokens: deliveredTokens };
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: deliveredTokens,
+      total_tokens: promptTokens + deliveredTokens,
+    };
     return {
       nodeId: entry.node.nodeId,
       response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
@@ -227,6 +279,7 @@ function attempt(
   return new Promise((resolve) => {
     let deliveredChunks = 0;
     let deliveredTokens = 0;
+    let deliveredBytes = 0;
     let clientGone = false;
     let done = false;
     const handle = deps.hub.dispatch(
@@ -245,6 +298,7 @@ function attempt(
           sink.write({ ...chunk, model: job.model });
           deliveredChunks++;
           deliveredTokens += tokens ?? tokensIn(chunk);
+          deliveredBytes += outputBytes(chunk);
         },
         onResult: (response) => {
           if (done) return;
@@ -254,12 +308,12 @@ function attempt(
             sink.start(entry.node.nodeId);
             sink.write(asChunk(job, response));
           }
-          resolve({ type: 'result', response });
+          resolve({ type: 'result', response, deliveredChunks, deliveredBytes });
         },
         onError: (error) => {
           if (done) return;
           done = true;
-          resolve({ type: 'failed', error, deliveredChunks, deliveredTokens, clientGone });
+          resolve({ type: 'failed', error, deliveredChunks, deliveredTokens, deliveredBytes, clientGone });
         },
       },
     );
@@ -332,6 +386,25 @@ async function bill(
   );
   if (ledgerPending(deps.db) > MAX_LEDGER_BACKLOG) await settlement;
   return { chargedNano, settlement };
+}
+
+/**
+ * A node claimed more tokens than the coordinator's bound: logged with its id and figures, counted
+ * in gpumesh_usage_clamped_total and against the node (node_usage_violations, what its reputation
+ * will weigh). The bill already uses the bounded counts.
+ */
+function reportClamp(deps: InferenceDeps, job: InferenceJob, entry: Entry, counted: BoundedUsage): void {
+  const { claimed, bound } = counted.clamped!;
+  if (claimed.promptTokens > bound.promptTokens) deps.metrics?.usageClamped.inc({ kind: 'prompt' });
+  if (claimed.completionTokens > bound.completionTokens)
+    deps.metrics?.usageClamped.inc({ kind: 'completion' });
+  deps.log?.warn(
+    { nodeId: entry.node.nodeId, model: job.model, requestId: job.requestId, claimed, bound },
+    'node usage over the bound: clamped',
+  );
+  recordUsageViolation(deps.db, { nodeId: entry.node.nodeId, now: deps.clock.now() }).catch((err: unknown) =>
+    deps.log?.error({ err, nodeId: entry.node.nodeId }, 'recording a usage violation failed'),
+  );
 }
 
 /**

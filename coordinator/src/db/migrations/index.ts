@@ -3,6 +3,7 @@ import { chainCursorsMigration, chainMigration, walletLocksMigration } from '../
 import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
 import { heldReservations005 } from './005-held-reservations.js';
+import { nodeUsageViolations007 } from './007-node-usage-violations.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -15,4 +16,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   chainCursorsMigration,
   heldReservations005,
   walletLocksMigration,
+  nodeUsageViolations007,
 ];
