@@ -8,14 +8,16 @@ import {
   DEFAULT_HANDSHAKE_TIMEOUT_MS,
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_FRAME_BYTES,
-  type JobKind,
   type TierName,
   ttlMsFor,
 } from '@gpumesh/protocol';
 import type { WebSocket } from 'ws';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type Entry, PickIndex } from '../router/pick-index.js';
+import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { NodeSession } from './node-session.js';
+
+export type { JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from './jobs.js';
 
 export type HubOptions = {
   /** Names this coordinator in challenges. */
@@ -30,36 +32,6 @@ export type HubOptions = {
   clock?: { now(): number };
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
-
-/** What a job's caller hears back. Exactly one of onResult / onError ends a job. */
-export type JobHandlers = {
-  /** `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens). */
-  onChunk?: (chunk: Record<string, unknown>, seq: number, tokens: number | undefined) => void;
-  onResult: (response: Record<string, unknown> & { usage: JobUsage }) => void;
-  onError: (error: JobError) => void;
-};
-
-export type JobUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-
-/** Why a job failed. `node_lost`: the session ended (closed, expired) while the job ran. */
-export type JobError = {
-  code: string;
-  message: string;
-  retryable: boolean;
-  /** What the node says the job used before it ended (the error frame's optional usage). */
-  usage?: JobUsage;
-};
-
-export type JobSpec = {
-  kind: JobKind;
-  model: string;
-  request: Record<string, unknown>;
-  stream: boolean;
-  timeoutMs: number;
-};
-
-/** A running job: cancel it when the client goes away. */
-export type JobHandle = { readonly jobId: string; cancel(reason: string): void };
 
 /** Carries jobs for nodes other replicas hold (peer/peer-relay.ts). */
 export type JobRelay = { dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle };

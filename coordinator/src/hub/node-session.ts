@@ -35,8 +35,26 @@ import {
   verifyOwnerProof,
 } from '@gpumesh/protocol';
 import WebSocket from 'ws';
-import type { Entry, ModelOffer } from '../router/pick-index.js';
-import type { Hub, JobHandle, JobHandlers, JobSpec } from './hub.js';
+import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
+import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
+
+/**
+ * What a session needs from the hub that accepted it (the Hub is one): the pick index to keep in
+ * step, the session's settings, and where to register once authenticated.
+ */
+export type SessionHost = {
+  readonly index: PickIndex;
+  readonly coordinatorId: string;
+  readonly heartbeatIntervalMs: number;
+  readonly handshakeTimeoutMs: number;
+  readonly ttlMs: number;
+  readonly maxFrameBytes: number;
+  readonly clock: { now(): number };
+  readonly tierOf: (owner: string) => Promise<TierName>;
+  readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  register(session: NodeSession): void;
+  unregister(session: NodeSession): void;
+};
 
 type RunningJob = {
   entry: Entry;
@@ -48,7 +66,7 @@ type RunningJob = {
 };
 
 export class NodeSession {
-  readonly #hub: Hub;
+  readonly #hub: SessionHost;
   readonly #socket: WebSocket;
   #phase: SessionPhase = 'hello';
   #presence: PresenceState = 'connecting';
@@ -67,7 +85,7 @@ export class NodeSession {
   #pingTimer: NodeJS.Timeout | undefined;
   #pingSentAt = new Map<number, number>();
 
-  constructor(hub: Hub, socket: WebSocket) {
+  constructor(hub: SessionHost, socket: WebSocket) {
     this.#hub = hub;
     this.#socket = socket;
     const now = hub.clock.now();

@@ -7,7 +7,10 @@ import { inLedgerBatch } from './batch.js';
 import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { assertPositive } from './ledger-input.js';
 import { ENTRY_KINDS, RESERVATION_STATUS } from './tables.js';
+import type { Hold, ReserveResult } from './types.js';
 import { ledgerWriterOf } from './writer.js';
+
+export type { Hold, ReserveResult };
 
 export type ReserveParams = {
   userId: string;
@@ -17,10 +20,6 @@ export type ReserveParams = {
   reservationId?: string;
   clock?: LedgerClock;
 };
-
-export type ReserveResult =
-  | { ok: true; reservationId: string; amountNano: bigint; balanceNano: bigint }
-  | { ok: false; reason: 'insufficient_credits' };
 
 const insertReservation = new Statement(
   `insert into ledger_reservations (id, account_id, amount, status, created_at, updated_at)
@@ -45,9 +44,6 @@ export async function reserve(db: LedgerDb, params: ReserveParams): Promise<Rese
   if (writer) return writer.reserve(hold, params.reservationId !== undefined);
   return inLedgerBatch(db, (trx) => reserveIn(trx, hold));
 }
-
-/** A reservation to place, its id and time decided. */
-export type Hold = { userId: string; amountNano: bigint; reservationId: string; now: number };
 
 /** Inside a ledger transaction: places the hold if the balance covers it. */
 export async function reserveIn(trx: Transaction<Database>, hold: Hold): Promise<ReserveResult> {

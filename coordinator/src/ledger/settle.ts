@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { type RecordUsageParams, recordUsage } from '../usage/record-usage.js';
+import { recordUsage } from '../usage/record-usage.js';
 import { appendEntries, moveBalance } from './apply-entry.js';
 import { inLedgerBatch } from './batch.js';
 import { creditAtCommit } from './credits-at-commit.js';
@@ -8,35 +8,13 @@ import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
 import { takeReservation } from './take-reservation.js';
+import type { Settlement, SettleOutcome } from './types.js';
 import { ledgerWriterOf } from './writer.js';
 
-export type SettleParams = {
-  reservationId: string;
-  /** What the provider earns for the tokens delivered, nanousd. */
-  providerNano: bigint;
-  /** The platform fee on top, nanousd. The user pays providerNano + feeNano. */
-  feeNano: bigint;
-  /** The provider's earnings account (see providerAccountId). */
-  providerAccountId: string;
-  /** The request's usage row, written in the same transaction with what it cost. */
-  usage?: Omit<RecordUsageParams, 'outcome'>;
-  clock?: LedgerClock;
-};
+/** A settlement to make: its time comes from `clock` (default the system's). */
+export type SettleParams = Omit<Settlement, 'now'> & { clock?: LedgerClock };
 
-/** A settlement as data (its time decided), as the ledger writer thread receives it. */
-export type Settlement = Omit<SettleParams, 'clock'> & { now: number };
-
-export type SettleOutcome = {
-  /** The user's account. */
-  accountId: string;
-  /** What the user paid: providerNano + feeNano (never more than the reservation). */
-  chargedNano: bigint;
-  providerNano: bigint;
-  feeNano: bigint;
-  /** The reservation's unused part, back in the balance. */
-  releasedNano: bigint;
-  balanceNano: bigint;
-};
+export type { Settlement, SettleOutcome };
 
 /**
  * What a settlement charges: provider + fee, never more than the hold — capped fee first, so the

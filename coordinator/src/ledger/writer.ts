@@ -1,8 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { sqliteFileOf } from '../db/create-database.js';
 import type { LedgerDb } from './db.js';
-import type { Hold, ReserveResult } from './reserve.js';
-import type { Settlement, SettleOutcome } from './settle.js';
+import type { Hold, ReserveResult, Settlement, SettleOutcome } from './types.js';
 
 /** One ledger operation as the writer thread receives it. */
 export type WriterOp = { id: number } & (

@@ -3,22 +3,10 @@ import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
 import { AtCommit } from '../ledger/at-commit.js';
-import type { SettleOutcome } from '../ledger/settle.js';
-import type { UsageStatus } from './tables.js';
+import type { SettleOutcome, UsageRow } from '../ledger/types.js';
 
-export type RecordUsageParams = {
-  requestId: string;
-  userId: string;
-  keyId: string | null;
-  model: string;
-  nodeId: string;
-  kind: string;
-  promptTokens: number;
-  completionTokens: number;
-  outcome: SettleOutcome;
-  status: UsageStatus;
-  now: number;
-};
+/** The usage row and what the settlement charged for it. */
+export type RecordUsageParams = UsageRow & { outcome: SettleOutcome };
 
 const insertUsage = new Statement(
   `insert into usage_records (id, request_id, user_id, key_id, model, node_id, kind, prompt_tokens,

@@ -1,0 +1,32 @@
+/** A job as the hub's callers and the node sessions see it: what to run and what comes back. */
+import type { JobKind } from '@gpumesh/protocol';
+
+/** What a job's caller hears back. Exactly one of onResult / onError ends a job. */
+export type JobHandlers = {
+  /** `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens). */
+  onChunk?: (chunk: Record<string, unknown>, seq: number, tokens: number | undefined) => void;
+  onResult: (response: Record<string, unknown> & { usage: JobUsage }) => void;
+  onError: (error: JobError) => void;
+};
+
+export type JobUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
+/** Why a job failed. `node_lost`: the session ended (closed, expired) while the job ran. */
+export type JobError = {
+  code: string;
+  message: string;
+  retryable: boolean;
+  /** What the node says the job used before it ended (the error frame's optional usage). */
+  usage?: JobUsage;
+};
+
+export type JobSpec = {
+  kind: JobKind;
+  model: string;
+  request: Record<string, unknown>;
+  stream: boolean;
+  timeoutMs: number;
+};
+
+/** A running job: cancel it when the client goes away. */
+export type JobHandle = { readonly jobId: string; cancel(reason: string): void };

@@ -1,0 +1,52 @@
+/**
+ * The ledger's data types, in a module of their own: the operations (reserve, settle), the writer
+ * thread and the usage row all share them, and none of them need import another for a type.
+ */
+import type { UsageStatus } from '../usage/tables.js';
+
+export type ReserveResult =
+  | { ok: true; reservationId: string; amountNano: bigint; balanceNano: bigint }
+  | { ok: false; reason: 'insufficient_credits' };
+
+/** A reservation to place, its id and time decided. */
+export type Hold = { userId: string; amountNano: bigint; reservationId: string; now: number };
+
+/** What a request's usage row says, besides what it cost (the settlement adds that). */
+export type UsageRow = {
+  requestId: string;
+  userId: string;
+  keyId: string | null;
+  model: string;
+  nodeId: string;
+  kind: string;
+  promptTokens: number;
+  completionTokens: number;
+  status: UsageStatus;
+  now: number;
+};
+
+/** A settlement as data (its time decided), as the ledger writer thread receives it. */
+export type Settlement = {
+  reservationId: string;
+  /** What the provider earns for the tokens delivered, nanousd. */
+  providerNano: bigint;
+  /** The platform fee on top, nanousd. The user pays providerNano + feeNano. */
+  feeNano: bigint;
+  /** The provider's earnings account (see providerAccountId). */
+  providerAccountId: string;
+  /** The request's usage row, written in the same transaction with what it cost. */
+  usage?: UsageRow;
+  now: number;
+};
+
+export type SettleOutcome = {
+  /** The user's account. */
+  accountId: string;
+  /** What the user paid: providerNano + feeNano (never more than the reservation). */
+  chargedNano: bigint;
+  providerNano: bigint;
+  feeNano: bigint;
+  /** The reservation's unused part, back in the balance. */
+  releasedNano: bigint;
+  balanceNano: bigint;
+};
