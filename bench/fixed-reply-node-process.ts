@@ -5,8 +5,9 @@
  * Run: node --import tsx bench/fixed-reply-node-process.ts <ws-url> <owner-private-key> <model>
  * Prints "ready" once the coordinator acknowledged its manifest; SIGTERM stops it gracefully.
  */
+
+import { startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
 import type { Hex } from 'viem';
-import { startFixedReplyNode, usdOffer } from './fixed-reply-node.js';
 
 const [url, owner, model = 'bench'] = process.argv.slice(2);
 if (!url || !owner) {

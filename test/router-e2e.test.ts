@@ -5,11 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../bench/fixed-reply-node.js';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';

@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
 import {
   type InferEvent,
   type InferRequest,
@@ -24,7 +25,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../bench/fixed-reply-node.js';
 import { buildApp } from '../coordinator/src/app.js';
 import { systemClock } from '../coordinator/src/clock.js';
 import { loadConfig } from '../coordinator/src/config.js';

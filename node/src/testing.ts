@@ -7,6 +7,13 @@ export {
   type PeerSession,
 } from './testing/coordinator-peer.js';
 export {
+  type FixedReplyNode,
+  type FixedReplyNodeOptions,
+  fixedReplyManifest,
+  startFixedReplyNode,
+  usdOffer,
+} from './testing/fixed-reply-node.js';
+export {
   SPAWNED_NODE_STOP_TIMEOUT_MS,
   type SpawnedNodeDaemon,
   type SpawnNodeDaemonOptions,

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
+import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
 import { createFrame, encodeFrame, parseFrame, signChallenge } from '@gpumesh/protocol';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, test } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '../../../bench/fixed-reply-node.js';
 import { Hub } from './hub.js';
 
 const USD = 1_000_000_000n;

@@ -1,7 +1,9 @@
 /**
  * A minimal gpumesh node that answers every job at once with a fixed reply and exact, known usage.
- * For measuring the gateway alone and for billing tests; never offered by any default (it lives in
- * bench/, outside every shipped package). Speaks the protocol through @gpumesh/protocol.
+ * For measuring the gateway alone and for billing and attack tests (it can lie about usage, fail,
+ * die mid-stream); a stand-in, not the daemon: the daemon's own fixed-reply runtime is
+ * createFixedReplyRuntime. Exported only from `@gpumesh/node/testing`, never run by gpumesh-node.
+ * Speaks the protocol through @gpumesh/protocol.
  *
  * Test knobs: `failBeforeFirstToken` answers jobs with a retryable error; `dieAfterChunks` closes
  * the socket abruptly after that many chunks of a streamed job (a node killed mid-stream);
