@@ -322,8 +322,9 @@ describe('router e2e [sqlite]', () => {
     expect(delivered).toBeGreaterThanOrEqual(5);
     expect(delivered).toBeLessThan(200);
     const after = await getBalance(h.db, h.userId);
-    expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, delivered, 1n, 2n));
+    // The prompt the node evaluated, as its job_cancelled reported (10, under the bound of 50).
+    expect(Number(row.prompt_tokens)).toBe(10);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(10, delivered, 1n, 2n));
     expect(after.reservedNano).toBe(0n);
     node.kill();
     await until(() => !h.app.hub.index.hasModel('m'));
@@ -394,33 +395,39 @@ describe('router e2e [sqlite]', () => {
     await until(() => !h.app.hub.index.hasModel('m'));
   });
 
-  test('behavior: a long prompt and an immediate abort pays the prompt', async () => {
-    const node = await addNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
-      chunkDelayMs: 10,
-      promptTokens: 1_234,
-    });
+  test('behavior: a long prompt and an immediate abort pays the prompt: the node’s count, capped at the bound', async () => {
     const content = 'lorem ipsum '.repeat(500);
     const bound = estimatePromptTokens('chat', { messages: [{ role: 'user', content }] });
-    const before = await getBalance(h.db, h.userId);
-    await streamThenLeave(
-      `${h.base}/v1/chat/completions`,
-      h.key,
-      { model: 'm', messages: [{ role: 'user', content }], max_tokens: 200 },
-      1,
-    );
-    await until(() => node.cancelled.length === 1);
-    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('client_disconnected');
-    expect(Number(row.prompt_tokens)).toBe(bound);
-    const after = await getBalance(h.db, h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(
-      expectedNano(bound, Number(row.completion_tokens), 1n, 2n),
-    );
-    node.kill();
-    await until(() => !h.app.hub.index.hasModel('m'));
+    // An honest count (under the bound) is what the client pays; a lie is capped at the bound.
+    for (const [reported, billed] of [
+      [1_234, 1_234],
+      [1e9, bound],
+    ] as const) {
+      const node = await addNode(h, {
+        models: [usdOffer('m', USD, 2n * USD)],
+        replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
+        chunkDelayMs: 10,
+        promptTokens: reported,
+      });
+      const before = await getBalance(h.db, h.userId);
+      await streamThenLeave(
+        `${h.base}/v1/chat/completions`,
+        h.key,
+        { model: 'm', messages: [{ role: 'user', content }], max_tokens: 200 },
+        1,
+      );
+      await until(() => node.cancelled.length === 1);
+      await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
+      const row = (await usageRows(h)).at(-1)!;
+      expect(row.status).toBe('client_disconnected');
+      expect(Number(row.prompt_tokens)).toBe(billed);
+      const after = await getBalance(h.db, h.userId);
+      expect(before.balanceNano - after.balanceNano).toBe(
+        expectedNano(billed, Number(row.completion_tokens), 1n, 2n),
+      );
+      node.kill();
+      await until(() => !h.app.hub.index.hasModel('m'));
+    }
   });
 
   test('behavior: the catalog lists exactly what live nodes serve and drops a model with its last node', async () => {

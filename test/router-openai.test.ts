@@ -16,11 +16,13 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
 import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
 const USD = 1_000_000_000n;
@@ -220,6 +222,36 @@ describe('openai SDK against a coordinator with a real node', () => {
     const violations = await store.db.selectFrom('node_usage_violations').selectAll().execute();
     expect(violations).toEqual([]);
   }, 120_000);
+
+  test('behavior: a client that leaves a stream pays the prompt the daemon counted, not the bound', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tell me a long story about a lighthouse keeper.' }];
+    const whole = await client.chat.completions.create({ model: chatModel, messages, max_tokens: 1 });
+    const counted = whole.usage!.prompt_tokens;
+    const bound = estimatePromptTokens('chat', { messages });
+    expect(counted).toBeLessThan(bound);
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create(
+      { model: chatModel, messages, max_tokens: 3_000, stream: true, logit_bias: NO_EOS },
+      { signal: controller.signal },
+    );
+    let chunks = 0;
+    try {
+      for await (const _ of stream) if (++chunks === 1) controller.abort();
+    } catch {
+      // the SDK may end the iteration with an abort error
+    }
+    await expect
+      .poll(async () => {
+        await ledgerIdle(store.db);
+        const row = await store.db
+          .selectFrom('usage_records')
+          .select(['status', 'prompt_tokens'])
+          .orderBy('created_at', 'desc')
+          .executeTakeFirst();
+        return row && [row.status, Number(row.prompt_tokens)];
+      })
+      .toEqual(['client_disconnected', counted]);
+  });
 
   test('error: the SDK sees our errors as its typed errors', async () => {
     await expect(

@@ -56,7 +56,11 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
   const served = { jobs: 0, prompt: 0, completion: 0, earnings: 0n };
   const runJob = async (
     job: JobFrame,
-    io: { signal: AbortSignal; onChunk: (chunk: Record<string, unknown>, tokens?: number) => void },
+    io: {
+      signal: AbortSignal;
+      onChunk: (chunk: Record<string, unknown>, tokens?: number) => void;
+      onPromptTokens: (count: number) => void;
+    },
   ) => {
     const response = await runtime.run({
       kind: job.kind,

@@ -50,7 +50,12 @@ export type HubClientOptions = {
   /** Runs one job; rejects with a NodeError. `tokens`: completion tokens the chunk carries, if known. */
   runJob: (
     job: JobFrame,
-    io: { signal: AbortSignal; onChunk: (chunk: JsonObject, tokens?: number) => void },
+    io: {
+      signal: AbortSignal;
+      onChunk: (chunk: JsonObject, tokens?: number) => void;
+      /** The prompt's token count, once known (reported if the job ends early). */
+      onPromptTokens: (count: number) => void;
+    },
   ) => Promise<JobResponse>;
   /**
    * Longest streamed text waits to share a chunk frame with later tokens (default
@@ -270,15 +275,23 @@ export class HubClient {
     const sendForJob = (frame: Frame) => {
       if (ws === this.ws && !(controller.signal.aborted && frame.type !== 'error')) this.send(frame);
     };
+    // What the job used so far, for its error frame if it ends early (billed: NODE_PROTOCOL.md §9).
+    let promptTokens: number | undefined;
+    let sentTokens = 0;
     const chunks = new ChunkCoalescer({
       flushMs: this.options.chunkFlushMs ?? DEFAULT_CHUNK_FLUSH_MS,
-      send: (chunk, tokens) =>
-        sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk, tokens })),
+      send: (chunk, tokens) => {
+        sentTokens += tokens ?? 0;
+        sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk, tokens }));
+      },
     });
     const done = this.options
       .runJob(job, {
         signal: controller.signal,
         onChunk: (chunk, tokens) => chunks.push(chunk, tokens),
+        onPromptTokens: (count) => {
+          promptTokens = count;
+        },
       })
       .then((response) => {
         if (controller.signal.aborted) throw new Error('aborted');
@@ -306,6 +319,15 @@ export class HubClient {
                 ? PROTOCOL_ERRORS[code as ProtocolErrorCode].message
                 : nodeError.message,
             retryable: PROTOCOL_ERRORS[code as ProtocolErrorCode].retryable,
+            ...(promptTokens === undefined
+              ? {}
+              : {
+                  usage: {
+                    prompt_tokens: promptTokens,
+                    completion_tokens: sentTokens,
+                    total_tokens: promptTokens + sentTokens,
+                  },
+                }),
           }),
         );
       })

@@ -36,7 +36,7 @@ import {
 } from '@gpumesh/protocol';
 import WebSocket from 'ws';
 import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
-import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
+import type { JobError, JobHandle, JobHandlers, JobSpec } from './jobs.js';
 
 /**
  * What a session needs from the hub that accepted it (the Hub is one): the pick index to keep in
@@ -63,7 +63,16 @@ type RunningJob = {
   startedAt: number;
   firstSeen: boolean;
   nextSeq: number;
+  /** Cancelled by us: waiting (at most CANCEL_ACK_WAIT_MS) for the node's last word on the job. */
+  cancelling?: { reason: string };
 };
+
+/**
+ * How long a cancelled job waits for the node's `job_cancelled` before it is ended anyway: that
+ * frame may carry the prompt tokens the node evaluated, which is what a client who left pays
+ * (NODE_PROTOCOL.md §9, "Billing a job cut short"). The node's slot stays taken meanwhile, as it is.
+ */
+export const CANCEL_ACK_WAIT_MS = 1_000;
 
 export class NodeSession {
   readonly #hub: SessionHost;
@@ -186,9 +195,16 @@ export class NodeSession {
     return {
       jobId,
       cancel: (reason: string) => {
-        if (!this.#jobs.has(jobId)) return;
+        const job = this.#jobs.get(jobId);
+        if (!job || job.cancelling) return;
+        job.cancelling = { reason };
         this.#send(createFrame('cancel', { jobId, reason: reason.slice(0, 256) }));
-        this.#finishJob(jobId, { error: { code: 'job_cancelled', message: reason, retryable: false } });
+        clearTimeout(job.timer);
+        job.timer = setTimeout(
+          () =>
+            this.#finishJob(jobId, { error: { code: 'job_cancelled', message: reason, retryable: false } }),
+          CANCEL_ACK_WAIT_MS,
+        );
       },
     };
   }
@@ -374,6 +390,7 @@ export class NodeSession {
       );
       return;
     }
+    if (job.cancelling) return; // nothing more reaches the client after a cancel
     if (frame.seq !== job.nextSeq) {
       this.#finishJob(frame.jobId, {
         error: { code: 'provider_error', message: 'Chunks arrived out of sequence.', retryable: false },
@@ -394,9 +411,7 @@ export class NodeSession {
 
   #finishJob(
     jobId: string,
-    outcome:
-      | { response: FrameOf<'result'>['response'] }
-      | { error: { code: string; message: string; retryable: boolean } },
+    outcome: { response: FrameOf<'result'>['response'] } | { error: JobError },
     fromNode = false,
   ): void {
     const job = this.#jobs.get(jobId);
@@ -411,6 +426,14 @@ export class NodeSession {
     this.#jobs.delete(jobId);
     clearTimeout(job.timer);
     this.#hub.index.release(job.entry);
+    if (job.cancelling) {
+      // The node's answer to our cancel (or a result that crossed it): the job stays cancelled,
+      // with the usage the node reported, if any.
+      const usage = 'response' in outcome ? outcome.response.usage : outcome.error.usage;
+      const message = job.cancelling.reason;
+      job.handlers.onError({ code: 'job_cancelled', message, retryable: false, ...(usage ? { usage } : {}) });
+      return;
+    }
     if ('response' in outcome) {
       this.#firstSign(job);
       job.handlers.onResult(outcome.response as Parameters<JobHandlers['onResult']>[0]);

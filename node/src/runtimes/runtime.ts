@@ -37,6 +37,11 @@ export type RuntimeJob = {
   onChunk?: (chunk: JsonObject, tokens?: number) => void;
   /** Aborting stops generation; the job then rejects with `job_cancelled`. */
   signal?: AbortSignal;
+  /**
+   * Called once the prompt is tokenized, before it is evaluated, with its token count: what the
+   * job's error frame reports if it ends early (a client who leaves still pays the prompt).
+   */
+  onPromptTokens?: (count: number) => void;
 };
 
 /** Progress while models load: `loaded` of `total` models, and the current model's share done. */

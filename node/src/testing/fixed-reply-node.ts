@@ -158,6 +158,8 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
                 code: 'job_cancelled',
                 message: 'cancelled',
                 retryable: false,
+                // What it used so far (NODE_PROTOCOL.md §9): the prompt, and one token per chunk sent.
+                usage: { prompt_tokens: promptTokens, completion_tokens: i, total_tokens: promptTokens + i },
               }),
             );
             return;

@@ -210,6 +210,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       const text = model.tokenize((request as CompletionRequest).prompt);
       promptTokens = bos !== null && model.tokens.shouldPrependBosToken ? [bos, ...text] : text;
     }
+    job.onPromptTokens?.(promptTokens.length);
     const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
     const emit = job.stream ? job.onChunk : undefined;
     let streamedTokens = 0;
