@@ -6,7 +6,7 @@
  * user never pays twice; a stream cut after its first token bills exactly what was delivered.
  */
 import { randomUUID } from 'node:crypto';
-import type { JobKind } from '@gpumesh/protocol';
+import { isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from '@gpumesh/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -108,16 +108,15 @@ type AttemptOutcome =
       clientGone: boolean;
     };
 
-/** Node error codes after which another node may well succeed. */
-const FAILOVER_CODES = new Set([
-  'node_lost',
-  'runtime_error',
-  'overloaded',
-  'draining',
-  'model_not_found',
-  'job_timeout',
-  'internal_error',
-]);
+/**
+ * Whether another node may well succeed after this job error: the protocol registry's `retryable`
+ * for its code (never the node's own flag: a node cannot turn its refusal into a retry elsewhere),
+ * unknown codes as internal_error, and `node_lost` (the coordinator's own: the session ended).
+ */
+export function failsOver(error: JobError): boolean {
+  if (error.code === 'node_lost') return true;
+  return PROTOCOL_ERRORS[isProtocolErrorCode(error.code) ? error.code : 'internal_error'].retryable;
+}
 
 /** The answer to a pick that found nobody. */
 export function pickError(pick: Extract<PickResult, { ok: false }>, model: string): ApiError {
@@ -221,7 +220,7 @@ export async function runInference(
     if (deliveredChunks === 0 && !clientGone) {
       await release(deps.db, { reservationId: hold.reservationId, clock: deps.clock });
       lastError = error;
-      if (FAILOVER_CODES.has(error.code)) {
+      if (failsOver(error)) {
         deps.metrics?.failovers.inc({ model: job.model });
         continue;
       }
@@ -483,6 +482,16 @@ function finalChunk(
 /** A node's job error as the API error the client sees. */
 export function mapJobError(error: JobError): ApiError {
   if (error.code === 'job_timeout') return new ApiError('provider_timeout');
+  // Every candidate was busy or leaving: the network is at capacity now, not broken.
+  if (error.code === 'overloaded' || error.code === 'draining') {
+    return new ApiError(
+      'no_provider_available',
+      'Every provider of this model is at capacity; retry shortly.',
+      {
+        retryAfterS: 1,
+      },
+    );
+  }
   if (error.code === 'invalid_request') {
     return new ApiError(
       'invalid_request',
