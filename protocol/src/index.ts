@@ -4,8 +4,8 @@
  * The conformance kit is `@gpumesh/protocol/conformance`.
  */
 export * from './constants.js';
-export { createFrame } from './createFrame.js';
-export { encodeFrame } from './encodeFrame.js';
+export { createFrame } from './create-frame.js';
+export { encodeFrame } from './encode-frame.js';
 export {
   errorCodeForClose,
   isProtocolErrorCode,
@@ -14,47 +14,47 @@ export {
   ProtocolError,
   type ProtocolErrorCode,
 } from './errors.js';
-export { frameJsonSchema } from './frameJsonSchema.js';
-export { canonicalJson } from './identity/canonicalJson.js';
-export { challengeText } from './identity/challengeText.js';
-export { ownerProofText } from './identity/ownerProofText.js';
-export { signChallenge } from './identity/signChallenge.js';
+export { frameJsonSchema } from './frame-json-schema.js';
+export { canonicalJson } from './identity/canonical-json.js';
+export { challengeText } from './identity/challenge-text.js';
+export { ownerProofText } from './identity/owner-proof-text.js';
+export { signChallenge } from './identity/sign-challenge.js';
+export { signManifest } from './identity/sign-manifest.js';
+export { signOwnerProof } from './identity/sign-owner-proof.js';
 export type { MessageSigner } from './identity/signer.js';
-export { signManifest } from './identity/signManifest.js';
-export { signOwnerProof } from './identity/signOwnerProof.js';
-export { type VerifyChallengeParameters, verifyChallenge } from './identity/verifyChallenge.js';
-export { verifyManifest } from './identity/verifyManifest.js';
-export { verifyOwnerProof } from './identity/verifyOwnerProof.js';
+export { type VerifyChallengeParameters, verifyChallenge } from './identity/verify-challenge.js';
+export { verifyManifest } from './identity/verify-manifest.js';
+export { verifyOwnerProof } from './identity/verify-owner-proof.js';
 export * from './manifest.js';
 export * from './messages.js';
-export { negotiateVersion } from './negotiateVersion.js';
-export { type ParseFrameOptions, parseFrame, type RawFrame } from './parseFrame.js';
+export { negotiateVersion } from './negotiate-version.js';
+export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';
 export {
   loadPeerProto,
   PEER_METHODS,
   PEER_PROTO_OPTIONS,
   PEER_PROTO_PATH,
   PEER_SERVICE,
-} from './peer/loadPeerProto.js';
-export { macPeerCall, peerCallMac } from './peer/macPeerCall.js';
-export { type PeerCall, peerCallText } from './peer/peerCallText.js';
-export { signPeerCall } from './peer/signPeerCall.js';
+} from './peer/load-peer-proto.js';
+export { macPeerCall, peerCallMac } from './peer/mac-peer-call.js';
+export { type PeerCall, peerCallText } from './peer/peer-call-text.js';
+export { signPeerCall } from './peer/sign-peer-call.js';
 export type * from './peer/types.js';
 export {
   DEFAULT_PEER_CALL_SKEW_MS,
   type PeerCallRejection,
   type VerifyPeerCallOptions,
   verifyPeerCall,
-} from './peer/verifyPeerCall.js';
+} from './peer/verify-peer-call.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export * from './scopes.js';
-export { sendCoalesced } from './sendCoalesced.js';
+export { sendCoalesced } from './send-coalesced.js';
 export {
   frameAllowed,
   type Receiver,
   SESSION_ORDER,
   SESSION_PHASES,
   type SessionPhase,
-} from './sessionOrder.js';
+} from './session-order.js';
 export * from './tiers.js';

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { ProtocolError } from './errors.js';
-import { canonicalJson } from './identity/canonicalJson.js';
-import { challengeText } from './identity/challengeText.js';
-import { ownerProofText } from './identity/ownerProofText.js';
-import { verifyChallenge } from './identity/verifyChallenge.js';
-import { verifyManifest } from './identity/verifyManifest.js';
-import { verifyOwnerProof } from './identity/verifyOwnerProof.js';
+import { canonicalJson } from './identity/canonical-json.js';
+import { challengeText } from './identity/challenge-text.js';
+import { ownerProofText } from './identity/owner-proof-text.js';
+import { verifyChallenge } from './identity/verify-challenge.js';
+import { verifyManifest } from './identity/verify-manifest.js';
+import { verifyOwnerProof } from './identity/verify-owner-proof.js';
 import { FRAME_TYPES } from './messages.js';
-import { parseFrame } from './parseFrame.js';
+import { parseFrame } from './parse-frame.js';
 
 const vectors = new URL('../vectors/', import.meta.url);
 const read = (path: string) => JSON.parse(readFileSync(new URL(path, vectors), 'utf8'));

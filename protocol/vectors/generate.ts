@@ -5,7 +5,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { privateKeyToAccount } from 'viem/accounts';
-import { referenceManifest } from '../src/conformance/reference/referenceManifest.js';
+import { referenceManifest } from '../src/conformance/reference/reference-manifest.js';
 import {
   canonicalJson,
   challengeText,

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { startReferenceCoordinator } from './reference/referenceCoordinator.js';
-import { type ReferenceNode, startReferenceNode } from './reference/referenceNode.js';
+import { startReferenceCoordinator } from './reference/reference-coordinator.js';
+import { type ReferenceNode, startReferenceNode } from './reference/reference-node.js';
 import type { ConformanceReport } from './report.js';
 
 const bin = fileURLToPath(new URL('../../bin/gpumesh-conformance.js', import.meta.url));

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { runCoordinatorConformance } from './coordinator/runCoordinatorConformance.js';
-import { runNodeConformance } from './node/runNodeConformance.js';
-import { openAiTrigger } from './openAiTrigger.js';
-import { startReferenceCoordinator } from './reference/referenceCoordinator.js';
-import { startReferenceNode } from './reference/referenceNode.js';
+import { runCoordinatorConformance } from './coordinator/run-coordinator-conformance.js';
+import { runNodeConformance } from './node/run-node-conformance.js';
+import { openAiTrigger } from './open-ai-trigger.js';
+import { startReferenceCoordinator } from './reference/reference-coordinator.js';
+import { startReferenceNode } from './reference/reference-node.js';
 import { type ConformanceReport, formatReport, type ScenarioResult } from './report.js';
 
 const USAGE = `Usage:

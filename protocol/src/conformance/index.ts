@@ -5,27 +5,27 @@
  */
 
 export type { InferenceRequest, TriggerInference } from './coordinator/context.js';
-export { COORDINATOR_SCENARIO_NAMES, COORDINATOR_SCENARIOS } from './coordinator/coordinatorScenarios.js';
+export { COORDINATOR_SCENARIO_NAMES, COORDINATOR_SCENARIOS } from './coordinator/coordinator-scenarios.js';
 export {
   type CoordinatorConformanceOptions,
   runCoordinatorConformance,
-} from './coordinator/runCoordinatorConformance.js';
-export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/nodeScenarios.js';
-export { type NodeConformanceOptions, runNodeConformance } from './node/runNodeConformance.js';
-export { openAiTrigger } from './openAiTrigger.js';
+} from './coordinator/run-coordinator-conformance.js';
+export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/node-scenarios.js';
+export { type NodeConformanceOptions, runNodeConformance } from './node/run-node-conformance.js';
+export { openAiTrigger } from './open-ai-trigger.js';
 export {
   type ReferenceCoordinator,
   type ReferenceCoordinatorOptions,
   startReferenceCoordinator,
-} from './reference/referenceCoordinator.js';
+} from './reference/reference-coordinator.js';
 export {
   REFERENCE_CHAT_MODEL,
   REFERENCE_EMBEDDING_MODEL,
   referenceManifest,
-} from './reference/referenceManifest.js';
+} from './reference/reference-manifest.js';
 export {
   type ReferenceNode,
   type ReferenceNodeOptions,
   startReferenceNode,
-} from './reference/referenceNode.js';
+} from './reference/reference-node.js';
 export { type ConformanceReport, formatReport, type ScenarioResult } from './report.js';

@@ -1,14 +1,14 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, test } from 'vitest';
-import { referenceManifest } from '../conformance/reference/referenceManifest.js';
-import { canonicalJson } from './canonicalJson.js';
-import { challengeText } from './challengeText.js';
-import { signChallenge } from './signChallenge.js';
-import { signManifest } from './signManifest.js';
-import { signOwnerProof } from './signOwnerProof.js';
-import { verifyChallenge } from './verifyChallenge.js';
-import { verifyManifest } from './verifyManifest.js';
-import { verifyOwnerProof } from './verifyOwnerProof.js';
+import { referenceManifest } from '../conformance/reference/reference-manifest.js';
+import { canonicalJson } from './canonical-json.js';
+import { challengeText } from './challenge-text.js';
+import { signChallenge } from './sign-challenge.js';
+import { signManifest } from './sign-manifest.js';
+import { signOwnerProof } from './sign-owner-proof.js';
+import { verifyChallenge } from './verify-challenge.js';
+import { verifyManifest } from './verify-manifest.js';
+import { verifyOwnerProof } from './verify-owner-proof.js';
 
 const node = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
 const owner = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a');

@@ -1,4 +1,4 @@
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 
 /** What the kit asks the coordinator under test to run, as an API client would. */
 export type InferenceRequest = {

@@ -1,4 +1,4 @@
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 
 /** Settings of a node conformance run (the kit plays the coordinator). */
 export type NodeKitSettings = {

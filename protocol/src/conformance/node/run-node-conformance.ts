@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES } from '../../constants.js';
 import { ConformanceFailure } from '../failure.js';
-import { FrameSocket } from '../frameSocket.js';
+import { FrameSocket } from '../frame-socket.js';
 import type { ConformanceReport, ScenarioResult } from '../report.js';
-import { runScenarios } from '../runScenarios.js';
+import { runScenarios } from '../run-scenarios.js';
 import type { NodeKitSettings, NodeScenarioContext } from './context.js';
-import { NODE_SCENARIOS } from './nodeScenarios.js';
+import { NODE_SCENARIOS } from './node-scenarios.js';
 
 export type NodeConformanceOptions = Partial<NodeKitSettings> & {
   /** Port to listen on (0: any free port; see onListening). Ignored when `server` is given. */

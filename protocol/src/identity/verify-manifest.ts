@@ -1,6 +1,6 @@
 import type { Manifest } from '../manifest.js';
-import { canonicalJson } from './canonicalJson.js';
-import { recoverSigner } from './recoverSigner.js';
+import { canonicalJson } from './canonical-json.js';
+import { recoverSigner } from './recover-signer.js';
 
 /** True when `signature` is the signature of `canonicalJson(manifest)` by `manifest.nodeId`. */
 export async function verifyManifest(manifest: Manifest, signature: string): Promise<boolean> {

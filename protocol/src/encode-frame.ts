@@ -1,5 +1,5 @@
 import { ProtocolError } from './errors.js';
-import { firstViolation, frameChecker } from './frameChecker.js';
+import { firstViolation, frameChecker } from './frame-checker.js';
 import type { Frame } from './messages.js';
 
 /**

@@ -1,5 +1,5 @@
-import { ownerProofText } from './ownerProofText.js';
-import { recoverSigner } from './recoverSigner.js';
+import { ownerProofText } from './owner-proof-text.js';
+import { recoverSigner } from './recover-signer.js';
 
 /** True when `owner.signature` is `owner.address`'s signature of `ownerProofText(nodeId)`. */
 export async function verifyOwnerProof(

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { ProtocolError } from './errors.js';
 import { FRAME_TYPES } from './messages.js';
-import { parseFrame } from './parseFrame.js';
+import { parseFrame } from './parse-frame.js';
 
 /** parseFrame either returns a frame or throws a ProtocolError with a close code — never anything else. */
 function onlyProtocolErrors(data: string | Uint8Array): boolean {

@@ -1,4 +1,4 @@
-import { ownerProofText } from './ownerProofText.js';
+import { ownerProofText } from './owner-proof-text.js';
 import type { Hex, MessageSigner } from './signer.js';
 
 /** The `auth.owner` object: the owner wallet's address and its signature of `ownerProofText(nodeId)`. */

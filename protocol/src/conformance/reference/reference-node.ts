@@ -8,17 +8,17 @@ import {
   PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
-import { encodeFrame } from '../../encodeFrame.js';
+import { createFrame } from '../../create-frame.js';
+import { encodeFrame } from '../../encode-frame.js';
 import { ProtocolError } from '../../errors.js';
-import { signChallenge } from '../../identity/signChallenge.js';
-import { signManifest } from '../../identity/signManifest.js';
-import { signOwnerProof } from '../../identity/signOwnerProof.js';
+import { signChallenge } from '../../identity/sign-challenge.js';
+import { signManifest } from '../../identity/sign-manifest.js';
+import { signOwnerProof } from '../../identity/sign-owner-proof.js';
 import type { Frame, JobFrame, PresenceStatus } from '../../messages.js';
-import { parseFrame } from '../../parseFrame.js';
-import { frameAllowed, type SessionPhase } from '../../sessionOrder.js';
-import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fakeInference.js';
-import { referenceManifest } from './referenceManifest.js';
+import { parseFrame } from '../../parse-frame.js';
+import { frameAllowed, type SessionPhase } from '../../session-order.js';
+import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fake-inference.js';
+import { referenceManifest } from './reference-manifest.js';
 
 /** Longest wait between reconnect attempts. */
 export const MAX_RECONNECT_DELAY_MS = 30_000;

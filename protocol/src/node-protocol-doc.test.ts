@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { COORDINATOR_SCENARIO_NAMES } from './conformance/coordinator/coordinatorScenarios.js';
-import { NODE_SCENARIO_NAMES } from './conformance/node/nodeScenarios.js';
+import { COORDINATOR_SCENARIO_NAMES } from './conformance/coordinator/coordinator-scenarios.js';
+import { NODE_SCENARIO_NAMES } from './conformance/node/node-scenarios.js';
 import { PROTOCOL_ERRORS } from './errors.js';
 import { FRAME_TYPES } from './messages.js';
-import { parseFrame } from './parseFrame.js';
+import { parseFrame } from './parse-frame.js';
 import { PRESENCE_TRANSITIONS } from './presence.js';
-import { SESSION_ORDER, SESSION_PHASES } from './sessionOrder.js';
+import { SESSION_ORDER, SESSION_PHASES } from './session-order.js';
 import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, type TierName } from './tiers.js';
 
 /** NODE_PROTOCOL.md must say what the code does: these tests fail when either side changes alone. */

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { NORMAL_CLOSE_CODE, ttlMsFor } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
+import { createFrame } from '../../create-frame.js';
 import { PROTOCOL_ERRORS, type ProtocolErrorCode } from '../../errors.js';
 import type { JobFrame, PresenceFrame } from '../../messages.js';
 import { nextPresence, PRESENCE_EVENT_FOR_STATUS, type PresenceState } from '../../presence.js';
 import { ConformanceFailure, check } from '../failure.js';
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 import { checkChatChunk, checkChatCompletion, checkEmbeddings, checkUsage } from '../openai.js';
-import { admitNode, greetNode } from './admitNode.js';
-import { collectJob, modelOf, requireResult } from './collectJob.js';
+import { admitNode, greetNode } from './admit-node.js';
+import { collectJob, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 
 const HANDSHAKE = ['handshake'] as const;

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { createFrame } from './createFrame.js';
-import { encodeFrame } from './encodeFrame.js';
+import { createFrame } from './create-frame.js';
+import { encodeFrame } from './encode-frame.js';
 import { ProtocolError, type ProtocolErrorCode } from './errors.js';
-import { parseFrame } from './parseFrame.js';
+import { parseFrame } from './parse-frame.js';
 
 function codeOf(run: () => unknown): ProtocolErrorCode | undefined {
   try {

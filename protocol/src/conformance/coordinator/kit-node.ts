@@ -7,13 +7,13 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   ttlMsFor,
 } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
-import { signChallenge } from '../../identity/signChallenge.js';
-import { signManifest } from '../../identity/signManifest.js';
+import { createFrame } from '../../create-frame.js';
+import { signChallenge } from '../../identity/sign-challenge.js';
+import { signManifest } from '../../identity/sign-manifest.js';
 import type { Manifest } from '../../manifest.js';
 import type { ChallengeFrame, ManifestAckFrame, WelcomeFrame } from '../../messages.js';
 import { check } from '../failure.js';
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 import type { CoordinatorKitSettings } from './context.js';
 
 /** The node the kit plays: a fresh key per scenario, one chat and one embedding model. */

@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION } from './constants.js';
 import { ProtocolError } from './errors.js';
-import { firstViolation, frameChecker } from './frameChecker.js';
+import { firstViolation, frameChecker } from './frame-checker.js';
 import { FRAME_SCHEMAS, type Frame, type FrameType } from './messages.js';
 
 export type ParseFrameOptions = {

@@ -1,11 +1,11 @@
 import WebSocket from 'ws';
 import { DEFAULT_MAX_FRAME_BYTES } from '../../constants.js';
 import { ConformanceFailure } from '../failure.js';
-import { FrameSocket } from '../frameSocket.js';
+import { FrameSocket } from '../frame-socket.js';
 import type { ConformanceReport, ScenarioResult } from '../report.js';
-import { runScenarios } from '../runScenarios.js';
+import { runScenarios } from '../run-scenarios.js';
 import type { CoordinatorKitSettings, CoordinatorScenarioContext, TriggerInference } from './context.js';
-import { COORDINATOR_SCENARIOS } from './coordinatorScenarios.js';
+import { COORDINATOR_SCENARIOS } from './coordinator-scenarios.js';
 
 export type CoordinatorConformanceOptions = {
   /** The coordinator's WebSocket URL for nodes, e.g. ws://127.0.0.1:8080/node. */

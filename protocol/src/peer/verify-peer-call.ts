@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Metadata, status } from '@grpc/grpc-js';
-import { recoverSigner } from '../identity/recoverSigner.js';
-import { peerCallMac } from './macPeerCall.js';
-import { peerCallText } from './peerCallText.js';
+import { recoverSigner } from '../identity/recover-signer.js';
+import { peerCallMac } from './mac-peer-call.js';
+import { peerCallText } from './peer-call-text.js';
 
 /** Largest accepted distance between a call's timestamp and the server clock. */
 export const DEFAULT_PEER_CALL_SKEW_MS = 60_000;

@@ -1,13 +1,13 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { PROTOCOL_VERSION } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
+import { createFrame } from '../../create-frame.js';
 import { PROTOCOL_ERRORS, type ProtocolErrorCode } from '../../errors.js';
-import { signChallenge } from '../../identity/signChallenge.js';
-import { signManifest } from '../../identity/signManifest.js';
+import { signChallenge } from '../../identity/sign-challenge.js';
+import { signManifest } from '../../identity/sign-manifest.js';
 import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 import type { CoordinatorScenario, CoordinatorScenarioContext, InferenceRequest } from './context.js';
-import { authenticate, createKitNode, join, requestChallenge, sendHello } from './kitNode.js';
+import { authenticate, createKitNode, join, requestChallenge, sendHello } from './kit-node.js';
 
 const HANDSHAKE = ['handshake'] as const;
 

@@ -11,12 +11,12 @@ import {
   PROTOCOL_VERSION,
   ttlMsFor,
 } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
-import { encodeFrame } from '../../encodeFrame.js';
+import { createFrame } from '../../create-frame.js';
+import { encodeFrame } from '../../encode-frame.js';
 import { ProtocolError } from '../../errors.js';
-import { verifyChallenge } from '../../identity/verifyChallenge.js';
-import { verifyManifest } from '../../identity/verifyManifest.js';
-import { verifyOwnerProof } from '../../identity/verifyOwnerProof.js';
+import { verifyChallenge } from '../../identity/verify-challenge.js';
+import { verifyManifest } from '../../identity/verify-manifest.js';
+import { verifyOwnerProof } from '../../identity/verify-owner-proof.js';
 import type { Manifest } from '../../manifest.js';
 import type {
   ChallengeFrame,
@@ -28,11 +28,11 @@ import type {
   PresenceFrame,
   ResultFrame,
 } from '../../messages.js';
-import { negotiateVersion } from '../../negotiateVersion.js';
-import { parseFrame } from '../../parseFrame.js';
+import { negotiateVersion } from '../../negotiate-version.js';
+import { parseFrame } from '../../parse-frame.js';
 import { nextPresence, PRESENCE_EVENT_FOR_STATUS, type PresenceState } from '../../presence.js';
 import { SCOPE_FOR_FAMILY, type Scope } from '../../scopes.js';
-import { frameAllowed, type SessionPhase } from '../../sessionOrder.js';
+import { frameAllowed, type SessionPhase } from '../../session-order.js';
 import { grantScopes, TIER_BENEFITS, type TierName, tierForStake } from '../../tiers.js';
 
 export type ReferenceCoordinatorOptions = {

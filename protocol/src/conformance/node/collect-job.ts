@@ -2,7 +2,7 @@ import type { Manifest, ModelOffer } from '../../manifest.js';
 import type { ChunkFrame, ErrorFrame, Frame, PresenceFrame, ResultFrame } from '../../messages.js';
 import type { ModelFamily } from '../../scopes.js';
 import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
-import type { FrameSocket } from '../frameSocket.js';
+import type { FrameSocket } from '../frame-socket.js';
 
 export type JobOutcome = {
   chunks: ChunkFrame[];

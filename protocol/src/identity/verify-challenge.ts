@@ -1,6 +1,6 @@
 import type { ChallengeFrame } from '../messages.js';
-import { challengeText } from './challengeText.js';
-import { recoverSigner } from './recoverSigner.js';
+import { challengeText } from './challenge-text.js';
+import { recoverSigner } from './recover-signer.js';
 
 export type VerifyChallengeParameters = {
   challenge: Omit<ChallengeFrame, 'v' | 'type'>;

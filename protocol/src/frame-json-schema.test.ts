@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { frameJsonSchema } from './frameJsonSchema.js';
+import { frameJsonSchema } from './frame-json-schema.js';
 
 const file = new URL('../schema/frames.schema.json', import.meta.url);
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { COORDINATOR_FRAME_TYPES, NODE_FRAME_TYPES } from './messages.js';
-import { frameAllowed, SESSION_ORDER, SESSION_PHASES } from './sessionOrder.js';
+import { frameAllowed, SESSION_ORDER, SESSION_PHASES } from './session-order.js';
 
 describe('frameAllowed', () => {
   test('default', () => {

@@ -1,5 +1,5 @@
 import type { ChallengeFrame } from '../messages.js';
-import { challengeText } from './challengeText.js';
+import { challengeText } from './challenge-text.js';
 import type { Hex, MessageSigner } from './signer.js';
 
 /** The node's `auth.signature`: its key signs `challengeText(challenge, its address)`. */

@@ -2,12 +2,12 @@ import fc from 'fast-check';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { createFrame } from '../../createFrame.js';
+import { createFrame } from '../../create-frame.js';
 import { PROTOCOL_ERRORS } from '../../errors.js';
-import { signChallenge } from '../../identity/signChallenge.js';
-import { parseFrame } from '../../parseFrame.js';
-import { type ReferenceCoordinator, startReferenceCoordinator } from './referenceCoordinator.js';
-import { startReferenceNode } from './referenceNode.js';
+import { signChallenge } from '../../identity/sign-challenge.js';
+import { parseFrame } from '../../parse-frame.js';
+import { type ReferenceCoordinator, startReferenceCoordinator } from './reference-coordinator.js';
+import { startReferenceNode } from './reference-node.js';
 
 /** Close codes a peer may use for bad input: the registry's, or 1009 from the WebSocket layer. */
 const DOCUMENTED = new Set<number>([

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { type ReferenceNode, startReferenceNode } from '../reference/referenceNode.js';
+import { type ReferenceNode, startReferenceNode } from '../reference/reference-node.js';
 import type { ConformanceReport } from '../report.js';
-import { NODE_SCENARIO_NAMES } from './nodeScenarios.js';
-import { runNodeConformance } from './runNodeConformance.js';
+import { NODE_SCENARIO_NAMES } from './node-scenarios.js';
+import { runNodeConformance } from './run-node-conformance.js';
 
 /** Runs the whole kit against the reference node, optionally broken on one scenario's rule. */
 async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceReport> {

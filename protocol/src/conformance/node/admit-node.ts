@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PROTOCOL_VERSION, ttlMsFor } from '../../constants.js';
-import { createFrame } from '../../createFrame.js';
-import { verifyChallenge } from '../../identity/verifyChallenge.js';
-import { verifyManifest } from '../../identity/verifyManifest.js';
-import { verifyOwnerProof } from '../../identity/verifyOwnerProof.js';
+import { createFrame } from '../../create-frame.js';
+import { verifyChallenge } from '../../identity/verify-challenge.js';
+import { verifyManifest } from '../../identity/verify-manifest.js';
+import { verifyOwnerProof } from '../../identity/verify-owner-proof.js';
 import type { Manifest } from '../../manifest.js';
 import type { HelloFrame, WelcomeFrame } from '../../messages.js';
 import { SCOPE_FOR_FAMILY, SCOPES } from '../../scopes.js';

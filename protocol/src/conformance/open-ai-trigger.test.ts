@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openAiTrigger } from './openAiTrigger.js';
+import { openAiTrigger } from './open-ai-trigger.js';
 
 const seen: { url?: string; auth?: string; body: string }[] = [];
 const server = createServer((req, res) => {

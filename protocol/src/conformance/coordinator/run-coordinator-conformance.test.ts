@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { startReferenceCoordinator } from '../reference/referenceCoordinator.js';
+import { startReferenceCoordinator } from '../reference/reference-coordinator.js';
 import type { ConformanceReport } from '../report.js';
-import { COORDINATOR_SCENARIO_NAMES } from './coordinatorScenarios.js';
-import { runCoordinatorConformance } from './runCoordinatorConformance.js';
+import { COORDINATOR_SCENARIO_NAMES } from './coordinator-scenarios.js';
+import { runCoordinatorConformance } from './run-coordinator-conformance.js';
 
 /** Runs the whole kit against the reference coordinator, optionally broken on one scenario's rule. */
 async function runAgainstReferenceCoordinator(

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Metadata } from '@grpc/grpc-js';
-import { newPeerCall, peerCallMetadata, peerCallText } from './peerCallText.js';
+import { newPeerCall, peerCallMetadata, peerCallText } from './peer-call-text.js';
 
 /** HMAC-SHA256, hex, of a call's text under the replicas' shared peer secret. */
 export function peerCallMac(text: string, secret: Uint8Array): string {

@@ -1,8 +1,8 @@
 import type WebSocket from 'ws';
-import { encodeFrame } from '../encodeFrame.js';
+import { encodeFrame } from '../encode-frame.js';
 import { ProtocolError } from '../errors.js';
 import type { Frame, FrameOf, FrameType } from '../messages.js';
-import { parseFrame } from '../parseFrame.js';
+import { parseFrame } from '../parse-frame.js';
 import { ConformanceFailure } from './failure.js';
 
 /** Something that arrived from the peer: a valid frame, an invalid message, or the close. */

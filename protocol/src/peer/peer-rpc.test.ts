@@ -13,13 +13,13 @@ import {
 } from '@grpc/grpc-js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { referenceManifest } from '../conformance/reference/referenceManifest.js';
-import { canonicalJson } from '../identity/canonicalJson.js';
-import { signManifest } from '../identity/signManifest.js';
-import { verifyManifest } from '../identity/verifyManifest.js';
-import { loadPeerProto, PEER_METHODS } from './loadPeerProto.js';
-import { macPeerCall } from './macPeerCall.js';
-import { signPeerCall } from './signPeerCall.js';
+import { referenceManifest } from '../conformance/reference/reference-manifest.js';
+import { canonicalJson } from '../identity/canonical-json.js';
+import { signManifest } from '../identity/sign-manifest.js';
+import { verifyManifest } from '../identity/verify-manifest.js';
+import { loadPeerProto, PEER_METHODS } from './load-peer-proto.js';
+import { macPeerCall } from './mac-peer-call.js';
+import { signPeerCall } from './sign-peer-call.js';
 import type {
   EmbedRequest,
   EmbedResponse,
@@ -28,7 +28,7 @@ import type {
   PingResponse,
   SignedManifest,
 } from './types.js';
-import { verifyPeerCall } from './verifyPeerCall.js';
+import { verifyPeerCall } from './verify-peer-call.js';
 
 const coordinator = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
