@@ -7,6 +7,7 @@ import type { PublicClient } from 'viem';
 import type { Clock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
+import type { AcceptedKeys } from './keys/accepted-keys.js';
 import type { Keyring } from './wallets/keyring.js';
 
 /** A route as registered, for the discovery files and the route-table tests. */
@@ -26,6 +27,8 @@ export type AppContext = {
   readonly jwtKey: Uint8Array;
   /** Chain RPC client when config.chain.rpcUrl is set (EIP-1271 sign-in). */
   readonly chainClient: PublicClient | undefined;
+  /** The API keys this app accepted lately (a short-lived cache of key lookups). */
+  readonly acceptedKeys: AcceptedKeys;
   /** Every route registered so far (filled by an onRoute hook). */
   readonly routes: readonly RouteEntry[];
 };

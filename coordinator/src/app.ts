@@ -27,6 +27,7 @@ import type { Database } from './db/schema.js';
 import { discoveryRoutes } from './discovery/routes.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
 import { exceedsJsonDepth } from './exceeds-json-depth.js';
+import { AcceptedKeys } from './keys/accepted-keys.js';
 import { keysRoutes } from './keys/routes.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
@@ -73,7 +74,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? (createPublicClient({ transport: http(config.chain.rpcUrl) }) as PublicClient)
     : undefined;
   const routes: RouteEntry[] = [];
-  const ctx: AppContext = Object.freeze({ config, db, clock, keyring, jwtKey, chainClient, routes });
+  const ctx: AppContext = Object.freeze({
+    config,
+    db,
+    clock,
+    keyring,
+    jwtKey,
+    chainClient,
+    acceptedKeys: new AcceptedKeys(),
+    routes,
+  });
 
   const app = Fastify({
     logger: options.logger ?? {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { forgetApiKey } from './authenticate-api-key.js';
+import type { AcceptedKeys } from './accepted-keys.js';
 import { KEY_STATUS } from './key-status.js';
 
 /**
@@ -13,6 +13,8 @@ export async function revokeApiKey(
   db: Kysely<Database>,
   clock: Clock,
   params: { userId: string; keyId: string },
+  /** The app's accepted keys: the revoked one is forgotten there at once. */
+  accepted?: AcceptedKeys,
 ): Promise<{ id: string; status: typeof KEY_STATUS.revoked }> {
   await db
     .updateTable('api_keys')
@@ -21,7 +23,7 @@ export async function revokeApiKey(
     .where('user_id', '=', params.userId)
     .where('status', '=', KEY_STATUS.active)
     .execute();
-  forgetApiKey(db, params.keyId);
+  accepted?.forget(params.keyId);
   const row = await db
     .selectFrom('api_keys')
     .select('status')

@@ -51,7 +51,7 @@ describeBackends('keys routes', (backend) => {
       lastUsedAt: null,
     });
     expect(JSON.stringify(await s.list())).not.toContain(key.slice(9));
-    const auth = await authenticateApiKey(t.db, key, t.clock);
+    const auth = await authenticateApiKey(t.db, key, { accepted: t.app.ctx.acceptedKeys, clock: t.clock });
     expect(auth?.keyId).toBe(id);
     expect((await s.list())[0]?.lastUsedAt).not.toBeNull();
     expect(await authenticateApiKey(t.db, `${key.slice(0, -1)}${key.endsWith('x') ? 'y' : 'x'}`)).toBeNull();
@@ -70,11 +70,13 @@ describeBackends('keys routes', (backend) => {
     expect(eleventh.statusCode).toBe(409);
     expect(isErrorBody(eleventh.json())).toBe(true);
     expect(eleventh.json()).toMatchObject({ error: { code: 'key_limit_reached' } });
+    // Accepted (and so cached) first: the revocation in this process must still refuse it at once.
+    expect(await authenticateApiKey(t.db, keys[0]!.key, { accepted: t.app.ctx.acceptedKeys })).not.toBeNull();
     const revoked = await s.revoke(keys[0]!.id);
     expect(revoked.statusCode).toBe(200);
     expect(revoked.json()).toEqual({ id: keys[0]!.id, status: 'revoked' });
-    expect(await authenticateApiKey(t.db, keys[0]!.key)).toBeNull();
-    expect(await authenticateApiKey(t.db, keys[1]!.key)).not.toBeNull();
+    expect(await authenticateApiKey(t.db, keys[0]!.key, { accepted: t.app.ctx.acceptedKeys })).toBeNull();
+    expect(await authenticateApiKey(t.db, keys[1]!.key, { accepted: t.app.ctx.acceptedKeys })).not.toBeNull();
     expect((await s.create('k10')).statusCode).toBe(200);
     expect((await s.create('k11')).statusCode).toBe(409);
     const listed = await s.list();
@@ -86,12 +88,18 @@ describeBackends('keys routes', (backend) => {
   test('behavior: a key revoked through another replica is refused once the accepted key expires', async () => {
     const s = await session();
     const { id, key } = (await s.create('shared')).json() as { id: string; key: string };
-    expect(await authenticateApiKey(t.db, key, t.clock)).toEqual({ keyId: id, userId: expect.any(String) });
+    expect(await authenticateApiKey(t.db, key, { accepted: t.app.ctx.acceptedKeys, clock: t.clock })).toEqual(
+      { keyId: id, userId: expect.any(String) },
+    );
     // Another replica revokes it: a write to the shared database this process does not see.
     await t.db.updateTable('api_keys').set({ status: 'revoked' }).where('id', '=', id).execute();
-    expect(await authenticateApiKey(t.db, key, t.clock)).not.toBeNull();
+    expect(
+      await authenticateApiKey(t.db, key, { accepted: t.app.ctx.acceptedKeys, clock: t.clock }),
+    ).not.toBeNull();
     t.clock.advance(KEY_CACHE_TTL_MS);
-    expect(await authenticateApiKey(t.db, key, t.clock)).toBeNull();
+    expect(
+      await authenticateApiKey(t.db, key, { accepted: t.app.ctx.acceptedKeys, clock: t.clock }),
+    ).toBeNull();
   });
 
   test('behavior: concurrent creates never pass the limit', async () => {

@@ -99,6 +99,11 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
       },
     },
     async (request) =>
-      revokeApiKey(ctx.db, ctx.clock, { userId: request.user!.id, keyId: request.params.id }),
+      revokeApiKey(
+        ctx.db,
+        ctx.clock,
+        { userId: request.user!.id, keyId: request.params.id },
+        ctx.acceptedKeys,
+      ),
   );
 }

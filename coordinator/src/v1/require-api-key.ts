@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { bearerToken } from '../auth/require-user.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
+import type { AcceptedKeys } from '../keys/accepted-keys.js';
 import { authenticateApiKey } from '../keys/authenticate-api-key.js';
 
 declare module 'fastify' {
@@ -16,7 +17,7 @@ declare module 'fastify' {
  * onRequest hook of /v1: admits only `Authorization: Bearer sk-…` keys that are active. A session
  * JWT is refused here (it opens /api, not inference).
  */
-export function requireApiKey(db: Kysely<Database>) {
+export function requireApiKey(db: Kysely<Database>, accepted: AcceptedKeys) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const token = bearerToken(request);
     if (!token)
@@ -27,7 +28,7 @@ export function requireApiKey(db: Kysely<Database>) {
         'Inference needs an API key (sk-…); session tokens are not accepted on /v1.',
       );
     }
-    const key = await authenticateApiKey(db, token);
+    const key = await authenticateApiKey(db, token, { accepted });
     if (!key) throw new ApiError('invalid_credential', 'The API key is invalid or revoked.');
     request.apiKey = { keyId: key.keyId, userId: key.userId };
   };

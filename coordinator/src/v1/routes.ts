@@ -67,7 +67,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     metrics: app.metrics,
     log: app.log,
   };
-  const apiKey = requireApiKey(ctx.db);
+  const apiKey = requireApiKey(ctx.db, ctx.acceptedKeys);
   const catalog = () => buildCatalog(hub.index, settings.nativeUsdPriceNano);
 
   app.get(
