@@ -51,8 +51,8 @@ const deposit = async (to: `0x${string}`, amount: bigint): Promise<Hex> =>
 
 type User = { jwt: string; proxy: `0x${string}`; id: string };
 
-/** Signs a fresh wallet in on `app` and gives its proxy wallet native token for gas (uncredited). */
-async function newUser(t: TestApp): Promise<User> {
+/** Signs a fresh wallet in on `app`; unless told not to, gives its proxy wallet native for gas (uncredited). */
+async function newUser(t: TestApp, { gas = true } = {}): Promise<User> {
   const account = privateKeyToAccount(generatePrivateKey());
   const jwt = await signIn(t.app, account);
   const proxy = await proxyAddressOf(t.app, jwt);
@@ -61,7 +61,7 @@ async function newUser(t: TestApp): Promise<User> {
     .select('id')
     .where('address', '=', account.address)
     .executeTakeFirstOrThrow();
-  await devnet.fund(proxy, { nativeWei: parseEther('1') });
+  if (gas) await devnet.fund(proxy, { nativeWei: parseEther('1') });
   return { jwt, proxy, id };
 }
 
@@ -206,15 +206,8 @@ describeBackends('money integrity', (backend) => {
   });
 
   test('behavior: a token withdrawal pays its gas from native token that backs no credit', async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const jwt = await signIn(t.app, account);
-    const proxy = await proxyAddressOf(t.app, jwt);
-    const { id } = await t.db
-      .selectFrom('users')
-      .select('id')
-      .where('address', '=', account.address)
-      .executeTakeFirstOrThrow();
-    const user = { jwt, proxy, id };
+    const user = await newUser(t, { gas: false });
+    const { jwt, proxy } = user;
     // The only native token in the wallet is a credited top-up: it backs credits, not gas.
     const native = await sendTransaction(devnet.context, {
       account: devnet.accounts[0]!.account,
