@@ -42,6 +42,7 @@ Usage: install.sh [options]
   --prefix DIR             install folder (root: /opt/gpumesh-node; user: ~/.local/share/gpumesh-node)
   --state-dir DIR          node key, config-independent state, models (root: /var/lib/gpumesh-node; user: ~/.gpumesh-node)
   --from PATH              install from a gpumesh repository checkout instead of the npm registry
+                           (after npm ci there: packing it compiles the packages)
   --version V              package version from the registry (default: latest)
   --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)

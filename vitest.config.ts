@@ -3,6 +3,11 @@ import { defineConfig } from 'vitest/config';
 // One run for every package. Tests that start processes (anvil, nodes, coordinators) run in forks
 // so native addons (better-sqlite3, node-llama-cpp) and signals behave as in production.
 export default defineConfig({
+  // The @gpumesh/* packages export their compiled dist/ by default; the `gpumesh-source` condition
+  // (as in tsconfig.base.json and the bins' source mode) runs their src/*.ts, unbuilt. Tests run in
+  // Vite's server (ssr) environment, which takes these conditions, not `resolve.conditions`; they
+  // add to Vitest's defaults (node, development|production).
+  ssr: { resolve: { conditions: ['gpumesh-source'] } },
   test: {
     include: ['{protocol,coordinator,node,test,bench}/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],

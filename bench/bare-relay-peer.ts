@@ -3,7 +3,7 @@
  * client that answers every message at once with a fixed chat completion carrying the message's
  * id — no protocol, no validation: the least a relay's peer can do.
  *
- * Run: node --import tsx bench/bare-relay-peer.ts <ws-url>   (prints "ready" once connected)
+ * Run: node --conditions=gpumesh-source --import tsx bench/bare-relay-peer.ts <ws-url>   (prints "ready" once connected)
  */
 import { sendCoalesced } from '@gpumesh/protocol';
 import { WebSocket } from 'ws';

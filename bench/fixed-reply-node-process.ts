@@ -2,7 +2,7 @@
  * A fixed-reply node in its own process, as a real node is: the gateway benchmark runs it apart
  * from the coordinator so the two do not share an event loop.
  *
- * Run: node --import tsx bench/fixed-reply-node-process.ts <ws-url> <owner-private-key> <model>
+ * Run: node --conditions=gpumesh-source --import tsx bench/fixed-reply-node-process.ts <ws-url> <owner-private-key> <model>
  * Prints "ready" once the coordinator acknowledged its manifest; SIGTERM stops it gracefully.
  */
 

@@ -8,7 +8,7 @@
  * process is the server's alone; the open-loop generator runs in a worker thread. Each
  * fixed-reply node runs in a process of its own, as real nodes do.
  *
- * Run: node --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
+ * Run: node --conditions=gpumesh-source --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
  *   --cpu-profile <file.cpuprofile>: only load the coordinator, and write a CPU profile of that run.
  *   --phases max,steady: which measurements to run (maximum throughput, fixed rate).
  *   --rounds 6: fixed-rate rounds each way (each --duration / 2 s), alternating.
@@ -30,13 +30,12 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { createDatabase } from '../coordinator/src/db/create-database.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
+import { openStore } from '../coordinator/src/db/store.js';
 import { Hub } from '../coordinator/src/hub/hub.js';
-import { ledgerBatchStats, ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { autocannonLoad, spawnFixedReplyNode, stopProcess } from './load-tools.js';
 import { type OpenLoopResult, openLoop, percentile } from './open-loop.js';
 import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
@@ -161,6 +160,7 @@ const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
 const relayPeerProcess = spawn(
   process.execPath,
   [
+    '--conditions=gpumesh-source',
     '--import',
     'tsx',
     new URL('./bare-relay-peer.ts', import.meta.url).pathname,
@@ -205,16 +205,14 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-bench-'));
 // On PostgreSQL, a schema of its own, dropped at the end.
 const pgSchema = `bench_gateway_${process.pid}`;
 if (values.pg) {
-  const admin = createDatabase({ pgUrl: values.pg });
-  await sql`create schema ${sql.id(pgSchema)}`.execute(admin);
-  await admin.destroy();
+  const admin = openStore({ pgUrl: values.pg });
+  await sql`create schema ${sql.id(pgSchema)}`.execute(admin.db);
+  await admin.close();
 }
-const db = values.pg
-  ? createDatabase({ pgUrl: values.pg, schema: pgSchema })
-  : createDatabase({
-      sqlitePath: path.join(dataDir, 'gpumesh.db'),
-      ledgerThread: values['ledger-thread'] !== 'off',
-    });
+const store = values.pg
+  ? openStore({ pgUrl: values.pg, schema: pgSchema })
+  : openStore({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
+const { db } = store;
 await migrate(db);
 const config = loadConfig({
   overrides: {
@@ -224,7 +222,13 @@ const config = loadConfig({
     ...(values.pg ? { databaseUrl: values.pg, databaseSchema: pgSchema } : {}),
   },
 });
-const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+const app = await buildApp({
+  config,
+  store,
+  logger: false,
+  tierOf: async () => 'platinum',
+  ledgerWriterThread: values['ledger-thread'] !== 'off',
+});
 const coordUrl = await listen(app);
 const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
 const auth = { authorization: `Bearer ${jwt}` };
@@ -260,7 +264,7 @@ if (values['cpu-profile']) {
   console.log(
     `through coordinator ${fmt(await load(`${coordUrl}/v1/chat/completions`, keyHeader, node.pid))}`,
   );
-  const batches = ledgerBatchStats(db);
+  const batches = app.ctx.ledger.stats;
   console.log(`ledger: ${(batches.operations / batches.transactions).toFixed(1)} operations per commit`);
   const { profile } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(values['cpu-profile'], JSON.stringify(profile));
@@ -341,7 +345,7 @@ if (phases.has('steady')) {
     `  added latency: p50 ${ms(added(0.5))} ms, p99 ${ms(added(0.99))} ms (goal p99 ≤ 1 ms); per round, added p99: ${perRound.map(ms).join(', ')} ms (median ${ms(perRound[Math.floor(perRound.length / 2)]!)})`,
   );
 }
-await ledgerIdle(db);
+await app.ctx.ledger.idle();
 const rows = await db.selectFrom('usage_records').select(db.fn.countAll().as('n')).executeTakeFirst();
 console.log(`\nusage rows written: ${rows?.n}`);
 await stopProcess(node);
@@ -352,11 +356,11 @@ await app.close();
 await direct.close();
 await echo.close();
 directHub.close();
-await db.destroy();
+await store.close();
 if (values.pg) {
-  const admin = createDatabase({ pgUrl: values.pg });
-  await sql`drop schema ${sql.id(pgSchema)} cascade`.execute(admin);
-  await admin.destroy();
+  const admin = openStore({ pgUrl: values.pg });
+  await sql`drop schema ${sql.id(pgSchema)} cascade`.execute(admin.db);
+  await admin.close();
 }
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);

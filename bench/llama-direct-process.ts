@@ -7,7 +7,7 @@
  * to node-llama-cpp (4 threads on the CPU build), a 128-token job took 13–33 s on this 2-core
  * machine instead of ~0.1–0.3 s, which looks like a hang.
  *
- * Run: node --import tsx bench/llama-direct-process.ts <models-dir>  (with an IPC channel)
+ * Run: node --conditions=gpumesh-source --import tsx bench/llama-direct-process.ts <models-dir>  (with an IPC channel)
  * Sends {ready: true} once loaded; answers {id, model, prompt, maxTokens} with {id, tokens, ms}
  * (or {id, error}). Exits when the channel closes.
  */

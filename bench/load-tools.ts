@@ -27,6 +27,7 @@ export async function autocannonLoad(run: AutocannonRun): Promise<AutocannonResu
   const child = spawn(
     process.execPath,
     [
+      '--conditions=gpumesh-source',
       '--import',
       'tsx',
       new URL('./autocannon-process.ts', import.meta.url).pathname,
@@ -55,7 +56,7 @@ export async function spawnReady(
 ): Promise<{ child: ChildProcess; output: string }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL(script, import.meta.url).pathname, ...args],
+    ['--conditions=gpumesh-source', '--import', 'tsx', new URL(script, import.meta.url).pathname, ...args],
     { stdio: ['ignore', 'pipe', 'inherit'], env },
   );
   let output = '';

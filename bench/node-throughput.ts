@@ -80,6 +80,7 @@ const directProcess = spawn(
   process.execPath,
   [
     ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] : []),
+    '--conditions=gpumesh-source',
     '--import',
     'tsx',
     join(import.meta.dirname, 'llama-direct-process.ts'),

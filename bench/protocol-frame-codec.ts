@@ -4,7 +4,7 @@
  * stringify) against a bare JSON.stringify. The mix is what a busy session carries: stream chunks,
  * pings, presence, a result.
  *
- * Run: node --import tsx bench/protocol-frame-codec.ts
+ * Run: node --conditions=gpumesh-source --import tsx bench/protocol-frame-codec.ts
  */
 import { createFrame, encodeFrame, type Frame, parseFrame } from '../protocol/src/index.js';
 

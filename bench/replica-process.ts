@@ -2,7 +2,7 @@
  * One coordinator replica in a process of its own (bench/replica-relay.ts), as replicas run on
  * machines of their own: PostgreSQL schema and Redis shared, peer-RPC on a free port.
  *
- * Run: node --import tsx bench/replica-process.ts '<json>' with {pgUrl, schema, redisUrl,
+ * Run: node --conditions=gpumesh-source --import tsx bench/replica-process.ts '<json>' with {pgUrl, schema, redisUrl,
  * masterKey, namespace, announceMs}. Prints one JSON line with `ready`, its base URL, hub URL and
  * peer-RPC address; SIGTERM closes it.
  */
@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { createDatabase } from '../coordinator/src/db/create-database.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
+import { openStore } from '../coordinator/src/db/store.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 
 export type ReplicaSettings = {
   /** Writes a V8 CPU profile of this replica's main thread here when it stops. */
@@ -39,7 +39,7 @@ if (profiler) {
   await post('Profiler.start');
 }
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-replica-'));
-const db = createDatabase({ pgUrl: settings.pgUrl, schema: settings.schema });
+const store = openStore({ pgUrl: settings.pgUrl, schema: settings.schema });
 const config = loadConfig({
   overrides: {
     dataDir,
@@ -52,7 +52,7 @@ const config = loadConfig({
     peer: { port: 0, announceMs: settings.announceMs, namespace: settings.namespace },
   },
 });
-const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+const app = await buildApp({ config, store, logger: false, tierOf: async () => 'platinum' });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const port = (app.server.address() as AddressInfo).port;
 console.log(
@@ -72,7 +72,7 @@ process.on(
         writeFileSync(settings.cpuProfile!, JSON.stringify(profile));
       }
       await app.close();
-      await db.destroy();
+      await store.close();
       rmSync(dataDir, { recursive: true, force: true });
       process.exit(0);
     })(),

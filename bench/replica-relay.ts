@@ -6,7 +6,7 @@
  * own process), in alternating rounds; latency at a fixed rate with the open-loop generator, in
  * alternating rounds pooled per side; the CPU each replica process spent per request.
  *
- * Run: node --import tsx bench/replica-relay.ts [--duration 4] [--rounds 3] [--rate 100]
+ * Run: node --conditions=gpumesh-source --import tsx bench/replica-relay.ts [--duration 4] [--rounds 3] [--rate 100]
  *      [--pg postgres://postgres@127.0.0.1:5432/test] [--redis redis://127.0.0.1:6379]
  *      [--cpu-prof DIR] (V8 CPU profiles of both replicas' main threads: holder.cpuprofile, relaying.cpuprofile)
  */
@@ -18,8 +18,8 @@ import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { createDatabase } from '../coordinator/src/db/create-database.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
+import { openStore } from '../coordinator/src/db/store.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { autocannonLoad, spawnFixedReplyNode, spawnReady, stopProcess } from './load-tools.js';
@@ -62,11 +62,10 @@ await probe.connect().catch(() => {
 probe.disconnect();
 
 const schema = `bench_replicas_${process.pid}`;
-const db = createDatabase({ pgUrl: values.pg, schema: 'public' });
-await sql`create schema ${sql.id(schema)}`.execute(db);
-await db.destroy();
-const ledger = createDatabase({ pgUrl: values.pg, schema });
-await migrate(ledger);
+const admin = openStore({ pgUrl: values.pg, schema: 'public' });
+await sql`create schema ${sql.id(schema)}`.execute(admin.db);
+const store = openStore({ pgUrl: values.pg, schema });
+await migrate(store.db);
 
 // A user, a key and credits, set up through the app on the shared database.
 const masterKey = randomBytes(32).toString('hex');
@@ -81,7 +80,7 @@ const setup = await buildApp({
       rateLimit: { enabled: false },
     },
   }),
-  db: ledger,
+  store,
   logger: false,
 });
 const jwt = await signIn(setup, privateKeyToAccount(generatePrivateKey()));
@@ -92,7 +91,7 @@ const { key } = (
 const user = (await setup.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as {
   id: string;
 };
-await credit(ledger, { userId: user.id, amountNano: 1_000_000n * USD, ref: 'bench' });
+await credit(store.db, { userId: user.id, amountNano: 1_000_000n * USD, ref: 'bench' });
 await setup.close();
 
 type Replica = { base: string; hubUrl: string; peerUrl: string; pid: number; stop(): Promise<void> };
@@ -216,8 +215,7 @@ console.log(
 await stopProcess(node);
 await relaying.stop();
 await holder.stop();
-await ledger.destroy();
-const admin = createDatabase({ pgUrl: values.pg, schema: 'public' });
-await sql`drop schema ${sql.id(schema)} cascade`.execute(admin);
-await admin.destroy();
+await store.close();
+await sql`drop schema ${sql.id(schema)} cascade`.execute(admin.db);
+await admin.close();
 process.exit(0);

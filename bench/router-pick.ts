@@ -2,7 +2,7 @@
  * Node pick with 10,000 live nodes: the router's heap index vs a linear scan over the same nodes,
  * measured in the same run. Goal: ≤ 20 µs per pick.
  *
- * Run: node --import tsx bench/router-pick.ts
+ * Run: node --conditions=gpumesh-source --import tsx bench/router-pick.ts
  */
 import { nativeToUsdNano } from '../coordinator/src/router/native-to-usd-nano.js';
 import { compareEntries, type Entry, PickIndex } from '../coordinator/src/router/pick-index.js';

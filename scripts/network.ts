@@ -14,7 +14,8 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { devnetChainConfig, startDevnet } from '@gpumesh/coordinator/devnet';
 import { type RunningServer, startServer } from '@gpumesh/coordinator/server';
-import { tinyModelPath } from '@gpumesh/node';
+import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
+import { signOwnerProof } from '@gpumesh/protocol';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { signIn } from './demo-client.js';
@@ -113,23 +114,6 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const nodeWsUrl = `${appUrl.replace(/^http/, 'ws')}/node`;
     log(`app       ${appUrl}`);
 
-    // 3. The nodes, each its own process, serving the generated model at its own price.
-    const modelsDir = path.join(dataDir, 'models');
-    const modelFile = path.basename(await tinyModelPath({ dir: modelsDir }));
-    const nodeCount = options.nodes ?? 1;
-    const nodes: LocalNode[] = [];
-    stops.push(() => Promise.all(nodes.map((n) => stopChild(n.child))).then(() => {}));
-    for (let i = 0; i < nodeCount; i++) nodes.push(await startNode(dataDir, modelsDir, modelFile, appUrl, i));
-    if (nodeCount > 0) {
-      // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
-      await waitFor(
-        async () => (await Promise.all(nodes.map((n) => isHealthy(n.healthUrl)))).every(Boolean),
-        NODE_READY_TIMEOUT_MS,
-        'the nodes to come online',
-      );
-      log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
-    }
-
     const info: NetworkInfo = {
       appUrl,
       routerUrl,
@@ -143,7 +127,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       ...(devnet ? { stakingVault: devnet.vaults.staking.address } : {}),
     };
 
-    // 4. The dev wallet (devnet only): signed in, an API key, credits.
+    // 3. The dev wallet (devnet only): signed in, an API key, credits, and a stake that makes it a
+    //    silver owner, so the nodes it owns get a real node's concurrency (an unstaked one takes 1).
     if (devnet) {
       const previous = await readNetworkFile(dataDir);
       const dev = devnet.accounts[0]!;
@@ -159,7 +144,34 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         );
         await client.topup(hash, 'USDC.s', DEV_CREDIT_TARGET_USD);
       }
+      const { stake } = await client.tx<{ stake: { quantity: string } }>('chain_getStake', [dev.address]);
+      if (Number.parseFloat(stake.quantity) < DEV_STAKE_TOKENS) {
+        await client.sendNative(await client.proxyAddress(), String(DEV_STAKE_TOKENS + 1)); // plus gas
+        await client.tx('chain_stake', [dev.address, `${DEV_STAKE_TOKENS}.0000 ${info.nativeSymbol}`]);
+      }
+      log(`owner     ${dev.address} (dev wallet, staked ${DEV_STAKE_TOKENS} ${info.nativeSymbol})`);
     }
+    // 4. The nodes, each its own process, serving the generated model at its own price, owned by the
+    //    dev wallet on the devnet, and restarted when one dies.
+    const modelsDir = path.join(dataDir, 'models');
+    const modelFile = path.basename(await tinyModelPath({ dir: modelsDir }));
+    const nodeCount = options.nodes ?? 1;
+    const nodes: LocalNode[] = [];
+    stops.push(() => Promise.all(nodes.map((n) => n.stop())).then(() => {}));
+    const owner = info.devWallet ? privateKeyToAccount(info.devWallet.privateKey) : undefined;
+    for (let i = 0; i < nodeCount; i++) {
+      nodes.push(await startNode({ dataDir, modelsDir, modelFile, appUrl, index: i, owner, log }));
+    }
+    if (nodeCount > 0) {
+      // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
+      await waitFor(
+        async () => (await Promise.all(nodes.map((n) => isHealthy(n.healthUrl)))).every(Boolean),
+        NODE_READY_TIMEOUT_MS,
+        'the nodes to come online',
+      );
+      log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
+    }
+
     const file = path.join(dataDir, NETWORK_FILE_NAME);
     await writeFile(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     await chmod(file, 0o600);
@@ -184,15 +196,27 @@ const NODE_BIN = path.join(
   'gpumesh-node.js',
 );
 
-async function startNode(
-  dataDir: string,
-  modelsDir: string,
-  modelFile: string,
-  appUrl: string,
-  index: number,
-): Promise<LocalNode> {
+/**
+ * Starts local node `index` and keeps it running: a node that exits on its own is started again
+ * after a backoff (1 s, doubling to 30 s; back to 1 s once it ran a minute), logged. `stop()` ends
+ * it for good.
+ */
+async function startNode(options: {
+  dataDir: string;
+  modelsDir: string;
+  modelFile: string;
+  appUrl: string;
+  index: number;
+  owner: ReturnType<typeof privateKeyToAccount> | undefined;
+  log: (line: string) => void;
+}): Promise<LocalNode> {
+  const { dataDir, modelsDir, modelFile, appUrl, index, owner, log } = options;
   const stateDir = path.join(dataDir, 'nodes', String(index));
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  // The dev wallet owns the node: the proof that binds its node key to the wallet (its stake's tier).
+  const ownerProof = owner
+    ? await signOwnerProof((await loadNodeIdentity(path.join(stateDir, NODE_KEY_FILE))).nodeId, owner)
+    : undefined;
   const configFile = path.join(stateDir, 'config.json');
   const factor = BigInt(index + 1);
   const config = {
@@ -202,6 +226,7 @@ async function startNode(
     modelsDir,
     healthPort: await freePort(),
     offerEmbeddings: true,
+    ...(ownerProof ? { ownerAddress: ownerProof.address, ownerSignature: ownerProof.signature } : {}),
     models: [
       {
         file: modelFile,
@@ -217,23 +242,55 @@ async function startNode(
     ],
   };
   await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
-  const child = spawn(process.execPath, [NODE_BIN, 'start', '--config', configFile, '--gpu', 'cpu'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  child.once('exit', (code, signal) => {
-    if (code !== 0 && code !== 130 && code !== 143 && signal === null) {
-      process.stderr.write(`gpumesh-node ${index} exited with ${code}:\n${stderr}\n`);
-    }
-  });
-  return { child, healthUrl: `http://127.0.0.1:${config.healthPort}/health` };
+  let child: ChildProcess;
+  let stopping = false;
+  let backoffMs = NODE_RESTART_MIN_MS;
+  let restart: NodeJS.Timeout | undefined;
+  const spawnNode = () => {
+    if (stopping) return;
+    const startedAt = Date.now();
+    child = spawn(process.execPath, [NODE_BIN, 'start', '--config', configFile, '--gpu', 'cpu'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      if (Date.now() - startedAt > NODE_STABLE_MS) backoffMs = NODE_RESTART_MIN_MS;
+      const how = signal ?? `code ${code}`;
+      log(`node ${index}   exited (${how}); restarting in ${backoffMs / 1000} s`);
+      if (stderr.trim()) process.stderr.write(`gpumesh-node ${index}:\n${stderr}\n`);
+      restart = setTimeout(spawnNode, backoffMs);
+      backoffMs = Math.min(backoffMs * 2, NODE_RESTART_MAX_MS);
+    });
+  };
+  spawnNode();
+  return {
+    healthUrl: `http://127.0.0.1:${config.healthPort}/health`,
+    pid: () => child.pid,
+    stop: async () => {
+      stopping = true;
+      clearTimeout(restart);
+      await stopChild(child);
+    },
+  };
 }
 
-type LocalNode = { child: ChildProcess; healthUrl: string };
+/** A local node: its health URL, the pid of its current process, and a stop for good. */
+type LocalNode = { healthUrl: string; pid(): number | undefined; stop(): Promise<void> };
+
+/** A dead local node comes back after this, doubling per quick death up to the max. */
+const NODE_RESTART_MIN_MS = 1_000;
+const NODE_RESTART_MAX_MS = 30_000;
+/** A node that ran this long before dying starts over at the minimum backoff. */
+const NODE_STABLE_MS = 60_000;
+/** The node key's file in its state directory (the daemon's nodeKeyPath). */
+const NODE_KEY_FILE = 'node.key';
+/** The dev wallet's stake: silver (1,000), so its nodes take the jobs their cores can. */
+const DEV_STAKE_TOKENS = 1_000;
 
 async function isHealthy(url: string): Promise<boolean> {
   const response = await fetch(url).catch(() => undefined);

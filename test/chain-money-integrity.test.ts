@@ -13,8 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StableSymbol } from '../coordinator/src/chain/constants.js';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import { sendTransaction } from '../coordinator/src/chain/send-transaction.js';
-import { createDatabase } from '../coordinator/src/db/create-database.js';
-import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import { openStore } from '../coordinator/src/db/store.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   createTestApp,
@@ -81,7 +80,7 @@ const withdraw = (t: TestApp, user: User, to: string, amount: string, token: str
     payload: { to, token, amount },
   });
 
-const creditsNano = async (t: TestApp, user: User) => (await getBalance(t.db, user.id)).balanceNano;
+const creditsNano = async (t: TestApp, user: User) => (await t.ledger.balance(user.id)).balanceNano;
 
 /** The reconciliation check over a test app's store and the devnet: the list of differences. */
 async function differences(t: TestApp) {
@@ -278,8 +277,8 @@ async function replicaOf(backend: TestBackend, t: TestApp): Promise<TestApp> {
     {
       ...backend,
       open: async () => {
-        const db = createDatabase({ pgUrl: databaseUrl!, schema: databaseSchema! });
-        return { ...t.store, db, close: () => db.destroy() };
+        const store = openStore({ pgUrl: databaseUrl!, schema: databaseSchema! });
+        return { ...t.store, store, db: store.db, close: () => store.close() };
       },
     },
     {

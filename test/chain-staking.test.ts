@@ -57,7 +57,7 @@ describeBackends('staking via /tx', (backend) => {
     await devnet.fund(proxy, { nativeWei: parseEther('1200') });
   });
   afterAll(async () => {
-    if (t) await expectBooksBalanced(t.db, t.config);
+    if (t) await expectBooksBalanced(t.app.ctx, t.config);
     await t?.close();
   });
 

@@ -7,7 +7,6 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, type StableSymbol } from '../coordinator/src/chain/constants.js';
 import { sendTransaction } from '../coordinator/src/chain/send-transaction.js';
-import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import {
   createTestApp,
   describeBackends,
@@ -57,7 +56,7 @@ describeBackends('top-up', (backend) => {
   });
   afterAll(async () => {
     await pending?.app.close();
-    if (t) await expectBooksBalanced(t.db, t.config);
+    if (t) await expectBooksBalanced(t.app.ctx, t.config);
     await t?.close();
   });
 
@@ -68,7 +67,7 @@ describeBackends('top-up', (backend) => {
       headers: { authorization: `Bearer ${jwt}` },
       payload,
     });
-  const balanceNano = async () => (await getBalance(t.db, userId())).balanceNano;
+  const balanceNano = async () => (await t.ledger.balance(userId())).balanceNano;
   let cachedUserId: string | undefined;
   const userId = () => {
     if (!cachedUserId) throw new Error('user id unknown');

@@ -4,6 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
+import { until } from '../coordinator/src/testing/until.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SCRIPT = join(ROOT, 'install.sh');
@@ -69,14 +70,6 @@ async function processesWith(text: string): Promise<number[]> {
     if (cmdline.includes(text)) found.push(Number(entry));
   }
   return found;
-}
-
-/** Waits until `check` holds (the restart loop starts its node in the background). */
-async function until(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-    if (await check()) return true;
-  }
-  return check();
 }
 
 const exists = (path: string) =>
@@ -194,15 +187,18 @@ describe('install.sh', () => {
     // The user unit it replaces is stopped and removed.
     expect(await readFile(systemctlLog, 'utf8')).toContain('--user disable --now gpumesh-node\n');
     expect(await readdir(units)).toEqual([]);
-    expect(await until(async () => (await processesWith(node)).length === 1)).toBe(true);
+    // The restart loop starts its node in the background.
+    await until(async () => (await processesWith(node)).length === 1, 20_000, 100);
     const [firstNode] = await processesWith(node);
     await install(...args, '--from', ROOT, '--service', 'loop');
-    expect(
-      await until(async () => {
+    await until(
+      async () => {
         const running = await processesWith(node);
         return running.length === 1 && running[0] !== firstNode;
-      }),
-    ).toBe(true);
+      },
+      20_000,
+      100,
+    );
     // Upgraded to no service, the loop and its node go: the install is what the last run asked for.
     await install(...args, '--from', ROOT, '--no-service');
     expect(await processesWith(node)).toEqual([]);

@@ -10,10 +10,10 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
 let store: TestDatabase;
 let app: FastifyInstance;
@@ -31,7 +31,7 @@ beforeAll(async () => {
       router: { heartbeatIntervalMs: 500 },
     },
   });
-  app = await buildApp({ config, db: store.db, logger: false });
+  app = await buildApp({ config, store: store.store, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as AddressInfo).port;
   const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));

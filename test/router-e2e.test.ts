@@ -5,7 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
+import {
+  type FixedReplyNode,
+  type NodeDaemon,
+  type NodeDaemonOptions,
+  startFixedReplyNode,
+  startNodeDaemon,
+  usdOffer,
+} from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -14,10 +21,10 @@ import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import type { Database } from '../coordinator/src/db/schema.js';
-import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { EMPTY_TEXT_TOKENS_PER_CHOICE } from '../coordinator/src/ledger/bound-usage.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import type { Ledger } from '../coordinator/src/ledger/ledger.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import {
@@ -25,8 +32,8 @@ import {
   type TestDatabase,
   testBackends,
 } from '../coordinator/src/testing/test-backends.js';
+import { until } from '../coordinator/src/testing/until.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
 
 const USD = 1_000_000_000n;
@@ -35,13 +42,14 @@ const FEE_BPS = 500;
 type Harness = {
   app: FastifyInstance;
   db: Kysely<Database>;
+  ledger: Ledger;
   base: string;
   wsUrl: string;
   key: string;
   keyId: string;
   userId: string;
   jwt: string;
-  nodes: FixedReplyNode[];
+  nodes: (FixedReplyNode | NodeDaemon)[];
   close(): Promise<void>;
 };
 
@@ -66,7 +74,7 @@ async function start(
   // Every test node's owner counts as platinum (64 concurrent jobs), so concurrency tests are not capped at 1.
   const app = await buildApp({
     config,
-    db: store.db,
+    store: store.store,
     logger: false,
     tierOf: async () => 'platinum',
   });
@@ -84,10 +92,11 @@ async function start(
     payload: { name: 'e2e' },
   });
   const { key, id: keyId } = created.json() as { key: string; id: string };
-  const nodes: FixedReplyNode[] = [];
+  const nodes: (FixedReplyNode | NodeDaemon)[] = [];
   return {
     app,
     db: store.db,
+    ledger: app.ctx.ledger,
     base: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
     key,
@@ -97,17 +106,40 @@ async function start(
     nodes,
     async close() {
       for (const n of nodes) n.kill();
-      await app.close();
       // Whatever the suite did, the ledger adds up at its end.
-      await expectBooksBalanced(store.db);
+      await expectBooksBalanced(app.ctx);
+      await app.close();
       await store.close();
     },
   };
 }
 
 const OWNER = generatePrivateKey();
+/** What the fixed-reply nodes answer, as tokens (the stand-in's default too). */
+const DEFAULT_REPLY = ['Hello', ' from', ' a', ' fixed', ' node', '.'];
 
-async function addNode(h: Harness, options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {}) {
+/** A real node daemon (in this process, on its fixed-reply runtime), online in the hub. */
+async function addNode(h: Harness, options: Partial<NodeDaemonOptions> = {}) {
+  const node = await startNodeDaemon({
+    url: h.wsUrl,
+    ownerPrivateKey: OWNER,
+    models: [usdOffer('m', USD, 2n * USD)],
+    replyTokens: DEFAULT_REPLY,
+    ...options,
+  });
+  h.nodes.push(node);
+  await until(() => h.app.hub.index.node(node.nodeId)?.state === 'online');
+  return node;
+}
+
+/**
+ * A misbehaving node stand-in (fixed-reply-node.ts), for what no honest daemon does: lie about
+ * usage, overstate chunk.tokens, die abruptly mid-stream.
+ */
+async function addMisbehavingNode(
+  h: Harness,
+  options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {},
+) {
   const node = startFixedReplyNode({
     url: h.wsUrl,
     ownerPrivateKey: OWNER,
@@ -120,14 +152,6 @@ async function addNode(h: Harness, options: Partial<Parameters<typeof startFixed
   return node;
 }
 
-async function until(cond: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 async function chat(h: Harness, body: Record<string, unknown>) {
   const res = await fetch(`${h.base}/v1/chat/completions`, {
     method: 'POST',
@@ -138,7 +162,7 @@ async function chat(h: Harness, body: Record<string, unknown>) {
 }
 
 async function usageRows(h: Harness) {
-  await ledgerIdle(h.db); // settlements commit after the answer
+  await h.ledger.idle(); // settlements commit after the answer
   return h.db
     .selectFrom('usage_records')
     .selectAll()
@@ -170,7 +194,7 @@ describe('router e2e [sqlite]', () => {
   test('default: the cheaper of two nodes always serves, billing exact to the nanousd', async () => {
     const cheap = await addNode(h, { models: [usdOffer('m', USD, 2n * USD)], promptTokens: 42 });
     const dear = await addNode(h, { models: [usdOffer('m', 3n * USD, 3n * USD)], promptTokens: 42 });
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     for (let i = 0; i < 5; i++) {
       const r = await chat(h, {});
       expect(r.status, r.body).toBe(200);
@@ -182,7 +206,7 @@ describe('router e2e [sqlite]', () => {
     }
     expect(cheap.jobs).toBe(5);
     expect(dear.jobs).toBe(0);
-    const after = await getBalance(h.db, h.userId);
+    const after = await h.ledger.balance(h.userId);
     expect(before.balanceNano - after.balanceNano).toBe(5n * expectedNano(42, 6, 1n, 2n));
     // Kill the cheap one: the dear one serves, and the user pays once, at its price.
     cheap.kill();
@@ -190,7 +214,7 @@ describe('router e2e [sqlite]', () => {
     const r = await chat(h, {});
     expect(r.status).toBe(200);
     expect(r.headers.get('x-gpumesh-node')).toBe(dear.nodeId);
-    const last = await getBalance(h.db, h.userId);
+    const last = await h.ledger.balance(h.userId);
     expect(after.balanceNano - last.balanceNano).toBe(expectedNano(42, 6, 3n, 3n));
     dear.kill();
     await until(() => !h.app.hub.index.hasModel('m'));
@@ -199,15 +223,16 @@ describe('router e2e [sqlite]', () => {
   test('behavior: a node failing before the first token fails over; the user pays once', async () => {
     const failing = await addNode(h, { models: [usdOffer('m', USD, USD)], failBeforeFirstToken: true });
     const good = await addNode(h, { models: [usdOffer('m', 2n * USD, 2n * USD)], promptTokens: 7 });
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     const rows0 = (await usageRows(h)).length;
     for (const stream of [false, true]) {
       const r = await chat(h, { stream });
       expect(r.status).toBe(200);
       expect(r.headers.get('x-gpumesh-node')).toBe(good.nodeId);
     }
-    expect(failing.jobs).toBe(2);
-    const after = await getBalance(h.db, h.userId);
+    // Its miss demoted it: the second request went straight to the good node.
+    expect(failing.jobs).toBe(1);
+    const after = await h.ledger.balance(h.userId);
     expect(before.balanceNano - after.balanceNano).toBe(2n * expectedNano(7, 6, 2n, 2n));
     expect(after.reservedNano).toBe(0n);
     expect((await usageRows(h)).length).toBe(rows0 + 2);
@@ -241,12 +266,12 @@ describe('router e2e [sqlite]', () => {
   });
 
   test('behavior: a node killed mid-stream leaves a usage row billed for the tokens delivered', async () => {
-    const node = await addNode(h, {
+    const node = await addMisbehavingNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
       dieAfterChunks: 3,
       chunkDelayMs: 5,
     });
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     const r = await chat(h, { stream: true });
     expect(r.status).toBe(200);
     const events = r.body.split('\n\n').filter(Boolean);
@@ -259,20 +284,20 @@ describe('router e2e [sqlite]', () => {
     // The node had evaluated the prompt: it is billed at the coordinator's bound (no count came).
     expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
     expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
-    const after = await getBalance(h.db, h.userId);
+    const after = await h.ledger.balance(h.userId);
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
     expect(after.reservedNano).toBe(0n);
     expect(node.jobs).toBe(1);
   });
 
   test('behavior: a stream cut mid-way is billed by the tokens its chunks carry (chunk.tokens)', async () => {
-    const node = await addNode(h, {
+    const node = await addMisbehavingNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
       dieAfterChunks: 3,
       chunkDelayMs: 5,
       tokensPerChunk: 4,
     });
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     const r = await chat(h, { stream: true });
     expect(r.status).toBe(200);
     const events = r.body.split('\n\n').filter(Boolean);
@@ -281,13 +306,13 @@ describe('router e2e [sqlite]', () => {
     expect(row.status).toBe('node_failed');
     expect(Number(row.completion_tokens)).toBe(12);
     expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
-    const after = await getBalance(h.db, h.userId);
+    const after = await h.ledger.balance(h.userId);
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
     expect(node.jobs).toBe(1);
   });
 
   test('behavior: a node cannot bill a cut stream beyond max_tokens by overstating chunk.tokens', async () => {
-    await addNode(h, {
+    await addMisbehavingNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
       dieAfterChunks: 3,
       chunkDelayMs: 5,
@@ -306,8 +331,9 @@ describe('router e2e [sqlite]', () => {
       models: [usdOffer('m', USD, 2n * USD)],
       replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
       chunkDelayMs: 10,
+      promptTokens: 10,
     });
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     await streamThenLeave(
       `${h.base}/v1/chat/completions`,
       h.key,
@@ -321,7 +347,7 @@ describe('router e2e [sqlite]', () => {
     const delivered = Number(row.completion_tokens);
     expect(delivered).toBeGreaterThanOrEqual(5);
     expect(delivered).toBeLessThan(200);
-    const after = await getBalance(h.db, h.userId);
+    const after = await h.ledger.balance(h.userId);
     // The prompt the node evaluated, as its job_cancelled reported (10, under the bound of 50).
     expect(Number(row.prompt_tokens)).toBe(10);
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(10, delivered, 1n, 2n));
@@ -331,7 +357,7 @@ describe('router e2e [sqlite]', () => {
   });
 
   test('attack: a node claiming 1e9 prompt and 1e9 completion tokens for "hi" bills within the bound', async () => {
-    const liar = await addNode(h, {
+    const liar = await addMisbehavingNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
       promptTokens: 1e9,
       completionTokens: 1e9,
@@ -343,7 +369,7 @@ describe('router e2e [sqlite]', () => {
       return [Number(line('prompt')?.[1] ?? 0), Number(line('completion')?.[1] ?? 0)];
     };
     const [prompt0, completion0] = await metric();
-    const before = await getBalance(h.db, h.userId);
+    const before = await h.ledger.balance(h.userId);
     for (const stream of [false, true]) {
       const r = await chat(h, { stream, stream_options: { include_usage: true } });
       expect(r.status).toBe(200);
@@ -373,7 +399,7 @@ describe('router e2e [sqlite]', () => {
     }
     const rows = (await usageRows(h)).slice(-2);
     for (const row of rows) expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
-    const after = await getBalance(h.db, h.userId);
+    const after = await h.ledger.balance(h.userId);
     const charged = rows.reduce((sum, row) => sum + toBigInt(row.cost_nano), 0n);
     expect(before.balanceNano - after.balanceNano).toBe(charged);
     // Under a cent for two "hi"s, where the claim would have taken the whole hold.
@@ -403,13 +429,14 @@ describe('router e2e [sqlite]', () => {
       [1_234, 1_234],
       [1e9, bound],
     ] as const) {
-      const node = await addNode(h, {
+      // Honest (1,234) and lying (1e9) prompt counts: the stand-in reports what it is told.
+      const node = await addMisbehavingNode(h, {
         models: [usdOffer('m', USD, 2n * USD)],
         replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
         chunkDelayMs: 10,
         promptTokens: reported,
       });
-      const before = await getBalance(h.db, h.userId);
+      const before = await h.ledger.balance(h.userId);
       await streamThenLeave(
         `${h.base}/v1/chat/completions`,
         h.key,
@@ -421,7 +448,7 @@ describe('router e2e [sqlite]', () => {
       const row = (await usageRows(h)).at(-1)!;
       expect(row.status).toBe('client_disconnected');
       expect(Number(row.prompt_tokens)).toBe(billed);
-      const after = await getBalance(h.db, h.userId);
+      const after = await h.ledger.balance(h.userId);
       expect(before.balanceNano - after.balanceNano).toBe(
         expectedNano(billed, Number(row.completion_tokens), 1n, 2n),
       );
@@ -492,7 +519,7 @@ describe('router e2e [sqlite]', () => {
     expect(summary.byKey).toEqual([expect.objectContaining({ keyId: h.keyId, costNano: sum.toString() })]);
     expect(summary.byDay).toEqual([expect.objectContaining({ day: today, requests: rows.length })]);
     // ... and the user's spend is the same figure.
-    expect((await getBalance(h.db, h.userId)).spendNano).toBe(sum);
+    expect((await h.ledger.balance(h.userId)).spendNano).toBe(sum);
   });
 
   test('error: credentials, limits and unknown models in the common shape', async () => {
@@ -516,8 +543,8 @@ describe('router e2e [sqlite]', () => {
     const bigMax = await post(h.key, { model: 'm', messages: msg, max_tokens: 1_000_000 });
     expect(bigMax.status).toBe(400);
     expect(((await bigMax.json()) as { error: { param: string } }).error.param).toBe('max_tokens');
-    const n2 = await post(h.key, { model: 'm', messages: msg, n: 2 });
-    expect(n2.status).toBe(400);
+    const n5 = await post(h.key, { model: 'm', messages: msg, n: 5 });
+    expect(n5.status).toBe(400);
     const huge = await post(h.key, {
       model: 'm',
       messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }],
@@ -569,7 +596,7 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
       expect(refused).toHaveLength(500 - N);
       expect(refused[0]!.json()).toMatchObject({ error: { code: 'insufficient_credits' } });
       expect(ok[0]!.json().usage.cost).toBe(Number(cost) / 1e9);
-      expect(await getBalance(h.db, h.userId)).toEqual({
+      expect(await h.ledger.balance(h.userId)).toEqual({
         balanceNano: 0n,
         reservedNano: 0n,
         spendNano: cost * BigInt(N),

@@ -16,14 +16,12 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { getBalance } from '../coordinator/src/ledger/get-balance.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
 const USD = 1_000_000_000n;
 /** The tiny model may end at once; a bias against its end-of-sequence token keeps replies non-empty. */
@@ -49,7 +47,7 @@ beforeAll(async () => {
       rateLimit: { enabled: false },
     },
   });
-  app = await buildApp({ config, db: store.db, logger: false });
+  app = await buildApp({ config, store: store.store, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
   const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
@@ -92,8 +90,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await node?.stop();
+  if (app) await expectBooksBalanced(app.ctx);
   await app?.close();
-  if (store) await expectBooksBalanced(store.db);
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -114,10 +112,17 @@ describe('openai SDK against a coordinator with a real node', () => {
       pricing: { prompt: { usd: expect.any(Number) }, completion: { usd: expect.any(Number) } },
     });
     expect(chat.context_length).toBeGreaterThan(0);
+    // models.retrieve, as the SDK calls it.
+    expect(await client.models.retrieve(chatModel)).toMatchObject({
+      id: chatModel,
+      object: 'model',
+      family: 'chat',
+    });
+    await expect(client.models.retrieve('no-such-model')).rejects.toMatchObject({ status: 404 });
   });
 
   test('default: chat, not streamed', async () => {
-    const before = await getBalance(store.db, userId);
+    const before = await app.ctx.ledger.balance(userId);
     const res = await client.chat.completions.create({
       model: chatModel,
       messages: [{ role: 'user', content: 'Hello' }],
@@ -132,27 +137,47 @@ describe('openai SDK against a coordinator with a real node', () => {
     expect(res.usage!.completion_tokens).toBeLessThanOrEqual(8);
     const cost = (res.usage as unknown as { cost: number }).cost;
     expect(cost).toBeGreaterThan(0);
-    const after = await getBalance(store.db, userId);
+    const after = await app.ctx.ledger.balance(userId);
     expect(Number(before.balanceNano - after.balanceNano) / 1e9).toBeCloseTo(cost, 9);
   });
 
-  test('default: chat, streamed, usage with cost in the last chunk', async () => {
+  test('default: chat, streamed: one finish reason, then usage with cost when include_usage asks', async () => {
     const stream = await client.chat.completions.create({
       model: chatModel,
       messages: [{ role: 'user', content: 'Hello' }],
       max_tokens: 8,
       stream: true,
+      stream_options: { include_usage: true },
       logit_bias: NO_EOS,
     });
     let text = '';
-    let last: OpenAI.Chat.Completions.ChatCompletionChunk | undefined;
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta?.content ?? '';
-      last = chunk;
+      chunks.push(chunk);
     }
     expect(text.length).toBeGreaterThan(0);
-    expect(last!.usage!.completion_tokens).toBeGreaterThan(0);
-    expect((last!.usage as unknown as { cost: number }).cost).toBeGreaterThan(0);
+    const finishes = chunks.flatMap((c) => c.choices.map((choice) => choice.finish_reason).filter(Boolean));
+    expect(finishes).toEqual(['length']);
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage!.completion_tokens).toBe(8);
+    expect((last.usage as unknown as { cost: number }).cost).toBeGreaterThan(0);
+    expect(chunks.slice(0, -1).every((c) => !c.usage)).toBe(true);
+  });
+
+  test('default: chat, streamed without include_usage: no usage chunk, as OpenAI', async () => {
+    const stream = await client.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 4,
+      stream: true,
+      logit_bias: NO_EOS,
+    });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.every((c) => !c.usage && c.choices.length === 1)).toBe(true);
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('length');
   });
 
   test('default: text completion', async () => {
@@ -231,7 +256,7 @@ describe('openai SDK against a coordinator with a real node', () => {
     expect(counted).toBeLessThan(bound);
     const controller = new AbortController();
     const stream = await client.chat.completions.create(
-      { model: chatModel, messages, max_tokens: 3_000, stream: true, logit_bias: NO_EOS },
+      { model: chatModel, messages, max_tokens: 1_500, stream: true, logit_bias: NO_EOS },
       { signal: controller.signal },
     );
     let chunks = 0;
@@ -242,7 +267,7 @@ describe('openai SDK against a coordinator with a real node', () => {
     }
     await expect
       .poll(async () => {
-        await ledgerIdle(store.db);
+        await app.ctx.ledger.idle();
         const row = await store.db
           .selectFrom('usage_records')
           .select(['status', 'prompt_tokens'])
@@ -251,6 +276,81 @@ describe('openai SDK against a coordinator with a real node', () => {
         return row && [row.status, Number(row.prompt_tokens)];
       })
       .toEqual(['client_disconnected', counted]);
+  });
+
+  test('default: structured output — response_format json_schema comes back as JSON of the schema', async () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { enum: ['Paris', 'Rome'] }, sunny: { type: 'boolean' } },
+      required: ['city', 'sunny'],
+      additionalProperties: false,
+    };
+    const res = await client.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Where and how is the weather?' }],
+      max_tokens: 64,
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', schema, strict: true } },
+    });
+    const parsed = JSON.parse(res.choices[0]!.message.content!) as { city: string; sunny: boolean };
+    expect(['Paris', 'Rome']).toContain(parsed.city);
+    expect(typeof parsed.sunny).toBe('boolean');
+  });
+
+  test('default: a tool loop — a forced call with schema-valid arguments, then the result sent back', async () => {
+    const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'The weather in a city',
+          parameters: {
+            type: 'object',
+            properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } },
+            required: ['city'],
+            additionalProperties: false,
+          },
+        },
+      },
+    ];
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'What is the weather in Paris?' },
+    ];
+    const first = await client.chat.completions.create({
+      model: chatModel,
+      messages,
+      tools,
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      max_tokens: 256,
+    });
+    const choice = first.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    const call = choice.message.tool_calls![0]! as OpenAI.Chat.Completions.ChatCompletionMessageToolCall & {
+      function: { name: string; arguments: string };
+    };
+    expect(call.function.name).toBe('get_weather');
+    expect(['Paris', 'Rome']).toContain((JSON.parse(call.function.arguments) as { city: string }).city);
+    const second = await client.chat.completions.create({
+      model: chatModel,
+      messages: [
+        ...messages,
+        choice.message,
+        { role: 'tool', tool_call_id: call.id, content: '21 °C, sunny' },
+      ],
+      tools,
+      max_tokens: 8,
+    });
+    expect(second.choices[0]!.finish_reason).not.toBe('tool_calls');
+    expect(second.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens);
+  });
+
+  test('error: an option the node does not implement is a 400 naming it, not a silent answer', async () => {
+    await expect(
+      client.chat.completions.create({
+        model: chatModel,
+        messages: [{ role: 'user', content: 'x' }],
+        logprobs: true,
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('logprobs') });
   });
 
   test('error: the SDK sees our errors as its typed errors', async () => {

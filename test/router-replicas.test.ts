@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FixedReplyNode, startFixedReplyNode, usdOffer } from '@gpumesh/node/testing';
+import { type NodeDaemon, type NodeDaemonOptions, startNodeDaemon, usdOffer } from '@gpumesh/node/testing';
 import {
   type InferEvent,
   type InferRequest,
@@ -28,18 +28,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { systemClock } from '../coordinator/src/clock.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { createDatabase } from '../coordinator/src/db/create-database.js';
 import type { Database } from '../coordinator/src/db/schema.js';
-import { ledgerIdle } from '../coordinator/src/ledger/batch.js';
+import { openStore, type Store } from '../coordinator/src/db/store.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { getBalance } from '../coordinator/src/ledger/get-balance.js';
+import type { Ledger } from '../coordinator/src/ledger/ledger.js';
 import { loadPeerKeys } from '../coordinator/src/peer/peer-keys.js';
 import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/replica-directory.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
+import { until } from '../coordinator/src/testing/until.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 import { createKeyring } from '../coordinator/src/wallets/keyring.js';
 import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
@@ -52,19 +52,13 @@ const redisUrl = testRedisUrl();
 
 type Replica = {
   app: FastifyInstance;
+  store: Store;
   db: Kysely<Database>;
+  ledger: Ledger;
   base: string;
   wsUrl: string;
   peerUrl: string;
 };
-
-async function until(cond: () => boolean | Promise<boolean>, ms = 5_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** Expected charge in nanousd for the fixed node's usage at (in, out) USD per million. */
 function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd: bigint): bigint {
@@ -81,10 +75,10 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
   let b: Replica;
   let key: string;
   let userId: string;
-  const nodes: FixedReplyNode[] = [];
+  const nodes: NodeDaemon[] = [];
 
   async function replica(peerExtra: Record<string, unknown> = {}, ns = namespace): Promise<Replica> {
-    const db = createDatabase({ pgUrl: pgUrl!, schema: schema.schema });
+    const store = openStore({ pgUrl: pgUrl!, schema: schema.schema });
     const config = loadConfig({
       overrides: {
         dataDir: '/nonexistent-unused',
@@ -98,19 +92,27 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
         peer: { port: 0, announceMs: ANNOUNCE_MS, namespace: ns, ...peerExtra },
       },
     });
-    const app = await buildApp({ config, db, logger: false, tierOf: async () => 'platinum' });
+    const app = await buildApp({ config, store, logger: false, tierOf: async () => 'platinum' });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as AddressInfo).port;
     const peerUrl = app.peerUrl ?? '';
-    return { app, db, base: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`, peerUrl };
+    return {
+      app,
+      store,
+      db: store.db,
+      ledger: app.ctx.ledger,
+      base: `http://127.0.0.1:${port}`,
+      wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
+      peerUrl,
+    };
   }
 
   beforeAll(async () => {
     schema = await createTestSchema(pgUrl!, 'replicas');
     const { migrate } = await import('../coordinator/src/db/migrate.js');
-    const admin = createDatabase({ pgUrl: pgUrl!, schema: schema.schema });
-    await migrate(admin);
-    await admin.destroy();
+    const admin = openStore({ pgUrl: pgUrl!, schema: schema.schema });
+    await migrate(admin.db);
+    await admin.close();
     a = await replica();
     b = await replica();
     // The user signs in and makes a key on A; B shares the database, so it knows both.
@@ -131,22 +133,23 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     for (const node of nodes) node.kill();
     await a?.app.close();
     await b?.app.close();
-    // Both replicas bill into one ledger: it adds up at the end.
-    if (a) await expectBooksBalanced(a.db);
-    await a?.db.destroy();
-    await b?.db.destroy();
+    // Both replicas bill into one ledger: it adds up at the end (both closed: nothing queued).
+    if (a) await expectBooksBalanced(a);
+    await a?.store.close();
+    await b?.store.close();
     await schema?.drop();
   });
 
-  async function nodeOn(r: Replica, options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {}) {
-    const node = startFixedReplyNode({
+  /** A real node daemon (in this process, on its fixed-reply runtime) connected to replica `r`. */
+  async function nodeOn(r: Replica, options: Partial<NodeDaemonOptions> = {}) {
+    const node = await startNodeDaemon({
       url: r.wsUrl,
       models: [usdOffer('m', USD, 2n * USD), usdOffer('e', USD, 0n, { family: 'embedding' })],
       promptTokens: 11,
+      replyTokens: ['Hello', ' from', ' a', ' fixed', ' node', '.'],
       ...options,
     });
     nodes.push(node);
-    await node.ready;
     return node;
   }
 
@@ -169,7 +172,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     ).json()) as { data: { id: string; live_nodes?: number }[] };
     expect(models.data.map((m) => m.id)).toContain('m');
 
-    const before = await getBalance(a.db, userId);
+    const before = await a.ledger.balance(userId);
     const res = await post(a, '/v1/chat/completions', {
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
@@ -182,10 +185,10 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     expect(body.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 });
     expect(node.jobs).toBe(1);
 
-    await ledgerIdle(a.db);
+    await a.ledger.idle();
     const cost = expectedNano(11, 6, 1n, 2n);
     expect(body.usage.cost).toBe(Number(cost) / 1e9);
-    const after = await getBalance(a.db, userId);
+    const after = await a.ledger.balance(userId);
     expect(before.balanceNano - after.balanceNano).toBe(cost);
     const rows = await a.db.selectFrom('usage_records').selectAll().where('user_id', '=', userId).execute();
     expect(rows).toHaveLength(1);
@@ -265,7 +268,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
       promptTokens: 0,
     });
     await until(() => a.app.hub.index.node(slow.nodeId)?.state === 'online');
-    const before = await getBalance(a.db, userId);
+    const before = await a.ledger.balance(userId);
     await streamThenLeave(
       `${a.base}/v1/chat/completions`,
       key,
@@ -276,7 +279,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     await until(() => slow.cancelled.length === 1);
     await until(() => a.app.hub.index.node(slow.nodeId)!.entries.get('slow')!.inflight === 0);
     await until(() => b.app.hub.index.node(slow.nodeId)!.entries.get('slow')!.inflight === 0);
-    await ledgerIdle(a.db);
+    await a.ledger.idle();
     const row = (await a.db.selectFrom('usage_records').selectAll().where('model', '=', 'slow').execute()).at(
       -1,
     )!;
@@ -287,7 +290,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     // The prompt was evaluated: billed at the coordinator's bound (the relay carries no count).
     const promptBound = estimatePromptTokens('chat', { messages: [{ role: 'user', content: 'hi' }] });
     expect(Number(row.prompt_tokens)).toBe(promptBound);
-    const after = await getBalance(a.db, userId);
+    const after = await a.ledger.balance(userId);
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(promptBound, delivered, 1n, 2n));
     await slow.stop();
   });
@@ -352,12 +355,12 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const local = await nodeOn(a, { models: [usdOffer('g', 3n * USD, 3n * USD)], promptTokens: 5 });
     await until(() => a.app.hub.index.node(local.nodeId)?.state === 'online');
     await announce();
-    const before = await getBalance(a.db, userId);
+    const before = await a.ledger.balance(userId);
     const res = await chat(a, 'g');
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('x-gpumesh-node')).toBe(local.nodeId);
-    await ledgerIdle(a.db);
-    const after = await getBalance(a.db, userId);
+    await a.ledger.idle();
+    const after = await a.ledger.balance(userId);
     expect(before.balanceNano - after.balanceNano).toBe(expectedNano(5, 6, 3n, 3n));
     // The ghost stops announcing: kept for three periods, then dropped.
     await announce();
@@ -485,8 +488,8 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     } finally {
       await c.app.close();
       await d.app.close();
-      await c.db.destroy();
-      await d.db.destroy();
+      await c.store.close();
+      await d.store.close();
     }
   });
 
@@ -495,9 +498,10 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     expect(a.app.hub.index.node(node.nodeId)).toBeDefined();
     await b.app.close();
     await until(() => !a.app.hub.index.node(node.nodeId), 2_000);
+    // The model was served a moment ago: an outage, retryable (503), not an unknown model.
     const res = await chat(a, 'm');
-    expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('no_provider_available');
   });
 });
 

@@ -14,9 +14,9 @@ import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { isErrorBody } from '../coordinator/src/errors.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../coordinator/src/testing/index.js';
-import { HUB_PATH } from '../coordinator/src/v1/router-plugin.js';
 
 const USD = 1_000_000_000n;
 const CONTEXT = 64;

@@ -143,6 +143,52 @@ describe('npm start', () => {
       expect(reply.usage.cost).toBeGreaterThan(0);
       const key = /API key {6}(sk-\S+)/.exec(first.output())?.[1];
       expect(key).toBeDefined();
+      // The nodes belong to the dev wallet, staked.
+      expect(first.output()).toMatch(/owner {5}0x[0-9a-fA-F]{40} \(dev wallet, staked/);
+
+      // A burst the one local node cannot take at once waits its turn: 64 parallel streams, all 200.
+      const endpoint = /curl -s (http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions)/.exec(curl)![1]!;
+      const model = /"model": ?"([^"]+)"/.exec(curl)?.[1] ?? 'gpumesh/tiny-chat';
+      const streams = await Promise.all(
+        Array.from({ length: 64 }, async () => {
+          const res = await fetch(endpoint, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model,
+              messages: [{ role: 'user', content: 'hi' }],
+              max_tokens: 8,
+              stream: true,
+            }),
+          });
+          const body = await res.text();
+          return res.status === 200 && body.trimEnd().endsWith('data: [DONE]') ? 200 : res.status;
+        }),
+      );
+      expect(streams).toEqual(Array(64).fill(200));
+
+      // A node that dies is started again, without a manual step.
+      const nodeArgs = async () => (await processesUnder(dataDir)).filter((l) => l.includes('gpumesh-node'));
+      const [nodeLine] = await nodeArgs();
+      expect(nodeLine).toBeDefined();
+      const { stdout: pids } = await run('pgrep', ['-f', `${dataDir}/nodes/0/config.json`]);
+      const pid = Number(pids.trim().split('\n')[0]);
+      process.kill(pid, 'SIGKILL');
+      await expect
+        .poll(async () => first.output().includes('node 0   exited (SIGKILL); restarting'), {
+          timeout: 10_000,
+        })
+        .toBe(true);
+      await expect
+        .poll(
+          async () =>
+            (await run('bash', ['-c', curl]).catch(() => ({ stdout: '' }))).stdout.includes('"cost"'),
+          {
+            timeout: 60_000,
+            interval: 500,
+          },
+        )
+        .toBe(true);
 
       expect(await stopWith(first, 'SIGINT')).toBe(130);
       await expect.poll(() => processesUnder(dataDir), { timeout: STOP_TIMEOUT_MS }).toEqual([]);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Runs the coordinator from its TypeScript sources (tsx), so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The coordinator's command: its compiled code, or its sources in a checkout
+// (@gpumesh/protocol/load-entry).
+import { loadEntry } from '@gpumesh/protocol/load-entry';
 
-register();
-const { main } = await import('../src/server.ts');
+const { main } = await loadEntry(new URL('../', import.meta.url), 'server');
 main(process.argv.slice(2), process.env).catch((error) => {
   console.error(`gpumesh-coordinator: ${error?.message ?? error}`);
   process.exit(1);

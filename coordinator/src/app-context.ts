@@ -7,7 +7,9 @@ import type { PublicClient } from 'viem';
 import type { Clock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
+import type { Store } from './db/store.js';
 import type { AcceptedKeys } from './keys/accepted-keys.js';
+import type { Ledger } from './ledger/ledger.js';
 import type { Keyring } from './wallets/keyring.js';
 
 /** A route as registered, for the discovery files and the route-table tests. */
@@ -20,7 +22,12 @@ export type RouteEntry = {
 /** What every capability's routes get: pass it as the plugin options. */
 export type AppContext = {
   readonly config: CoordinatorConfig;
+  /** The database, opened by whoever built the app (it closes it after the app). */
+  readonly store: Store;
+  /** store.db */
   readonly db: Kysely<Database>;
+  /** The ledger of record on the store (its writer thread stops when the app closes). */
+  readonly ledger: Ledger;
   readonly clock: Clock;
   readonly keyring: Keyring;
   /** HS256 key for session JWTs. */

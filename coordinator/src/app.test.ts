@@ -49,7 +49,8 @@ describeBackends('buildApp', (backend) => {
   test('error: unknown routes, bad JSON, oversized and non-JSON bodies, unknown fields', async () => {
     const cases = [
       { req: { method: 'GET', url: '/nope' }, status: 404, code: 'not_found' },
-      { req: { method: 'POST', url: '/api/auth/nonce' }, status: 404, code: 'not_found' },
+      { req: { method: 'POST', url: '/api/auth/nonce' }, status: 405, code: 'method_not_allowed' },
+      { req: { method: 'GET', url: '/api/nope' }, status: 404, code: 'not_found' },
       {
         req: {
           method: 'POST',
@@ -235,7 +236,7 @@ describe.skipIf(!testRedisUrl())('rate limits on Redis', () => {
   test('default: two replicas share one limit', async () => {
     const replica = await buildApp({
       config: t.config,
-      db: t.db,
+      store: t.store.store,
       clock: t.clock,
       keyring: t.app.ctx.keyring,
       logger: false,

@@ -11,8 +11,8 @@ import swagger from '@fastify/swagger';
 import type { TierName } from '@gpumesh/protocol';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { Redis } from 'ioredis';
-import type { Kysely } from 'kysely';
 import { createPublicClient, http, type PublicClient } from 'viem';
+import { allowedMethods } from './allowed-methods.js';
 import type { AppContext, RouteEntry } from './app-context.js';
 import { createFailureCounter } from './auth/create-failure-counter.js';
 import { limitFailedCredentials } from './auth/limit-failed-credentials.js';
@@ -23,21 +23,27 @@ import { verifyToken } from './auth/verify-token.js';
 import { chainRoutes } from './chain/routes.js';
 import { type Clock, systemClock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
-import type { Database } from './db/schema.js';
+import type { Store } from './db/store.js';
 import { discoveryRoutes } from './discovery/routes.js';
 import { ApiError, errorHandler, notFoundHandler } from './errors.js';
 import { exceedsJsonDepth } from './exceeds-json-depth.js';
+import { hubPlugin } from './hub/hub-plugin.js';
 import { AcceptedKeys } from './keys/accepted-keys.js';
 import { keysRoutes } from './keys/routes.js';
+import { Ledger } from './ledger/ledger.js';
+import { STALE_HOLD_SWEEP_MS, staleHoldAgeMs } from './ledger/stale-holds.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
+import { peerPlugin } from './peer/peer-plugin.js';
+import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
+import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
-import { routerPlugin } from './v1/router-plugin.js';
+import { routerRoutes } from './v1/routes.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
 import { loadMasterKey } from './wallets/load-master-key.js';
 import { walletRoutes } from './wallets/routes.js';
@@ -46,13 +52,15 @@ export type { AppContext, RouteEntry };
 
 export type BuildAppOptions = {
   config: CoordinatorConfig;
-  /** An open, migrated database (createDatabase + migrate). */
-  db: Kysely<Database>;
+  /** An open, migrated store (openStore + migrate); the caller closes it after the app. */
+  store: Store;
   clock?: Clock;
   /** fastify logger: false in tests; default pino at config.logLevel. */
   logger?: FastifyServerOptions['logger'];
   /** Master-key keyring; default from config (masterKey or <dataDir>/master.key). */
   keyring?: Keyring;
+  /** On a SQLite file, the ledger writes in a thread of its own (default true; ledger/ledger.ts). */
+  ledgerWriterThread?: boolean;
   /** A node owner's staking tier for the hub (default: CHAIN's staking, else none). */
   tierOf?: (owner: string) => Promise<TierName>;
 };
@@ -66,7 +74,8 @@ declare module 'fastify' {
 
 /** Builds the coordinator app. Await `app.ready()` (or inject) before use; `app.close()` frees it. */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const { config, db } = options;
+  const { config, store } = options;
+  const { db } = store;
   const clock = options.clock ?? systemClock;
   const keyring = options.keyring ?? createKeyring(loadMasterKey(config));
   const jwtKey = await loadJwtKey(db, keyring, clock);
@@ -76,7 +85,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const routes: RouteEntry[] = [];
   const ctx: AppContext = Object.freeze({
     config,
+    store,
     db,
+    ledger: new Ledger(store, {
+      clock,
+      ...(options.ledgerWriterThread !== undefined ? { writerThread: options.ledgerWriterThread } : {}),
+    }),
     clock,
     keyring,
     jwtKey,
@@ -98,12 +112,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // so they need none either.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true } },
     routerOptions: { maxParamLength: 200 },
+    // Every response carries its id (x-request-id, set below), ours, never the client's.
+    genReqId: () => newRequestId(),
     // Router-level failures (bad URL encoding, over-long params) answer in the common shape too.
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
   });
 
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  app.setNotFoundHandler(notFoundHandler((path) => allowedMethods(routes, path)));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
   // JSON bodies nested deeper than bodyMaxDepth are refused before they are parsed: deeper ones
   // parse, then overflow the stack of a recursive walk later (a 500 in the frame encoder). The
   // parse itself stays fastify's (secure-json-parse, refusing __proto__ and constructor.prototype).
@@ -119,6 +138,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     parseJson(request, text, done);
   });
   app.decorate('ctx', ctx);
+  app.addHook('onClose', () => ctx.ledger.close());
   // First, so every route is timed and `app.metrics` exists for every capability.
   await app.register(metricsRoutes, { metrics: createMetrics() });
   app.decorateRequest('user', null);
@@ -134,7 +154,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(cors, {
     origin: config.corsOrigins.includes('*') ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type'],
+    // Any request header (the browser SDKs send x-stainless-*, openai-organization, …): the
+    // preflight's Access-Control-Request-Headers are echoed. Credentials are bearer tokens, never
+    // cookies, so this opens nothing.
+    exposedHeaders: [
+      'x-request-id',
+      'x-gpumesh-node',
+      'retry-after',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+    ],
     maxAge: 600,
   });
   await app.register(swagger, {
@@ -153,6 +183,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         },
       },
     },
+    // Every operation has an id: its own, or one made from its method and path (stable, unique).
+    transform: ({ schema, url, route }) => ({
+      schema: { ...schema, operationId: schema?.operationId ?? operationIdOf(String(route.method), url) },
+      url,
+    }),
   });
   if (config.rateLimit.enabled) await registerRateLimit(app, ctx);
 
@@ -160,7 +195,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
   await app.register(keysRoutes, ctx);
-  await app.register(routerPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
+  await app.register(hubPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
+  await app.register(peerPlugin, ctx);
+  await app.register(routerRoutes, { ctx, router: app.router });
+  await app.register(activityRoutes, ctx);
+  sweepStaleHolds(app, ctx);
   await app.register(discoveryRoutes, ctx);
   // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.
   app.metrics.trackNodes(() => listHubNodes(app.hub, { localOnly: true }));
@@ -171,7 +210,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     nativeSymbol: config.chain.nativeSymbol,
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
     staking: config.staking,
-    network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(db) },
+    network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(ctx) },
     now: () => clock.now(),
   });
   await app.register(chainRoutes, ctx);
@@ -227,4 +266,37 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
         retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
       }),
   });
+}
+
+/**
+ * Releases the holds a coordinator that died mid-request left behind: at start, then every
+ * STALE_HOLD_SWEEP_MS. A hold lives at most one job timeout per attempt plus the ledger's queue.
+ */
+function sweepStaleHolds(app: FastifyInstance, ctx: AppContext): void {
+  const sweep = async () => {
+    const released = await ctx.ledger
+      .releaseStaleHolds(staleHoldAgeMs(ctx.config.router))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'stale hold sweep failed');
+        return 0;
+      });
+    if (released > 0) app.log.warn({ released }, 'released holds left by an interrupted request');
+  };
+  let timer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    await sweep();
+    timer = setInterval(() => void sweep(), STALE_HOLD_SWEEP_MS).unref();
+  });
+  app.addHook('preClose', async () => clearInterval(timer));
+}
+
+/** `GET /api/router/keys/:id` → `getApiRouterKeysById`: an operation id from the method and path. */
+export function operationIdOf(method: string, url: string): string {
+  const words = url
+    .split('/')
+    .filter(Boolean)
+    .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part))
+    .flatMap((part) => part.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
 }

@@ -14,6 +14,7 @@ import { Value } from '@sinclair/typebox/value';
 import { DEFAULT_NATIVE_SYMBOL } from './chain/constants.js';
 import { ApiError } from './errors.js';
 import { NANOUSD_PER_USD } from './ledger/money.js';
+import { DEFAULT_QUEUE_DEPTH, DEFAULT_QUEUE_WAIT_MS } from './router/wait-queue.js';
 
 export { DEFAULT_NATIVE_SYMBOL };
 
@@ -210,6 +211,16 @@ export const CoordinatorConfigSchema = Type.Object(
         jobTimeoutMs: Type.Integer({ default: DEFAULT_ROUTER_JOB_TIMEOUT_MS, minimum: 1 }),
         maxAttempts: Type.Integer({ default: DEFAULT_ROUTER_MAX_ATTEMPTS, minimum: 1, maximum: 10 }),
         maxTokensCap: Type.Integer({ default: DEFAULT_ROUTER_MAX_TOKENS_CAP, minimum: 1 }),
+        /** First-token deadline: this, plus the prompt's prefill, before an attempt fails over. */
+        ttftMs: Type.Integer({ default: 5_000, minimum: 1 }),
+        /** Prefill time allowed per token of the prompt's bound, ms (fractions allowed). */
+        prefillMsPerToken: Type.Number({ default: 1, minimum: 0 }),
+        /** The slowest generation a non-streamed job may show before failing over, tokens/s. */
+        minTokensPerSecond: Type.Number({ default: 20, exclusiveMinimum: 0 }),
+        /** Requests one model's wait queue holds when every candidate is at capacity (0: none wait). */
+        queueDepth: Type.Integer({ default: DEFAULT_QUEUE_DEPTH, minimum: 0, maximum: 100_000 }),
+        /** How long a queued request waits for a slot before 503. */
+        queueWaitMs: Type.Integer({ default: DEFAULT_QUEUE_WAIT_MS, minimum: 0, maximum: 600_000 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -27,10 +27,22 @@ export const ERRORS = {
     message: 'Missing, invalid or expired credential.',
     retryable: false,
   },
+  context_length_exceeded: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: "The request does not fit the model's context window.",
+    retryable: false,
+  },
   insufficient_credits: {
     status: 402,
     type: 'insufficient_quota',
     message: 'Not enough credits for this request.',
+    retryable: false,
+  },
+  key_credit_limit_reached: {
+    status: 402,
+    type: 'insufficient_quota',
+    message: "This request may exceed the API key's credit limit.",
     retryable: false,
   },
   forbidden: {
@@ -308,11 +320,34 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
     request.log.error({ err: error }, 'request failed');
   }
   if (apiError.retryAfterS !== undefined) reply.header('retry-after', String(apiError.retryAfterS));
+  // Errors raised before any hook ran (a bad URL) carry the request id too.
+  if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
   void reply.status(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
 }
 
-/** fastify not-found handler: unknown routes answer 404 in the common shape. */
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
-  const body = new ApiError('not_found', `No route for ${request.method} on this path.`).toBody();
-  void reply.status(404).type('application/json; charset=utf-8').send(body);
+/**
+ * The answer for a request no route takes: 405 with `Allow` when the path exists under other
+ * methods (`allowed` lists them), else 404. Both in the common shape.
+ */
+export function notFoundHandler(
+  allowed: (path: string) => readonly string[],
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
+    const methods = allowed(request.url.split('?')[0] ?? '');
+    // A route of this very method that found nothing (an unknown asset) is a 404.
+    if (methods.length > 0 && !methods.includes(request.method)) {
+      const body = new ApiError(
+        'method_not_allowed',
+        `${request.method} is not allowed here; use ${methods.join(', ')}.`,
+      ).toBody();
+      void reply
+        .status(405)
+        .header('allow', methods.join(', '))
+        .type('application/json; charset=utf-8')
+        .send(body);
+      return;
+    }
+    const body = new ApiError('not_found', `No route for ${request.method} on this path.`).toBody();
+    void reply.status(404).type('application/json; charset=utf-8').send(body);
+  };
 }

@@ -6,8 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type CoordinatorConfig, loadConfig } from './config.js';
-import { createDatabase } from './db/create-database.js';
 import { migrate } from './db/migrate.js';
+import { openStore } from './db/store.js';
 import { reconcileCommand } from './reconcile/reconcile-command.js';
 
 export const EXIT_SIGINT = 130;
@@ -32,14 +32,15 @@ export async function startServer(options: {
     env: options.env ?? {},
     overrides: options.overrides,
   });
-  const db = createDatabase(config);
-  await migrate(db);
-  const app = await buildApp({ config, db });
-  app.addHook('onClose', async () => {
-    await db.destroy();
-  });
+  const store = openStore(config);
+  await migrate(store.db);
+  const app = await buildApp({ config, store });
   const url = await app.listen({ host: config.host, port: config.port });
-  return { app, config, url, close: () => app.close() };
+  const close = async () => {
+    await app.close();
+    await store.close();
+  };
+  return { app, config, url, close };
 }
 
 /** What `gpumesh-coordinator --help` prints. */
@@ -72,6 +73,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     'gpumesh coordinator listening',
   );
   const stop = (code: number) => () => {
+    // Should the loop empty before close() resolves, the process still exits with the signal's code.
+    process.exitCode = code;
     server.close().then(
       () => process.exit(code),
       () => process.exit(1),

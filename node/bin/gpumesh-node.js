@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// Registers tsx so the TypeScript sources run without a build step, then hands over to the CLI.
-import { register } from 'tsx/esm/api';
+// The node's command: its compiled code, or its sources in a checkout (@gpumesh/protocol/load-entry).
+import { loadEntry } from '@gpumesh/protocol/load-entry';
 
-register();
-const { main } = await import('../src/cli.ts');
+const { main } = await loadEntry(new URL('../', import.meta.url), 'cli');
 // Exit explicitly: a loaded llama.cpp binding can keep the event loop alive after the command is done.
 process.exit(await main(process.argv.slice(2)));

@@ -1,5 +1,5 @@
 import { describe, expect, test, vi } from 'vitest';
-import { ChunkCoalescer, textTokens } from './chunk-coalescer.js';
+import { ChunkCoalescer } from './chunk-coalescer.js';
 import { chatChunk, completionChunk } from './runtimes/openai-shapes.js';
 import type { JsonObject } from './runtimes/runtime.js';
 
@@ -217,10 +217,12 @@ describe('ChunkCoalescer', () => {
     expect(sent.map((s) => s.chunk)).toEqual([chatChunk(meta, { content: 'a' })]);
   });
 
-  test('behavior: without a count, one token per choice with text', () => {
-    expect(textTokens(chatChunk(meta, { content: 'a' }))).toBe(1);
-    expect(textTokens(chatChunk(meta, { role: 'assistant', content: '' }))).toBe(0);
-    expect(textTokens(completionChunk(meta, 'a'))).toBe(1);
-    expect(textTokens({ choices: [] })).toBe(0);
+  test('behavior: without a count, a chunk carries the protocol default (one per choice with text)', async () => {
+    const { coalescer, sent } = held();
+    coalescer.push(completionChunk(meta, ''));
+    coalescer.push(completionChunk(meta, 'a'));
+    coalescer.push(completionChunk(meta, 'b'));
+    coalescer.flush();
+    expect(sent.map((s) => [s.chunk.choices, s.tokens])).toEqual([[completionChunk(meta, 'ab').choices, 2]]);
   });
 });

@@ -1,3 +1,4 @@
+import { chunkTokens } from '@gpumesh/protocol';
 import type { JsonObject } from './runtimes/runtime.js';
 
 /**
@@ -59,18 +60,6 @@ function sameEnvelope(a: JsonObject, b: JsonObject): boolean {
   return true;
 }
 
-/** Completion tokens in a chunk whose producer did not count them: one per choice with text. */
-export function textTokens(chunk: JsonObject): number {
-  const choices = chunk.choices;
-  if (!Array.isArray(choices)) return 0;
-  let n = 0;
-  for (const choice of choices as Choice[]) {
-    const piece = choice?.delta?.content ?? choice?.text;
-    if (typeof piece === 'string' && piece.length > 0) n++;
-  }
-  return n;
-}
-
 /**
  * Coalesces one streamed job's OpenAI chunks into fewer chunk frames. The first chunk with text
  * (and anything before it) goes out at once (on the next macrotask, see below), so time to first
@@ -109,12 +98,12 @@ export class ChunkCoalescer {
 
   constructor(private readonly options: ChunkCoalescerOptions) {}
 
-  /** Takes the next chunk; `tokens` defaults to one per choice with text. */
-  push(chunk: JsonObject, tokens: number = textTokens(chunk)): void {
+  /** Takes the next chunk; `tokens` defaults to the protocol's count (chunkTokens: one per choice with text). */
+  push(chunk: JsonObject, tokens: number = chunkTokens(chunk)): void {
     if (this.options.flushMs <= 0 || !this.textSent) {
       this.lastPush = performance.now();
       this.release();
-      this.textSent = textTokens(chunk) > 0;
+      this.textSent = chunkTokens(chunk) > 0;
       this.send(chunk, tokens);
       return;
     }

@@ -8,8 +8,10 @@ import { detectHardware, type Hardware } from './hardware/detect-hardware.js';
 import type { HubLogger } from './hub-client.js';
 import { loadNodeIdentity } from './identity.js';
 import { listLocalModels } from './runtimes/local-models.js';
+import { SOFTWARE } from './software.js';
 
 const USAGE = `Usage: gpumesh-node <command> [flags]
+       gpumesh-node --version
 
 Commands:
   start     connect to the coordinator and serve inference (SIGTERM/SIGINT drain, then exit)
@@ -36,6 +38,10 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { command, values } = parsed;
+  if (values.version) {
+    console.log(SOFTWARE.version);
+    return 0;
+  }
   if (!command || values.help) {
     console.log(USAGE);
     return command || values.help ? 0 : 2;
@@ -73,6 +79,7 @@ function parse(argv: string[]) {
       config: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
   });
   return { command: positionals[0], values };

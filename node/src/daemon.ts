@@ -16,6 +16,8 @@ export type StartDaemonOptions = {
   onLoadProgress?: (progress: LoadProgress) => void;
   /** Replaces the configured runtime (tests and benchmarks). */
   runtime?: Runtime;
+  /** With `runtime`: each model's price by id (default the configured price). */
+  prices?: Record<string, NodeConfig['price']>;
   hardwareSource?: HardwareSource;
   /** Shares a loaded llama.cpp binding (tests). */
   llama?: Llama;
@@ -44,7 +46,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
   const identity = await loadNodeIdentity(nodeKeyPath(config));
   const hardware = await detectHardware(options.hardwareSource);
   const { runtime, prices } = options.runtime
-    ? { runtime: options.runtime, prices: {} }
+    ? { runtime: options.runtime, prices: options.prices ?? {} }
     : await createRuntime(config, options.llama ? { llama: options.llama } : {});
   await runtime.load(options.onLoadProgress);
   const models = runtime.models();

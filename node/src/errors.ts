@@ -1,3 +1,5 @@
+import type { ProtocolErrorCode } from '@gpumesh/protocol';
+
 /**
  * The one registry of the node daemon's error codes. `wire` is the protocol error code a job
  * failure is reported with in an `error` frame (null: the error never concerns a job). node/README.md
@@ -14,6 +16,11 @@ export const NODE_ERRORS = {
     message: 'This node does not serve the model.',
   },
   invalid_request: { wire: 'invalid_request', retryable: false, message: 'The request is not valid.' },
+  context_length_exceeded: {
+    wire: 'context_length_exceeded',
+    retryable: false,
+    message: "The prompt does not fit the model's context.",
+  },
   job_cancelled: { wire: 'job_cancelled', retryable: false, message: 'The job was cancelled.' },
   runtime_unreachable: {
     wire: 'runtime_error',
@@ -21,7 +28,7 @@ export const NODE_ERRORS = {
     message: 'The local inference server could not be reached.',
   },
   runtime_error: { wire: 'runtime_error', retryable: true, message: 'The inference runtime failed.' },
-} as const satisfies Record<string, { wire: string | null; retryable: boolean; message: string }>;
+} as const satisfies Record<string, { wire: ProtocolErrorCode | null; retryable: boolean; message: string }>;
 
 export type NodeErrorCode = keyof typeof NODE_ERRORS;
 

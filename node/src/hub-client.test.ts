@@ -141,6 +141,38 @@ describe('HubClient', () => {
     client.stop();
     await new Promise<void>((resolve) => raw.close(() => resolve()));
   });
+  test('error: a job before the handshake ends the session with out_of_order (4005)', async () => {
+    // A raw peer that answers hello with a job.
+    const raw = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(raw, 'listening');
+    const closes: number[] = [];
+    const errors: FrameOf<'error'>[] = [];
+    raw.on('connection', (ws) => {
+      ws.once('message', () => ws.send(encodeFrame(job('early'))));
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data));
+        if (frame.type === 'error') errors.push(frame);
+      });
+      ws.on('close', (code) => closes.push(code));
+    });
+    let ran = 0;
+    const client = testClient({
+      url: `ws://127.0.0.1:${(raw.address() as AddressInfo).port}`,
+      runJob: () => {
+        ran++;
+        return Promise.reject(new Error('never admitted'));
+      },
+    });
+    client.start();
+    await expect.poll(() => closes.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    client.stop();
+    await new Promise<void>((resolve) => raw.close(() => resolve()));
+    expect(closes[0]).toBe(4005);
+    expect(errors[0]).toMatchObject({ code: 'out_of_order', retryable: false });
+    expect(errors[0]!.jobId).toBeUndefined();
+    expect(ran).toBe(0);
+  });
+
   test('behavior: a burst of tokens goes out as fewer chunk frames whose text and tokens add up', async () => {
     const words = Array.from({ length: 200 }, (_, i) => ` w${i}`);
     const client = testClient({

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// The conformance kit's command: registers tsx (the kit is TypeScript) and runs the CLI.
-import { register } from 'tsx/esm/api';
+// The conformance kit's command: its compiled code, or its sources in a checkout (load-entry.js).
+import { loadEntry } from './load-entry.js';
 
-register();
-const { main } = await import('../src/conformance/cli.ts');
+const { main } = await loadEntry(new URL('../', import.meta.url), 'conformance/cli');
 process.exitCode = await main(process.argv.slice(2));

@@ -81,6 +81,11 @@ export const PROTOCOL_ERRORS = {
     retryable: false,
     message: 'The job request is not a valid OpenAI request for its kind.',
   },
+  context_length_exceeded: {
+    closeCode: null,
+    retryable: false,
+    message: "The prompt (or an input) does not fit the model's context.",
+  },
   model_not_found: { closeCode: null, retryable: true, message: 'The node does not serve this model.' },
   overloaded: { closeCode: null, retryable: true, message: 'The node is at capacity.' },
   draining: { closeCode: null, retryable: true, message: 'The node is draining and takes no new jobs.' },

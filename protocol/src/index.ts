@@ -1,11 +1,15 @@
 /**
  * `@gpumesh/protocol`: the open node protocol v0 — frames (TypeBox schemas = types + JSON Schemas),
- * the validator every receiver applies, identity signatures, tiers, scopes and presence.
+ * the validator every receiver applies, identity signatures, tiers, scopes and presence, and the
+ * session engine both sides adapt: frame order per side (SessionOrder), typed job errors
+ * (errorFrame, readJobError) and the token count of a streamed chunk (chunkTokens).
  * The conformance kit is `@gpumesh/protocol/conformance`.
  */
+export { chunkTokens } from './chunk-tokens.js';
 export * from './constants.js';
 export { createFrame } from './create-frame.js';
 export { encodeFrame } from './encode-frame.js';
+export { type ErrorFrameOptions, errorFrame, MAX_ERROR_MESSAGE_CHARS } from './error-frame.js';
 export {
   errorCodeForClose,
   isProtocolErrorCode,
@@ -48,6 +52,7 @@ export {
 } from './peer/verify-peer-call.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
+export { type JobError, readJobError } from './read-job-error.js';
 export * from './scopes.js';
 export { sendCoalesced } from './send-coalesced.js';
 export {
@@ -55,6 +60,8 @@ export {
   type Receiver,
   SESSION_ORDER,
   SESSION_PHASES,
+  SessionOrder,
   type SessionPhase,
+  type SessionSide,
 } from './session-order.js';
 export * from './tiers.js';

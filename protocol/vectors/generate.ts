@@ -1,6 +1,6 @@
 /**
  * Writes the golden vectors under protocol/vectors/. Run once when the protocol changes:
- *   node --import tsx protocol/vectors/generate.ts
+ *   node --conditions=gpumesh-source --import tsx protocol/vectors/generate.ts
  * The keys are well-known development keys (anvil accounts 1 and 2), never use them for value.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';

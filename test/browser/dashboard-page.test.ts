@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits } from 'viem';
@@ -320,6 +321,127 @@ describe('/dashboard in Chromium', () => {
     expect(await page.textContent('#models-body')).toContain(model);
     expect(await page.textContent('[data-stat="tokensServed.total"]')).toBe(String(usage.total_tokens));
     await page.screenshot({ path: artifactPath('network-live.png'), fullPage: true });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('behavior: a paid request shows in the activity table; older pages behind "More"; the CSV export', {
+    timeout: 120_000,
+  }, async () => {
+    const { page, errors } = await signedInPage();
+    await page.waitForFunction(() =>
+      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
+    );
+    await page.waitForSelector('#activity-body tr.empty');
+    expect(await page.isHidden('#activity-more')).toBe(true);
+    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    await topUp(page, await sendUsdc(proxy, '5'), '5', '$5.00');
+    await page.fill('#key-name', 'ci, bot');
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#key-secret:not([hidden])');
+    const apiKey = (await page.textContent('#key-secret-value')) ?? '';
+
+    const model = await onlineChatModel();
+    const client = new OpenAI({ apiKey, baseURL: `${baseUrl}/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Say hello to the activity log.' }],
+      max_tokens: 16,
+      logit_bias: { '2': -100 },
+    });
+    const usage = completion.usage as OpenAI.CompletionUsage & { cost: number };
+    expect(usage.cost).toBeGreaterThan(0);
+
+    // The request the API answered is the table's first row, with what the API says of it.
+    await page.click('#refresh');
+    const row = page.locator(`#activity-body tr[data-id="${completion.id}"]`);
+    await row.waitFor();
+    const token = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem('gpumesh.session') ?? '{}').token,
+    );
+    const listed = (
+      (await (
+        await fetch(`${baseUrl}/api/router/activity?limit=1`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json()) as {
+        data: {
+          id: string;
+          time: string;
+          nodeId: string;
+          latencyMs: number;
+          tokensPerSecond: number | null;
+          finishReason: string;
+        }[];
+      }
+    ).data[0]!;
+    expect(listed.id).toBe(completion.id);
+    const cells = await row.locator('td').allTextContents();
+    expect(cells).toEqual([
+      listed.time.slice(0, 19).replace('T', ' '),
+      model,
+      listed.nodeId.length > 14 ? `${listed.nodeId.slice(0, 12)}…` : listed.nodeId,
+      'ci, bot',
+      String(usage.prompt_tokens),
+      String(usage.completion_tokens),
+      `$${usage.cost.toFixed(6).replace(/0+$/, '')}`,
+      `${listed.latencyMs.toLocaleString('en-US')} ms`,
+      listed.tokensPerSecond === null ? '—' : String(listed.tokensPerSecond),
+      listed.finishReason,
+    ]);
+    expect(await page.isHidden('#activity-more')).toBe(true);
+
+    // 60 older requests of this user (usage rows as settlements write them): 50 rows, then "More".
+    const userId = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string })
+      .sub;
+    const chatAt = Date.parse(listed.time);
+    await t.db
+      .insertInto('usage_records')
+      .values(
+        Array.from({ length: 60 }, (_, i) => ({
+          id: `old-${userId}-${i}`,
+          request_id: `req_old_${i}`,
+          user_id: userId,
+          key_id: null,
+          model: 'older/model',
+          node_id: 'node-old',
+          kind: 'chat',
+          prompt_tokens: 3,
+          completion_tokens: 4,
+          cost_nano: 1_000,
+          provider_nano: 900,
+          fee_nano: 100,
+          status: 'completed',
+          created_at: chatAt - (i + 1) * 60_000,
+          day: new Date(chatAt - (i + 1) * 60_000).toISOString().slice(0, 10),
+          latency_ms: 250,
+          finish_reason: 'stop',
+        })),
+      )
+      .execute();
+    await page.click('#refresh');
+    await page.waitForSelector('#activity-more:not([hidden])');
+    expect(await page.locator('#activity-body tr').count()).toBe(50);
+    expect(await page.getAttribute('#activity-body tr:first-child', 'data-id')).toBe(completion.id);
+    await page.click('#activity-more');
+    await page.waitForSelector('#activity-more', { state: 'hidden' });
+    expect(await page.locator('#activity-body tr').count()).toBe(61);
+    expect(await page.getAttribute('#activity-body tr:last-child', 'data-id')).toBe('req_old_59');
+    await page.screenshot({ path: artifactPath('dashboard-activity.png'), fullPage: true });
+
+    // Export CSV: every row, the key name with its comma quoted, named by its days.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#activity-export')]);
+    expect(download.suggestedFilename()).toMatch(/^gpumesh-activity-start-\d{4}-\d{2}-\d{2}\.csv$/);
+    const csv = await readFile((await download.path())!, 'utf8');
+    const lines = csv.split('\r\n');
+    expect(lines[0]).toMatch(/^time,request_id,model,/);
+    expect(lines).toHaveLength(63); // the header, 61 rows, and the empty string after the last CRLF
+    expect(lines[1]).toContain(`,${completion.id},${model},`);
+    expect(lines[1]).toContain(',"ci, bot",');
+    expect(lines[61]).toContain(',req_old_59,older/model,');
+    await page.waitForFunction(() =>
+      /^Saved gpumesh-activity-/.test(document.getElementById('activity-status')?.textContent ?? ''),
+    );
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -110,7 +110,7 @@ describe.skipIf(!testRedisUrl())('failed credentials on Redis', () => {
   test('default: two replicas share one budget', async () => {
     const replica = await buildApp({
       config: t.config,
-      db: t.db,
+      store: t.store.store,
       clock: t.clock,
       keyring: t.app.ctx.keyring,
       logger: false,

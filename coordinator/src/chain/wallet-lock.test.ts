@@ -29,11 +29,13 @@ describeBackends('createWalletLock', (backend) => {
   });
 
   test('behavior: a lease is renewed while its task runs, and a dead holder’s lease expires', async () => {
-    const slow = createWalletLock(store.db, { leaseMs: 90 });
-    const other = createWalletLock(store.db, { leaseMs: 90, waitMs: 2_000 });
+    // Leases long enough that a loaded machine's timer delays cannot let one lapse between renewals
+    // (renewed every third of a lease), short enough that the task outlives several.
+    const slow = createWalletLock(store.db, { leaseMs: 450 });
+    const other = createWalletLock(store.db, { leaseMs: 450, waitMs: 5_000 });
     const order: string[] = [];
     const first = slow.hold(WALLET, async () => {
-      await new Promise((r) => setTimeout(r, 400)); // over four leases long
+      await new Promise((r) => setTimeout(r, 1_500)); // over three leases long
       order.push('slow done');
     });
     await new Promise((r) => setTimeout(r, 20));

@@ -17,10 +17,16 @@ export async function migrate(db: Kysely<Database>): Promise<void> {
   const migrationTableSchema = isPostgres(db)
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined;
-  const { error } = await new Migrator({
-    db,
-    provider,
-    ...(migrationTableSchema ? { migrationTableSchema } : {}),
-  }).migrateToLatest();
-  if (error) throw new ApiError('internal_error', 'database migration failed', { cause: error });
+  const migrator = new Migrator({ db, provider, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await migrator.migrateToLatest();
+    if (!error) return;
+    // Kysely looks for its tables by listing every schema's: another schema dropped meanwhile (tests
+    // sharing a database) fails that listing with invalid_schema_name. Nothing ran; try again.
+    if (attempt < MIGRATE_ATTEMPTS && (error as { code?: unknown }).code === PG_INVALID_SCHEMA_NAME) continue;
+    throw new ApiError('internal_error', 'database migration failed', { cause: error });
+  }
 }
+
+const MIGRATE_ATTEMPTS = 3;
+const PG_INVALID_SCHEMA_NAME = '3F000';

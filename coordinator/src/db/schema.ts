@@ -77,6 +77,12 @@ export type ApiKeysTable = {
   last_used_at: NullableBigIntColumn;
   /** Total charged through this key, nanousd. Updated by the ledger. */
   spend_nano: ColumnType<bigint | number | string, bigint | number | undefined, bigint | number>;
+  /** The most this key may spend, nanousd; null: no limit but the account's balance. */
+  limit_nano: ColumnType<
+    bigint | number | string | null,
+    bigint | number | null | undefined,
+    bigint | number | null
+  >;
 };
 
 export type Database = {

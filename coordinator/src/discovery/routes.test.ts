@@ -139,7 +139,7 @@ describeBackends('discovery routes', (backend) => {
 
   test('behavior: a route added by another capability appears automatically', async () => {
     const { buildApp } = await import('../app.js');
-    const app = await buildApp({ config: t.config, db: t.db, clock: t.clock, logger: false });
+    const app = await buildApp({ config: t.config, store: t.store.store, clock: t.clock, logger: false });
     app.post('/v1/example', { schema: { summary: 'added later', security: [{ apiKey: [] }] } }, async () => ({
       ok: true,
     }));

@@ -4,6 +4,8 @@ import { createFrame, encodeFrame, parseFrame, signChallenge } from '@gpumesh/pr
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, test } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
+import { Router } from '../router/router.js';
+import { until } from '../testing/until.js';
 import { Hub } from './hub.js';
 
 const USD = 1_000_000_000n;
@@ -35,14 +37,6 @@ async function node(
   return n;
 }
 
-const until = async (cond: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
 describe('Hub', () => {
   test('default: a node that completes the handshake becomes routable and serves a job', async () => {
     const { hub, url } = await startHub();
@@ -67,7 +61,81 @@ describe('Hub', () => {
     );
     expect(chunks).toHaveLength(6);
     expect(result).toMatchObject({ usage: { prompt_tokens: 10, completion_tokens: 6 } });
-    expect(pick.candidates[0]!.inflight).toBe(0);
+  });
+
+  test('behavior: the router holds one slot of the node while its job runs, whatever ends it', async () => {
+    const { hub, url } = await startHub();
+    await node(url, { chunkDelayMs: 20 });
+    await until(() => hub.index.pick({ modelId: 'm' }).ok);
+    const router = new Router({ index: hub.index, local: hub });
+    const pick = hub.index.pick({ modelId: 'm' });
+    if (!pick.ok) throw new Error('unreachable');
+    const entry = pick.candidates[0]!;
+    const spec = {
+      kind: 'chat' as const,
+      model: 'm',
+      request: { messages: [] },
+      stream: true,
+      timeoutMs: 5000,
+    };
+    let during = -1;
+    await new Promise((resolve, reject) =>
+      router.dispatch(router.claim(entry)!, spec, {
+        onChunk: () => {
+          during = entry.inflight;
+        },
+        onResult: resolve,
+        onError: reject,
+      }),
+    );
+    expect([during, entry.inflight]).toEqual([1, 0]);
+    // Cancelled by the caller: the slot comes back when the job ends.
+    const cancelled = await new Promise((resolve, reject) => {
+      const handle = router.dispatch(router.claim(entry)!, spec, {
+        onChunk: () => handle.cancel('client gone'),
+        onResult: reject,
+        onError: resolve,
+      });
+    });
+    expect(cancelled).toMatchObject({ code: 'job_cancelled' });
+    expect(entry.inflight).toBe(0);
+    // A job the node's frame refuses (a request that is not an object) throws and holds nothing.
+    expect(() =>
+      router.dispatch(
+        router.claim(entry)!,
+        { ...spec, request: [] as unknown as Record<string, unknown> },
+        {
+          onResult: () => {},
+          onError: () => {},
+        },
+      ),
+    ).toThrow();
+    expect(entry.inflight).toBe(0);
+  });
+
+  test('behavior: claims stop at the node’s slots; a slot given back can be claimed again', async () => {
+    const { hub, url } = await startHub();
+    const n = startFixedReplyNode({ url, models: [usdOffer('m', USD, 2n * USD, { maxConcurrency: 2 })] });
+    cleanup.push(() => n.kill());
+    await n.ready;
+    await until(() => hub.index.pick({ modelId: 'm' }).ok);
+    const router = new Router({ index: hub.index, local: hub });
+    const pick = hub.index.pick({ modelId: 'm' });
+    if (!pick.ok) throw new Error('unreachable');
+    const entry = pick.candidates[0]!;
+    // Requests that picked the node at once get its slots (the offer's, capped by its tier), no more.
+    const slots = Array.from({ length: entry.offer.maxConcurrency }, () => router.claim(entry));
+    expect(slots.every(Boolean)).toBe(true);
+    expect(router.claim(entry)).toBeUndefined();
+    expect(hub.index.pick({ modelId: 'm' }).ok).toBe(false);
+    const last = slots.pop()!;
+    last.release();
+    last.release(); // idempotent: one slot back, not two
+    expect(entry.inflight).toBe(slots.length);
+    const again = router.claim(entry);
+    expect(again).toBeDefined();
+    for (const slot of [...slots, again]) slot!.release();
+    expect(entry.inflight).toBe(0);
   });
 
   test('behavior: a silent node expires at the TTL and its model disappears', async () => {
@@ -99,6 +167,43 @@ describe('Hub', () => {
     expect(chunks).toBe(2);
     expect(error).toMatchObject({ code: 'node_lost' });
     expect(hub.index.hasModel('m')).toBe(false);
+  });
+
+  test('behavior: a job error reaches the caller with its registry code beside the code sent', async () => {
+    const { hub, url } = await startHub();
+    await node(url, { failBeforeFirstToken: true });
+    await until(() => hub.index.pick({ modelId: 'm' }).ok);
+    const pick = hub.index.pick({ modelId: 'm' });
+    if (!pick.ok) throw new Error('unreachable');
+    const error = await new Promise((resolve, reject) =>
+      hub.dispatch(
+        pick.candidates[0]!,
+        { kind: 'chat', model: 'm', request: { messages: [] }, stream: false, timeoutMs: 5000 },
+        { onResult: reject, onError: resolve },
+      ),
+    );
+    expect(error).toEqual({
+      code: 'runtime_error',
+      protocolCode: 'runtime_error',
+      message: 'failing on purpose',
+      retryable: true,
+    });
+  });
+
+  test('behavior: a job the node does not end in time fails as job_timeout, a registry code', async () => {
+    const { hub, url } = await startHub();
+    await node(url, { chunkDelayMs: 1000 });
+    await until(() => hub.index.pick({ modelId: 'm' }).ok);
+    const pick = hub.index.pick({ modelId: 'm' });
+    if (!pick.ok) throw new Error('unreachable');
+    const error = await new Promise((resolve, reject) =>
+      hub.dispatch(
+        pick.candidates[0]!,
+        { kind: 'chat', model: 'm', request: { messages: [] }, stream: true, timeoutMs: 100 },
+        { onResult: reject, onError: resolve },
+      ),
+    );
+    expect(error).toMatchObject({ code: 'job_timeout', protocolCode: 'job_timeout', retryable: true });
   });
 
   test('behavior: graceful stop and draining take the node out of routing', async () => {

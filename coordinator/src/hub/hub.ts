@@ -14,6 +14,7 @@ import {
 import type { WebSocket } from 'ws';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type Entry, PickIndex } from '../router/pick-index.js';
+import type { JobTransport } from '../router/router.js';
 import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { NodeSession } from './node-session.js';
 
@@ -33,10 +34,11 @@ export type HubOptions = {
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
 
-/** Carries jobs for nodes other replicas hold (peer/peer-relay.ts). */
-export type JobRelay = { dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle };
-
-export class Hub {
+/**
+ * The local job transport (router/router.ts): jobs for nodes connected here go over their session.
+ * Slots are the router's, not the hub's.
+ */
+export class Hub implements JobTransport {
   readonly index: PickIndex;
   readonly coordinatorId: string;
   readonly heartbeatIntervalMs: number;
@@ -50,7 +52,6 @@ export class Hub {
   readonly #pending = new Set<NodeSession>();
   #sweep: NodeJS.Timeout | undefined;
   #closed = false;
-  #relay: JobRelay | undefined;
 
   constructor(options: HubOptions) {
     this.coordinatorId = options.coordinatorId ?? `coordinator-${randomBytes(4).toString('hex')}`;
@@ -106,14 +107,9 @@ export class Hub {
     return this.#sessions.get(nodeId);
   }
 
-  /** Lets jobs for remote nodes (indexed `via` another replica) go through `relay`. */
-  setRelay(relay: JobRelay | undefined): void {
-    this.#relay = relay;
-  }
-
-  /** Whether a job for this entry's node can be sent now: its session is ready, or a relay is set. */
+  /** Whether a job for this entry's node can be sent now: its session here is ready. */
   reachable(entry: Entry): boolean {
-    return entry.node.via ? this.#relay !== undefined : this.#sessions.get(entry.node.nodeId)?.ready === true;
+    return !entry.node.via && this.#sessions.get(entry.node.nodeId)?.ready === true;
   }
 
   /** Number of sessions past their handshake. */
@@ -122,12 +118,10 @@ export class Hub {
   }
 
   /**
-   * Sends a job to the node of `entry`, taking one of its slots until the job ends. Handlers are
-   * called at most once at the end (onResult or onError); a node that dies fails the job with
-   * `node_lost`. A node another replica holds gets the job through the relay.
+   * Sends a job to the node of `entry` over its session. Handlers are called at most once at the
+   * end (onResult or onError); a node that dies fails the job with `node_lost`.
    */
   dispatch(entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
-    if (entry.node.via && this.#relay) return this.#relay.dispatch(entry, spec, handlers);
     const session = entry.node.via ? undefined : this.#sessions.get(entry.node.nodeId);
     const jobId = randomUUID();
     if (!session?.ready) {

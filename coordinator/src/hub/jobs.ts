@@ -1,5 +1,5 @@
 /** A job as the hub's callers and the node sessions see it: what to run and what comes back. */
-import type { JobKind } from '@gpumesh/protocol';
+import type { JobKind, ProtocolErrorCode } from '@gpumesh/protocol';
 
 /** What a job's caller hears back. Exactly one of onResult / onError ends a job. */
 export type JobHandlers = {
@@ -11,9 +11,20 @@ export type JobHandlers = {
 
 export type JobUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
-/** Why a job failed. `node_lost`: the session ended (closed, expired) while the job ran. */
+/**
+ * Why a job failed. `code`: the node's code as it sent it (a registry code from a conforming node),
+ * or the coordinator's own — `node_lost`: the session ended (closed, expired) while the job ran;
+ * `provider_error`: the node (or the replica holding it) answered out of protocol.
+ */
 export type JobError = {
   code: string;
+  /**
+   * The registry code `code` reads as (NODE_PROTOCOL.md §10: an unknown code reads as
+   * internal_error), from the protocol's readJobError. Set by the hub's sessions for every node
+   * error and for their own timeouts and cancels; absent for `node_lost`, `provider_error` and errors
+   * relayed from another replica.
+   */
+  protocolCode?: ProtocolErrorCode;
   message: string;
   retryable: boolean;
   /** What the node says the job used before it ended (the error frame's optional usage). */

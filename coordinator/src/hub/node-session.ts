@@ -2,16 +2,18 @@
  * One node's WebSocket session, as the coordinator runs it: an explicit state machine
  * hello → auth (challenge sent) → manifest (welcome sent) → ready (manifest acknowledged), with
  * presence tracked by the protocol's presence machine. Every inbound frame goes through parseFrame
- * and the session-order table; a violation ends the session with its documented close code.
+ * and the protocol's session engine (SessionOrder: the phase moves as the coordinator sends
+ * challenge, welcome and manifest_ack); a violation ends the session with its documented close
+ * code. A node's job errors are read with the registry's code (readJobError).
  */
 import { randomBytes } from 'node:crypto';
 import {
   createFrame,
   DEFAULT_CHALLENGE_TTL_MS,
   encodeFrame,
+  errorFrame,
   type Frame,
   type FrameOf,
-  frameAllowed,
   grantScopes,
   type Manifest,
   NORMAL_CLOSE_CODE,
@@ -19,13 +21,16 @@ import {
   negotiateVersion,
   nextPresence,
   PRESENCE_EVENT_FOR_STATUS,
+  PROTOCOL_ERRORS,
   type PresenceEvent,
   type PresenceState,
   ProtocolError,
+  type ProtocolErrorCode,
   parseFrame,
+  readJobError,
   SCOPE_FOR_FAMILY,
   type Scope,
-  type SessionPhase,
+  SessionOrder,
   sendCoalesced,
   TIER_BENEFITS,
   TIER_NAMES,
@@ -36,7 +41,7 @@ import {
 } from '@gpumesh/protocol';
 import WebSocket from 'ws';
 import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
-import type { JobError, JobHandle, JobHandlers, JobSpec } from './jobs.js';
+import type { JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from './jobs.js';
 
 /**
  * What a session needs from the hub that accepted it (the Hub is one): the pick index to keep in
@@ -77,7 +82,7 @@ export const CANCEL_ACK_WAIT_MS = 1_000;
 export class NodeSession {
   readonly #hub: SessionHost;
   readonly #socket: WebSocket;
-  #phase: SessionPhase = 'hello';
+  readonly #order = new SessionOrder('coordinator');
   #presence: PresenceState = 'connecting';
   #nodeId = '';
   #owner: string | null = null;
@@ -115,7 +120,7 @@ export class NodeSession {
   }
 
   get ready(): boolean {
-    return this.#phase === 'ready' && !this.#ended;
+    return this.#order.ready && !this.#ended;
   }
 
   get presence(): PresenceState {
@@ -139,7 +144,7 @@ export class NodeSession {
   /** Closes the session when it has been silent past the TTL or is stuck in its handshake. */
   checkExpiry(now: number): void {
     if (this.#ended) return;
-    if (this.#phase !== 'ready' && now > this.#handshakeDeadline) {
+    if (!this.#order.ready && now > this.#handshakeDeadline) {
       this.#fail(new ProtocolError('handshake_timeout'));
     } else if (now - this.#lastHeardAt > this.#hub.ttlMs) {
       this.#fail(new ProtocolError('heartbeat_timeout'));
@@ -165,7 +170,7 @@ export class NodeSession {
   }
 
   startJob(jobId: string, entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
-    // Encoded first: a job its frame's schema refuses throws here, before it takes a slot.
+    // Encoded first: a job its frame's schema refuses throws here, before anything is sent.
     const frame = encodeFrame(
       createFrame('job', {
         jobId,
@@ -176,11 +181,10 @@ export class NodeSession {
         timeoutMs: spec.timeoutMs,
       }),
     );
+    this.#order.send('job');
     const timer = setTimeout(() => {
       this.#send(createFrame('cancel', { jobId, reason: 'timeout' }));
-      this.#finishJob(jobId, {
-        error: { code: 'job_timeout', message: 'The node did not finish in time.', retryable: true },
-      });
+      this.#finishJob(jobId, { error: registryError('job_timeout', 'The node did not finish in time.') });
     }, spec.timeoutMs);
     this.#jobs.set(jobId, {
       entry,
@@ -190,7 +194,6 @@ export class NodeSession {
       firstSeen: false,
       nextSeq: 0,
     });
-    this.#hub.index.acquire(entry);
     if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, frame);
     return {
       jobId,
@@ -201,8 +204,7 @@ export class NodeSession {
         this.#send(createFrame('cancel', { jobId, reason: reason.slice(0, 256) }));
         clearTimeout(job.timer);
         job.timer = setTimeout(
-          () =>
-            this.#finishJob(jobId, { error: { code: 'job_cancelled', message: reason, retryable: false } }),
+          () => this.#finishJob(jobId, { error: registryError('job_cancelled', reason) }),
           CANCEL_ACK_WAIT_MS,
         );
       },
@@ -215,9 +217,7 @@ export class NodeSession {
     let frame: Frame;
     try {
       frame = parseFrame(data, { maxBytes: this.#hub.maxFrameBytes, binary });
-      if (!frameAllowed('coordinator', this.#phase, frame.type)) {
-        throw new ProtocolError('out_of_order', `${frame.type} in phase ${this.#phase}.`);
-      }
+      this.#order.receive(frame.type);
       await this.#handle(frame);
     } catch (error) {
       this.#fail(error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
@@ -250,28 +250,24 @@ export class NodeSession {
       case 'result':
         this.#finishJob(frame.jobId, { response: frame.response }, true);
         return;
-      case 'error':
-        if (frame.jobId) {
+      case 'error': {
+        const error = readJobError(frame);
+        if (error) {
+          // code and retryable as the node sent them; protocolCode as the registry reads the code.
+          const { jobId, code: protocolCode, message, usage } = error;
+          const { code, retryable } = frame;
           this.#finishJob(
-            frame.jobId,
-            {
-              error: {
-                code: frame.code,
-                message: frame.message,
-                retryable: frame.retryable,
-                ...(frame.usage ? { usage: frame.usage } : {}),
-              },
-            },
+            jobId,
+            { error: { code, protocolCode, message, retryable, ...(usage ? { usage } : {}) } },
             true,
           );
         }
         return;
+      }
       case 'bye':
         this.#socket.close(NORMAL_CLOSE_CODE, 'bye');
         this.#end('bye');
         return;
-      default:
-        throw new ProtocolError('out_of_order', `${frame.type} is not a node frame.`);
     }
   }
 
@@ -287,7 +283,6 @@ export class NodeSession {
       expiresAt: new Date(now + DEFAULT_CHALLENGE_TTL_MS).toISOString(),
       coordinatorId: this.#hub.coordinatorId,
     };
-    this.#phase = 'auth';
     this.#send(createFrame('challenge', this.#challenge));
   }
 
@@ -316,7 +311,6 @@ export class NodeSession {
       }
     }
     this.#tier = tier;
-    this.#phase = 'manifest';
     this.#send(
       createFrame('welcome', {
         version: this.#version,
@@ -348,10 +342,9 @@ export class NodeSession {
     }
     const scopes = grantScopes(this.#tier, manifest.scopes);
     const models = routableModels(manifest, scopes, this.#tier);
-    const firstManifest = this.#phase === 'manifest';
+    const firstManifest = !this.#order.ready;
     this.#role = manifest.role;
     this.#signedManifest = { manifest, signature: frame.signature };
-    this.#phase = 'ready';
     this.#hub.register(this);
     this.#hub.index.upsert({
       nodeId: this.#nodeId,
@@ -361,6 +354,7 @@ export class NodeSession {
       state: this.#presence,
       models,
     });
+    // Sending the ack makes the session ready.
     this.#send(createFrame('manifest_ack', { scopes, models: models.map((m) => m.modelId) }));
     if (firstManifest)
       this.#hub.log.info({ nodeId: this.#nodeId, tier: this.#tier, models: models.length }, 'node ready');
@@ -380,14 +374,7 @@ export class NodeSession {
   #onChunk(frame: FrameOf<'chunk'>): void {
     const job = this.#jobs.get(frame.jobId);
     if (!job) {
-      this.#send(
-        createFrame('error', {
-          jobId: frame.jobId,
-          code: 'unknown_job',
-          message: 'No such job.',
-          retryable: false,
-        }),
-      );
+      this.#send(errorFrame('unknown_job', { jobId: frame.jobId, message: 'No such job.' }));
       return;
     }
     if (job.cancelling) return; // nothing more reaches the client after a cancel
@@ -416,22 +403,16 @@ export class NodeSession {
   ): void {
     const job = this.#jobs.get(jobId);
     if (!job) {
-      if (fromNode) {
-        this.#send(
-          createFrame('error', { jobId, code: 'unknown_job', message: 'No such job.', retryable: false }),
-        );
-      }
+      if (fromNode) this.#send(errorFrame('unknown_job', { jobId, message: 'No such job.' }));
       return;
     }
     this.#jobs.delete(jobId);
     clearTimeout(job.timer);
-    this.#hub.index.release(job.entry);
     if (job.cancelling) {
       // The node's answer to our cancel (or a result that crossed it): the job stays cancelled,
       // with the usage the node reported, if any.
       const usage = 'response' in outcome ? outcome.response.usage : outcome.error.usage;
-      const message = job.cancelling.reason;
-      job.handlers.onError({ code: 'job_cancelled', message, retryable: false, ...(usage ? { usage } : {}) });
+      job.handlers.onError(registryError('job_cancelled', job.cancelling.reason, usage));
       return;
     }
     if ('response' in outcome) {
@@ -448,8 +429,7 @@ export class NodeSession {
       next = nextPresence(this.#presence, event);
     } catch (error) {
       // An illegal move (e.g. online after draining) is reported; the session continues.
-      const e = error as ProtocolError;
-      this.#send(createFrame('error', { code: e.code, message: e.message, retryable: false }));
+      this.#send(errorFrame(error as ProtocolError));
       return;
     }
     this.#presence = next;
@@ -457,7 +437,7 @@ export class NodeSession {
       this.#end('offline');
       return;
     }
-    if (this.#phase === 'ready') this.#hub.index.setState(this.#nodeId, next);
+    if (this.#order.ready) this.#hub.index.setState(this.#nodeId, next);
   }
 
   #ping(): void {
@@ -470,20 +450,16 @@ export class NodeSession {
 
   #fail(error: ProtocolError): void {
     if (this.#ended) return;
-    this.#send(
-      createFrame('error', {
-        code: error.code,
-        message: error.message.slice(0, 1024),
-        retryable: error.retryable,
-      }),
-    );
+    this.#send(errorFrame(error));
     if (error.closeCode !== null) {
       this.#socket.close(error.closeCode, error.code);
       this.#end(error.code);
     }
   }
 
+  /** Sends a frame the session's order allows (it moves the phase: challenge, welcome, manifest_ack). */
   #send(frame: Frame): void {
+    this.#order.send(frame.type);
     if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, encodeFrame(frame));
   }
 
@@ -502,9 +478,14 @@ export class NodeSession {
       });
     }
     this.#hub.unregister(this);
-    if (this.#nodeId && this.#phase === 'ready')
-      this.#hub.log.info({ nodeId: this.#nodeId, why }, 'node left');
+    if (this.#nodeId && this.#order.ready) this.#hub.log.info({ nodeId: this.#nodeId, why }, 'node left');
   }
+}
+
+/** A job error the hub gives itself with a registry code (a timeout, a cancel), retryable as registered. */
+function registryError(code: ProtocolErrorCode, message: string, usage?: JobUsage): JobError {
+  const { retryable } = PROTOCOL_ERRORS[code];
+  return { code, protocolCode: code, message, retryable, ...(usage ? { usage } : {}) };
 }
 
 /** The models the coordinator routes to a node: those whose family's scope was granted. */

@@ -9,7 +9,12 @@ export const KEY_CACHE_TTL_MS = 1_000;
 export const KEY_CACHE_SIZE = 10_000;
 
 /** An active key and its owner. */
-export type AcceptedKey = { keyId: string; userId: string };
+export type AcceptedKey = {
+  keyId: string;
+  userId: string;
+  /** The key's credit limit, nanousd; null when it has none. */
+  limitNano: bigint | null;
+};
 
 /**
  * The API keys one coordinator accepted lately, by their hash (the secret itself is never kept),
@@ -21,7 +26,9 @@ export class AcceptedKeys {
   /** The key accepted under `hash` and still trusted at `now`, if any. */
   get(hash: string, now: number): AcceptedKey | undefined {
     const known = this.#keys.get(hash);
-    return known && known.until > now ? { keyId: known.keyId, userId: known.userId } : undefined;
+    return known && known.until > now
+      ? { keyId: known.keyId, userId: known.userId, limitNano: known.limitNano }
+      : undefined;
   }
 
   /** Trusts `key` under `hash` until now + KEY_CACHE_TTL_MS. */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock.js';
-import { toMillis } from '../db/bigint.js';
+import { toBigIntOrNull, toMillis } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
 import type { AcceptedKey, AcceptedKeys } from './accepted-keys.js';
@@ -17,8 +17,9 @@ const findActiveKey = new Statement<{
   id: string;
   user_id: string;
   last_used_at: string | number | bigint | null;
+  limit_nano: string | number | bigint | null;
 }>(
-  `select id, user_id, last_used_at from api_keys where secret_hash = ? and status = '${KEY_STATUS.active}'`,
+  `select id, user_id, last_used_at, limit_nano from api_keys where secret_hash = ? and status = '${KEY_STATUS.active}'`,
 );
 const touchKey = new Statement('update api_keys set last_used_at = ? where id = ?');
 
@@ -42,7 +43,7 @@ export async function authenticateApiKey(
   if (row.last_used_at === null || now - toMillis(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
     await touchKey.all(db, [now, row.id]);
   }
-  const key = { keyId: row.id, userId: row.user_id };
+  const key = { keyId: row.id, userId: row.user_id, limitNano: toBigIntOrNull(row.limit_nano) };
   accepted?.remember(hash, key, now);
   return key;
 }

@@ -16,7 +16,7 @@ import { KEY_STATUS } from './key-status.js';
 export async function createApiKey(
   db: Kysely<Database>,
   clock: Clock,
-  params: { userId: string; name: string; maxActive: number },
+  params: { userId: string; name: string; maxActive: number; limitNano?: bigint | null },
 ): Promise<{ id: string; key: string; name: string; prefix: string; createdAtMs: number }> {
   const postgres = isPostgres(db);
   return db.transaction().execute(async (trx) => {
@@ -45,6 +45,7 @@ export async function createApiKey(
         secret_hash: hash,
         status: KEY_STATUS.active,
         created_at: createdAtMs,
+        limit_nano: params.limitNano ?? null,
       })
       .execute();
     return { id, key: secret, name: params.name, prefix, createdAtMs };

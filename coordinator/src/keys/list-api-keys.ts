@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { toBigInt, toMillis } from '../db/bigint.js';
+import { toBigInt, toBigIntOrNull, toMillis } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
-import { ledgerIdle } from '../ledger/batch.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { KeyStatus } from './key-status.js';
 
 export type ApiKeyInfo = {
@@ -12,14 +12,19 @@ export type ApiKeyInfo = {
   lastUsedAtMs: number | null;
   status: KeyStatus;
   spendNano: bigint;
+  /** The key's credit limit, nanousd; null when none. */
+  limitNano: bigint | null;
 };
 
 /** A user's keys, newest first (never the secret or its hash); spend includes queued settlements. */
-export async function listApiKeys(db: Kysely<Database>, userId: string): Promise<ApiKeyInfo[]> {
-  await ledgerIdle(db);
+export async function listApiKeys(
+  { db, ledger }: { db: Kysely<Database>; ledger: Ledger },
+  userId: string,
+): Promise<ApiKeyInfo[]> {
+  await ledger.idle();
   const rows = await db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'prefix', 'created_at', 'last_used_at', 'status', 'spend_nano'])
+    .select(['id', 'name', 'prefix', 'created_at', 'last_used_at', 'status', 'spend_nano', 'limit_nano'])
     .where('user_id', '=', userId)
     .orderBy('created_at', 'desc')
     .orderBy('id')
@@ -32,5 +37,6 @@ export async function listApiKeys(db: Kysely<Database>, userId: string): Promise
     lastUsedAtMs: r.last_used_at === null ? null : toMillis(r.last_used_at),
     status: r.status as KeyStatus,
     spendNano: toBigInt(r.spend_nano),
+    limitNano: toBigIntOrNull(r.limit_nano),
   }));
 }

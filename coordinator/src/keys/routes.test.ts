@@ -89,7 +89,7 @@ describeBackends('keys routes', (backend) => {
     const s = await session();
     const { id, key } = (await s.create('shared')).json() as { id: string; key: string };
     expect(await authenticateApiKey(t.db, key, { accepted: t.app.ctx.acceptedKeys, clock: t.clock })).toEqual(
-      { keyId: id, userId: expect.any(String) },
+      { keyId: id, userId: expect.any(String), limitNano: null },
     );
     // Another replica revokes it: a write to the shared database this process does not see.
     await t.db.updateTable('api_keys').set({ status: 'revoked' }).where('id', '=', id).execute();

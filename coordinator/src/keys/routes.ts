@@ -1,7 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { nanoToUsd } from '../ledger/money.js';
+import { ApiError } from '../errors.js';
+import { MAX_CLIENT_USD, nanoToUsd, usdToNano } from '../ledger/money.js';
 import { createApiKey } from './create-api-key.js';
 import { listApiKeys } from './list-api-keys.js';
 import { revokeApiKey } from './revoke-api-key.js';
@@ -11,7 +12,14 @@ const BEARER_JWT = [{ bearerJwt: [] }];
 export const KEY_NAME_PATTERN = '^[A-Za-z0-9_.,:()-][A-Za-z0-9 _.,:()-]{0,63}$';
 
 const CreateBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 64, pattern: KEY_NAME_PATTERN }) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: KEY_NAME_PATTERN }),
+    limit: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+        description: 'The most this key may spend, USD (absent or null: no limit but the balance)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 const KeyParams = Type.Object({
@@ -25,6 +33,7 @@ const KeyInfo = Type.Object({
   lastUsedAt: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
   spend: Type.Number({ description: 'USD charged through this key' }),
+  limit: Type.Union([Type.Number(), Type.Null()], { description: 'USD this key may spend; null: no limit' }),
 });
 
 /** POST/GET /api/router/keys, DELETE /api/router/keys/:id — the signed-in user's inference keys. */
@@ -45,17 +54,30 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
             name: Type.String(),
             prefix: Type.String(),
             createdAt: Type.String(),
+            limit: Type.Union([Type.Number(), Type.Null()]),
           }),
         },
       },
     },
     async (request) => {
+      const { limit } = request.body;
+      const limitNano = limit === undefined || limit === null ? null : usdToNano(limit);
+      if (limitNano === null && limit !== undefined && limit !== null) {
+        throw new ApiError('invalid_request', `limit must be a USD amount from 0 to ${MAX_CLIENT_USD}.`, {
+          param: 'limit',
+        });
+      }
       const created = await createApiKey(ctx.db, ctx.clock, {
         userId: request.user!.id,
         name: request.body.name,
         maxActive: ctx.config.maxActiveKeys,
+        limitNano,
       });
-      return { ...created, createdAt: new Date(created.createdAtMs).toISOString() };
+      return {
+        ...created,
+        createdAt: new Date(created.createdAtMs).toISOString(),
+        limit: limitNano === null ? null : nanoToUsd(limitNano),
+      };
     },
   );
 
@@ -71,7 +93,7 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
       },
     },
     async (request) => {
-      const keys = await listApiKeys(ctx.db, request.user!.id);
+      const keys = await listApiKeys(ctx, request.user!.id);
       return {
         data: keys.map((k) => ({
           id: k.id,
@@ -81,6 +103,7 @@ export async function keysRoutes(app: FastifyInstance, ctx: AppContext): Promise
           lastUsedAt: k.lastUsedAtMs === null ? null : new Date(k.lastUsedAtMs).toISOString(),
           status: k.status,
           spend: nanoToUsd(k.spendNano),
+          limit: k.limitNano === null ? null : nanoToUsd(k.limitNano),
         })),
       };
     },

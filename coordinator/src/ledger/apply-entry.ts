@@ -1,8 +1,9 @@
-import type { Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import { Statement, valueRows } from '../db/statement.js';
+import type { Tx } from '../db/tx.js';
 import type { EntryKind } from './tables.js';
 
 export type EntryParams = {
@@ -47,7 +48,7 @@ const insertEntries = new Map<number, Statement>();
  * returns null when it does not. A pure credit creates the account if needed (one upsert).
  */
 export async function applyEntry(
-  trx: Transaction<Database>,
+  trx: Kysely<Database> | Tx,
   params: EntryParams,
 ): Promise<{ entryId: string; balanceAfter: bigint } | null> {
   const balanceAfter = await moveBalance(trx, params);
@@ -57,7 +58,7 @@ export async function applyEntry(
 }
 
 /** The balance change alone (no entry): returns the balance after it, or null when not covered. */
-export async function moveBalance(trx: Transaction<Database>, params: EntryParams): Promise<bigint | null> {
+export async function moveBalance(trx: Kysely<Database> | Tx, params: EntryParams): Promise<bigint | null> {
   const { accountId, amount, now } = params;
   const reservedDelta = params.reservedDelta ?? 0n;
   const spendDelta = params.spendDelta ?? 0n;
@@ -70,7 +71,7 @@ export async function moveBalance(trx: Transaction<Database>, params: EntryParam
 
 /** Appends entries in one statement; returns their ids in order. */
 export async function appendEntries(
-  trx: Transaction<Database>,
+  trx: Kysely<Database> | Tx,
   entries: readonly (EntryParams & { balanceAfter: bigint })[],
 ): Promise<string[]> {
   if (entries.length === 0) return [];

@@ -1,12 +1,10 @@
-import type { Transaction } from 'kysely';
-import { sqliteConnectionOf } from '../db/create-database.js';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { runStatementsDirectly } from '../db/statement.js';
+import type { SqliteConnection } from '../db/sqlite-connection.js';
+import { Tx } from '../db/tx.js';
 import { writeAtCommit } from './at-commit.js';
-import type { LedgerDb } from './db.js';
-import { startedLedgerWriter } from './writer.js';
 
-type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+type Work<T> = (tx: Tx) => Promise<T>;
 type Queued = { work: Work<unknown>; resolve(value: unknown): void; reject(error: unknown): void };
 
 /** Operations one transaction takes at most. */
@@ -23,10 +21,10 @@ export const MAX_BATCH = 256;
  * When an operation throws, its batch rolled back as a whole: the others are run again, each in a
  * transaction of its own, so only the faulty one fails.
  */
-class LedgerBatcher {
-  readonly #db: LedgerDb;
+export class LedgerBatcher {
+  readonly #db: Kysely<Database>;
   /** On SQLite, the connection its transactions run their statements on directly. */
-  readonly #connection: ReturnType<typeof sqliteConnectionOf>;
+  readonly #connection: SqliteConnection | undefined;
   #queue: Queued[] = [];
   #draining = false;
   /** Operations queued and finished so far; a reader waits for the count queued before it. */
@@ -36,11 +34,12 @@ class LedgerBatcher {
   /** Transactions committed or attempted, and the operations they carried. */
   readonly stats = { transactions: 0, operations: 0 };
 
-  constructor(db: LedgerDb) {
+  constructor(db: Kysely<Database>, connection: SqliteConnection | undefined) {
     this.#db = db;
-    this.#connection = sqliteConnectionOf(db);
+    this.#connection = connection;
   }
 
+  /** Runs `work` in a ledger transaction shared with the operations queued at the same time. */
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
@@ -84,12 +83,11 @@ class LedgerBatcher {
 
   /** Runs the operations in one transaction, in order, then the sums they left for its end. */
   #transaction(batch: Queued[]): Promise<unknown[]> {
-    const connection = this.#connection;
     return this.#db.transaction().execute(async (trx) => {
-      if (connection) runStatementsDirectly(trx, connection);
+      const tx = new Tx(trx, this.#connection);
       const out: unknown[] = [];
-      for (const { work } of batch) out.push(await work(trx));
-      await writeAtCommit(trx);
+      for (const { work } of batch) out.push(await work(tx));
+      await writeAtCommit(tx);
       return out;
     });
   }
@@ -114,46 +112,4 @@ class LedgerBatcher {
     const upTo = this.#queued;
     return new Promise((resolve) => this.#waiters.push({ upTo, resolve }));
   }
-}
-
-const batchers = new WeakMap<LedgerDb, LedgerBatcher>();
-
-function batcherOf(db: LedgerDb): LedgerBatcher {
-  let batcher = batchers.get(db);
-  if (!batcher) {
-    batcher = new LedgerBatcher(db);
-    batchers.set(db, batcher);
-  }
-  return batcher;
-}
-
-/** Runs `work` in a ledger transaction shared with the operations queued at the same time. */
-export function inLedgerBatch<T>(db: LedgerDb, work: Work<T>): Promise<T> {
-  return batcherOf(db).run(work);
-}
-
-/**
- * Resolves once every ledger operation this process queued on `db` so far has committed: ledger
- * reads wait for it, so a client reads its own writes (a settlement that finishes after the
- * response, say). Another replica's writes show once they committed.
- */
-export async function ledgerIdle(db: LedgerDb): Promise<void> {
-  // The writer thread's operations, and any this connection ran itself (the thread stopped).
-  await startedLedgerWriter(db)?.idle();
-  await batcherOf(db).idle();
-}
-
-/** Ledger operations queued on `db` and not yet committed. */
-export function ledgerPending(db: LedgerDb): number {
-  return (startedLedgerWriter(db)?.pending ?? 0) + batcherOf(db).pending;
-}
-
-/** The group commits of this database so far (for /metrics and tests). */
-export function ledgerBatchStats(db: LedgerDb): Readonly<{ transactions: number; operations: number }> {
-  const own = batcherOf(db).stats;
-  const thread = startedLedgerWriter(db)?.stats ?? { transactions: 0, operations: 0 };
-  return {
-    transactions: own.transactions + thread.transactions,
-    operations: own.operations + thread.operations,
-  };
 }

@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely';
+import { type Clock, systemClock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
+import type { Database } from '../db/schema.js';
 import { applyEntry } from './apply-entry.js';
-import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { assertPositive, LedgerInputError } from './ledger-input.js';
 import { ENTRY_KINDS, type EntryKind } from './tables.js';
 
@@ -12,7 +14,7 @@ export type CreditParams = {
   kind?: Extract<EntryKind, 'topup' | 'adjustment'>;
   /** Idempotency reference (e.g. the payment id): a ref credits once per kind, ever. */
   ref: string;
-  clock?: LedgerClock;
+  clock?: Clock;
 };
 
 export type CreditResult =
@@ -26,11 +28,11 @@ export type CreditResult =
  * changes nothing and reports the original credit so the caller can tell "same payer, same result"
  * from "someone else's payment".
  */
-export async function credit(db: LedgerDb, params: CreditParams): Promise<CreditResult> {
+export async function credit(db: Kysely<Database>, params: CreditParams): Promise<CreditResult> {
   assertPositive(params.amountNano, 'amountNano');
   if (!params.ref) throw new LedgerInputError('ref is required');
   const kind = params.kind ?? ENTRY_KINDS.topup;
-  const now = (params.clock ?? systemLedgerClock).now();
+  const now = (params.clock ?? systemClock).now();
   const existing = async () => {
     const row = await db
       .selectFrom('ledger_entries')

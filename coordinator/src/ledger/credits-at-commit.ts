@@ -1,6 +1,5 @@
-import type { Transaction } from 'kysely';
 import { newId } from '../db/ids.js';
-import type { Database } from '../db/schema.js';
+import type { Tx } from '../db/tx.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { AtCommit } from './at-commit.js';
 import type { EntryKind } from './tables.js';
@@ -18,19 +17,19 @@ const credits = new AtCommit<Credit>({
     sum.amount += next.amount;
     sum.now = Math.max(sum.now, next.now);
   },
-  async write(trx, sums) {
+  async write(tx, sums) {
     const entries: (EntryParams & { balanceAfter: bigint })[] = [];
     for (const credit of sums) {
       const entry = { ...credit, ref: newId(credit.now) };
-      const balanceAfter = await moveBalance(trx, entry);
+      const balanceAfter = await moveBalance(tx, entry);
       entries.push({ ...entry, balanceAfter: balanceAfter! });
     }
-    await appendEntries(trx, entries);
+    await appendEntries(tx, entries);
   },
 });
 
 /** Adds a credit to what this transaction pays its account when it ends. */
-export function creditAtCommit(trx: Transaction<Database>, credit: Credit): void {
+export function creditAtCommit(tx: Tx, credit: Credit): void {
   if (credit.amount <= 0n) return;
-  credits.add(trx, `${credit.kind}\u0000${credit.accountId}`, credit);
+  credits.add(tx, `${credit.kind}\u0000${credit.accountId}`, credit);
 }

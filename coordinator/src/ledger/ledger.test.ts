@@ -1,40 +1,42 @@
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
+import type { Database } from '../db/schema.js';
 import { sumOfEntries } from '../testing/sum-of-entries.js';
 import { testBackends } from '../testing/test-backends.js';
-import { ledgerBatchStats, ledgerIdle } from './batch.js';
-import { credit } from './credit.js';
-import type { LedgerDb } from './db.js';
-import { getBalance } from './get-balance.js';
-import { release } from './release.js';
-import { releaseStaleHolds } from './release-stale-holds.js';
-import { reserve } from './reserve.js';
-import { settle } from './settle.js';
+import { createTestClock } from '../testing/test-clock.js';
+import { Ledger } from './ledger.js';
 import { PLATFORM_ACCOUNT_ID, providerAccountId } from './tables.js';
 
 describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
-  let db: LedgerDb;
+  let db: Kysely<Database>;
+  let ledger: Ledger;
   let close: () => Promise<void>;
+  const clock = createTestClock();
   beforeAll(async () => {
     if (skip) return;
-    ({ db, close } = await open('ledger'));
+    const opened = await open('ledger');
+    ({ db, close } = opened);
+    ledger = new Ledger(opened.store, { clock });
   });
   afterAll(async () => {
-    if (!skip) await close();
+    if (skip) return;
+    await ledger.close();
+    await close();
   });
 
   test.skipIf(skip)('default: credit, reserve, settle, release move money exactly', async () => {
-    const r0 = await credit(db, { userId: 'u1', amountNano: 1_000_000n, ref: 'pay-1' });
+    const r0 = await ledger.credit({ userId: 'u1', amountNano: 1_000_000n, ref: 'pay-1' });
     expect(r0).toMatchObject({ credited: true, balanceNano: 1_000_000n });
-    const hold = await reserve(db, { userId: 'u1', amountNano: 300_000n });
+    const hold = await ledger.reserve({ userId: 'u1', amountNano: 300_000n });
     expect(hold).toMatchObject({ ok: true, balanceNano: 700_000n });
     if (!hold.ok) throw new Error('unreachable');
-    expect(await getBalance(db, 'u1')).toEqual({
+    expect(await ledger.balance('u1')).toEqual({
       balanceNano: 700_000n,
       reservedNano: 300_000n,
       spendNano: 0n,
     });
-    const outcome = await settle(db, {
+    const outcome = await ledger.settle({
       reservationId: hold.reservationId,
       providerNano: 100_000n,
       feeNano: 5_000n,
@@ -48,13 +50,13 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
       releasedNano: 195_000n,
       balanceNano: 895_000n,
     });
-    expect(await getBalance(db, 'u1')).toEqual({
+    expect(await ledger.balance('u1')).toEqual({
       balanceNano: 895_000n,
       reservedNano: 0n,
       spendNano: 105_000n,
     });
-    expect((await getBalance(db, 'provider:0xabc')).balanceNano).toBe(100_000n);
-    expect((await getBalance(db, PLATFORM_ACCOUNT_ID)).balanceNano).toBeGreaterThanOrEqual(5_000n);
+    expect((await ledger.balance('provider:0xabc')).balanceNano).toBe(100_000n);
+    expect((await ledger.balance(PLATFORM_ACCOUNT_ID)).balanceNano).toBeGreaterThanOrEqual(5_000n);
     // The user's log: the hold out, then back less the charge, in one entry.
     const log = await db
       .selectFrom('ledger_entries')
@@ -68,19 +70,19 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     ]);
     // settle and release are once-only
     expect(
-      await settle(db, {
+      await ledger.settle({
         reservationId: hold.reservationId,
         providerNano: 1n,
         feeNano: 0n,
         providerAccountId: 'x',
       }),
     ).toBeNull();
-    expect(await release(db, { reservationId: hold.reservationId })).toBe(false);
-    const h2 = await reserve(db, { userId: 'u1', amountNano: 95_000n });
+    expect(await ledger.release(hold.reservationId)).toBe(false);
+    const h2 = await ledger.reserve({ userId: 'u1', amountNano: 95_000n });
     if (!h2.ok) throw new Error('unreachable');
-    expect(await release(db, { reservationId: h2.reservationId })).toBe(true);
-    expect(await release(db, { reservationId: h2.reservationId })).toBe(false);
-    expect(await getBalance(db, 'u1')).toEqual({
+    expect(await ledger.release(h2.reservationId)).toBe(true);
+    expect(await ledger.release(h2.reservationId)).toBe(false);
+    expect(await ledger.balance('u1')).toEqual({
       balanceNano: 895_000n,
       reservedNano: 0n,
       spendNano: 105_000n,
@@ -92,44 +94,44 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
   test.skipIf(skip)('behavior: a ref credits once, also when concurrent', async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        credit(db, { userId: i % 2 ? 'u2' : 'u3', amountNano: 7n, ref: 'pay-x' }),
+        ledger.credit({ userId: i % 2 ? 'u2' : 'u3', amountNano: 7n, ref: 'pay-x' }),
       ),
     );
     expect(results.filter((r) => r.credited)).toHaveLength(1);
     const winner = results.find((r) => r.credited)!;
-    const owner = (await getBalance(db, 'u2')).balanceNano === 7n ? 'u2' : 'u3';
+    const owner = (await ledger.balance('u2')).balanceNano === 7n ? 'u2' : 'u3';
     for (const r of results.filter((x) => !x.credited))
       expect(r).toMatchObject({ userId: owner, amountNano: 7n });
     expect(winner.balanceNano).toBe(7n);
-    expect((await getBalance(db, 'u2')).balanceNano + (await getBalance(db, 'u3')).balanceNano).toBe(7n);
+    expect((await ledger.balance('u2')).balanceNano + (await ledger.balance('u3')).balanceNano).toBe(7n);
   });
 
   test.skipIf(skip)('behavior: settle caps the charge at the reservation', async () => {
-    await credit(db, { userId: 'u4', amountNano: 1_000n, ref: 'pay-4' });
-    const hold = await reserve(db, { userId: 'u4', amountNano: 100n });
+    await ledger.credit({ userId: 'u4', amountNano: 1_000n, ref: 'pay-4' });
+    const hold = await ledger.reserve({ userId: 'u4', amountNano: 100n });
     if (!hold.ok) throw new Error('unreachable');
-    const out = await settle(db, {
+    const out = await ledger.settle({
       reservationId: hold.reservationId,
       providerNano: 500n,
       feeNano: 50n,
       providerAccountId: 'provider:n',
     });
     expect(out).toMatchObject({ chargedNano: 100n, providerNano: 100n, feeNano: 0n });
-    expect(await getBalance(db, 'u4')).toEqual({ balanceNano: 900n, reservedNano: 0n, spendNano: 100n });
+    expect(await ledger.balance('u4')).toEqual({ balanceNano: 900n, reservedNano: 0n, spendNano: 100n });
   });
 
   test.skipIf(skip)('error: reserving more than the balance, or with no account', async () => {
-    await credit(db, { userId: 'u5', amountNano: 10n, ref: 'pay-5' });
-    expect(await reserve(db, { userId: 'u5', amountNano: 11n })).toEqual({
+    await ledger.credit({ userId: 'u5', amountNano: 10n, ref: 'pay-5' });
+    expect(await ledger.reserve({ userId: 'u5', amountNano: 11n })).toEqual({
       ok: false,
       reason: 'insufficient_credits',
     });
-    expect(await reserve(db, { userId: 'nobody', amountNano: 1n })).toEqual({
+    expect(await ledger.reserve({ userId: 'nobody', amountNano: 1n })).toEqual({
       ok: false,
       reason: 'insufficient_credits',
     });
-    expect(await getBalance(db, 'u5')).toEqual({ balanceNano: 10n, reservedNano: 0n, spendNano: 0n });
-    await expect(credit(db, { userId: 'u5', amountNano: 0n, ref: 'z' })).rejects.toThrow();
+    expect(await ledger.balance('u5')).toEqual({ balanceNano: 10n, reservedNano: 0n, spendNano: 0n });
+    await expect(ledger.credit({ userId: 'u5', amountNano: 0n, ref: 'z' })).rejects.toThrow();
   });
 
   test.skipIf(skip)(
@@ -137,12 +139,12 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
     async () => {
       const COST = 1_234_567n;
       const N = 137;
-      await credit(db, { userId: 'u6', amountNano: COST * BigInt(N), ref: 'pay-6' });
+      await ledger.credit({ userId: 'u6', amountNano: COST * BigInt(N), ref: 'pay-6' });
       const outcomes = await Promise.all(
         Array.from({ length: 500 }, async () => {
-          const hold = await reserve(db, { userId: 'u6', amountNano: COST });
+          const hold = await ledger.reserve({ userId: 'u6', amountNano: COST });
           if (!hold.ok) return 402;
-          await settle(db, {
+          await ledger.settle({
             reservationId: hold.reservationId,
             providerNano: COST,
             feeNano: 0n,
@@ -153,7 +155,7 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
       );
       expect(outcomes.filter((s) => s === 200)).toHaveLength(N);
       expect(outcomes.filter((s) => s === 402)).toHaveLength(500 - N);
-      expect(await getBalance(db, 'u6')).toEqual({
+      expect(await ledger.balance('u6')).toEqual({
         balanceNano: 0n,
         reservedNano: 0n,
         spendNano: COST * BigInt(N),
@@ -165,16 +167,16 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
   test.skipIf(skip)(
     'behavior: operations issued together commit together, and one failure fails alone',
     async () => {
-      await credit(db, { userId: 'u7', amountNano: 1_000n, ref: 'pay-u7' });
-      const first = await reserve(db, { userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' });
+      await ledger.credit({ userId: 'u7', amountNano: 1_000n, ref: 'pay-u7' });
+      const first = await ledger.reserve({ userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' });
       expect(first.ok).toBe(true);
       // Issued in one tick: one group commit. The duplicate reservation id breaks the batch's
       // transaction; the others are then run alone and still succeed.
       const results = await Promise.allSettled([
-        reserve(db, { userId: 'u7', amountNano: 100n }),
-        reserve(db, { userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' }),
-        reserve(db, { userId: 'u7', amountNano: 100n }),
-        reserve(db, { userId: 'u7', amountNano: 10_000n }),
+        ledger.reserve({ userId: 'u7', amountNano: 100n }),
+        ledger.reserve({ userId: 'u7', amountNano: 100n, reservationId: 'dup-u7' }),
+        ledger.reserve({ userId: 'u7', amountNano: 100n }),
+        ledger.reserve({ userId: 'u7', amountNano: 10_000n }),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
       expect(results.map((r) => (r.status === 'fulfilled' ? r.value.ok : null))).toEqual([
@@ -183,33 +185,33 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
         true,
         false,
       ]);
-      expect(await getBalance(db, 'u7')).toEqual({ balanceNano: 700n, reservedNano: 300n, spendNano: 0n });
+      expect(await ledger.balance('u7')).toEqual({ balanceNano: 700n, reservedNano: 300n, spendNano: 0n });
       expect(await sumOfEntries(db, 'u7')).toBe(700n);
       // The same four, valid, in one transaction.
-      const before = ledgerBatchStats(db).transactions;
+      const before = ledger.stats.transactions;
       const ok = await Promise.all(
-        Array.from({ length: 4 }, () => reserve(db, { userId: 'u7', amountNano: 10n })),
+        Array.from({ length: 4 }, () => ledger.reserve({ userId: 'u7', amountNano: 10n })),
       );
       expect(ok.every((r) => r.ok)).toBe(true);
-      await ledgerIdle(db); // committed (on SQLite a hold is answered before its commit)
-      expect(ledgerBatchStats(db).transactions - before).toBe(1);
+      await ledger.idle(); // committed (on SQLite a hold is answered before its commit)
+      expect(ledger.stats.transactions - before).toBe(1);
     },
   );
 
   test.skipIf(skip)(
     'behavior: settlements committed together pay each provider and the platform once',
     async () => {
-      await credit(db, { userId: 'u10', amountNano: 10_000n, ref: 'pay-u10' });
+      await ledger.credit({ userId: 'u10', amountNano: 10_000n, ref: 'pay-u10' });
       const holds = await Promise.all(
-        Array.from({ length: 5 }, () => reserve(db, { userId: 'u10', amountNano: 1_000n })),
+        Array.from({ length: 5 }, () => ledger.reserve({ userId: 'u10', amountNano: 1_000n })),
       );
-      await ledgerIdle(db);
+      await ledger.idle();
       const feesBefore = await sumOfEntries(db, PLATFORM_ACCOUNT_ID);
-      const before = ledgerBatchStats(db).transactions;
+      const before = ledger.stats.transactions;
       const outcomes = await Promise.all(
         holds.map((hold, i) => {
           if (!hold.ok) throw new Error('unreachable');
-          return settle(db, {
+          return ledger.settle({
             reservationId: hold.reservationId,
             providerNano: 100n * BigInt(i + 1),
             feeNano: 10n,
@@ -217,8 +219,8 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
           });
         }),
       );
-      await ledgerIdle(db);
-      expect(ledgerBatchStats(db).transactions - before).toBe(1);
+      await ledger.idle();
+      expect(ledger.stats.transactions - before).toBe(1);
       expect(outcomes.map((o) => o?.chargedNano)).toEqual([110n, 210n, 310n, 410n, 510n]);
       const entries = await db
         .selectFrom('ledger_entries')
@@ -230,46 +232,49 @@ describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
         ['provider:0xaaa', 'provider_credit', 600n],
         ['provider:0xbbb', 'provider_credit', 900n],
       ]);
-      expect((await getBalance(db, 'provider:0xbbb')).balanceNano).toBe(900n);
+      expect((await ledger.balance('provider:0xbbb')).balanceNano).toBe(900n);
       expect((await sumOfEntries(db, PLATFORM_ACCOUNT_ID)) - feesBefore).toBe(50n);
-      expect((await getBalance(db, PLATFORM_ACCOUNT_ID)).balanceNano).toBe(
+      expect((await ledger.balance(PLATFORM_ACCOUNT_ID)).balanceNano).toBe(
         await sumOfEntries(db, PLATFORM_ACCOUNT_ID),
       );
-      expect((await getBalance(db, 'u10')).balanceNano).toBe(10_000n - 1_550n);
+      expect((await ledger.balance('u10')).balanceNano).toBe(10_000n - 1_550n);
       expect(await sumOfEntries(db, 'u10')).toBe(10_000n - 1_550n);
     },
   );
 
   test.skipIf(skip)('behavior: a ledger read sees every operation queued before it', async () => {
-    await credit(db, { userId: 'u8', amountNano: 1_000n, ref: 'pay-u8' });
-    const queued = reserve(db, { userId: 'u8', amountNano: 100n }); // not awaited: still queued
-    expect(await getBalance(db, 'u8')).toEqual({ balanceNano: 900n, reservedNano: 100n, spendNano: 0n });
+    await ledger.credit({ userId: 'u8', amountNano: 1_000n, ref: 'pay-u8' });
+    const queued = ledger.reserve({ userId: 'u8', amountNano: 100n }); // not awaited: still queued
+    expect(await ledger.balance('u8')).toEqual({ balanceNano: 900n, reservedNano: 100n, spendNano: 0n });
     expect((await queued).ok).toBe(true);
   });
 
   test.skipIf(skip)('behavior: holds left by an interrupted request are released once stale', async () => {
-    await credit(db, { userId: 'u9', amountNano: 1_000n, ref: 'pay-u9' });
-    const at = (ms: number) => ({ now: () => ms });
+    await ledger.credit({ userId: 'u9', amountNano: 1_000n, ref: 'pay-u9' });
     const start = Date.now() + 10 * 86_400_000; // later than every hold the other tests left
-    const old = await reserve(db, { userId: 'u9', amountNano: 300n, clock: at(start) });
-    const fresh = await reserve(db, { userId: 'u9', amountNano: 200n, clock: at(start + 50_000) });
+    clock.set(start);
+    const old = await ledger.reserve({ userId: 'u9', amountNano: 300n });
+    clock.set(start + 50_000);
+    const fresh = await ledger.reserve({ userId: 'u9', amountNano: 200n });
     expect(old.ok && fresh.ok).toBe(true);
-    await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 59_000) }); // the others' leftovers
-    expect(await getBalance(db, 'u9')).toEqual({ balanceNano: 500n, reservedNano: 500n, spendNano: 0n });
-    expect(await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 61_000) })).toBe(1);
-    expect(await getBalance(db, 'u9')).toEqual({ balanceNano: 800n, reservedNano: 200n, spendNano: 0n });
+    clock.set(start + 59_000);
+    await ledger.releaseStaleHolds(60_000); // the others' leftovers
+    expect(await ledger.balance('u9')).toEqual({ balanceNano: 500n, reservedNano: 500n, spendNano: 0n });
+    clock.set(start + 61_000);
+    expect(await ledger.releaseStaleHolds(60_000)).toBe(1);
+    expect(await ledger.balance('u9')).toEqual({ balanceNano: 800n, reservedNano: 200n, spendNano: 0n });
     expect(await sumOfEntries(db, 'u9')).toBe(800n);
     // Released holds can't be settled any more; a second sweep finds nothing.
     if (!old.ok) throw new Error('unreachable');
     expect(
-      await settle(db, {
+      await ledger.settle({
         reservationId: old.reservationId,
         providerNano: 1n,
         feeNano: 0n,
         providerAccountId: 'p',
       }),
     ).toBeNull();
-    expect(await releaseStaleHolds(db, { olderThanMs: 60_000, clock: at(start + 61_000) })).toBe(0);
+    expect(await ledger.releaseStaleHolds(60_000)).toBe(0);
   });
 
   test.skipIf(skip)(

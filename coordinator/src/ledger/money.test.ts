@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { MAX_CLIENT_USD, NANOUSD_PER_USD, nanoToUsd, usdToNano } from './money.js';
+import { MAX_CLIENT_USD, NANOUSD_PER_USD, nanoToUsd, nanoToUsdDecimal, usdToNano } from './money.js';
 
 test('default: client USD numbers and decimal strings convert exactly as written', () => {
   expect(usdToNano(25.5)).toBe(25_500_000_000n);
@@ -41,4 +41,15 @@ test('error: negative, non-finite, over the maximum and malformed values are nul
   ];
   for (const value of bad) expect(usdToNano(value), String(value)).toBeNull();
   expect(usdToNano({} as unknown as string)).toBeNull();
+});
+
+test('behavior: nanousd as an exact USD decimal, no exponent, no trailing zeros', () => {
+  expect(nanoToUsdDecimal(0n)).toBe('0');
+  expect(nanoToUsdDecimal(1n)).toBe('0.000000001');
+  expect(nanoToUsdDecimal(100n)).toBe('0.0000001'); // String(1e-7) would be "1e-7"
+  expect(nanoToUsdDecimal(12_345n)).toBe('0.000012345');
+  expect(nanoToUsdDecimal(2_500_000_000n)).toBe('2.5');
+  expect(nanoToUsdDecimal(7n * NANOUSD_PER_USD)).toBe('7');
+  expect(nanoToUsdDecimal(2n ** 63n - 1n)).toBe('9223372036.854775807');
+  expect(nanoToUsdDecimal(-1_500_000_000n)).toBe('-1.5');
 });

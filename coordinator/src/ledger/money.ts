@@ -44,3 +44,15 @@ export function usdToNano(value: number | string): bigint | null {
 export function nanoToUsd(nano: bigint): number {
   return Number(nano) / Number(NANOUSD_PER_USD);
 }
+
+/**
+ * nanousd → its exact USD decimal, no exponent and no trailing zeros (`12345n` → `"0.000012345"`,
+ * `2_500_000_000n` → `"2.5"`): for exports a spreadsheet reads, where a double would round.
+ */
+export function nanoToUsdDecimal(nano: bigint): string {
+  const sign = nano < 0n ? '-' : '';
+  const abs = nano < 0n ? -nano : nano;
+  const whole = abs / NANOUSD_PER_USD;
+  const fraction = (abs % NANOUSD_PER_USD).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
+}

@@ -1,32 +1,15 @@
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Tx } from '../db/tx.js';
 import { applyEntry } from './apply-entry.js';
-import { inLedgerBatch } from './batch.js';
-import { type LedgerClock, type LedgerDb, systemLedgerClock } from './db.js';
 import { ENTRY_KINDS } from './tables.js';
 import { takeReservation } from './take-reservation.js';
-import { ledgerWriterOf } from './writer.js';
 
 /**
- * Gives a whole reservation back (the request failed before anything was delivered). Idempotent:
- * releasing a reservation that is already settled or released changes nothing and returns false.
- */
-export async function release(
-  db: LedgerDb,
-  params: { reservationId: string; clock?: LedgerClock },
-): Promise<boolean> {
-  const now = (params.clock ?? systemLedgerClock).now();
-  const writer = ledgerWriterOf(db);
-  if (writer) return writer.release(params.reservationId, now);
-  return (await inLedgerBatch(db, (trx) => releaseIn(trx, params.reservationId, now))) !== null;
-}
-
-/**
- * Inside a ledger transaction: releases the hold if it is still held; returns its account and that
- * account's balance after, or null.
+ * Inside a ledger transaction: gives a whole reservation back (the request failed before anything
+ * was delivered) if it is still held; returns its account and that account's balance after, or
+ * null (already settled or released: nothing changes).
  */
 export async function releaseIn(
-  trx: Transaction<Database>,
+  trx: Tx,
   reservationId: string,
   now: number,
 ): Promise<{ accountId: string; balanceNano: bigint } | null> {

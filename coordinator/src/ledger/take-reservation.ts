@@ -1,7 +1,6 @@
-import type { Transaction } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
-import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
+import type { Tx } from '../db/tx.js';
 import { RESERVATION_STATUS } from './tables.js';
 
 const take = new Statement<{ account_id: string; amount: string | number | bigint }>(
@@ -15,11 +14,11 @@ const take = new Statement<{ account_id: string; amount: string | number | bigin
  * held any more (already settled or released) — which makes settle and release idempotent.
  */
 export async function takeReservation(
-  trx: Transaction<Database>,
+  tx: Tx,
   reservationId: string,
   status: 'settled' | 'released',
   now: number,
 ): Promise<{ accountId: string; amount: bigint } | null> {
-  const row = await take.first(trx, [status, now, reservationId]);
+  const row = await take.first(tx, [status, now, reservationId]);
   return row ? { accountId: row.account_id, amount: toBigInt(row.amount) } : null;
 }

@@ -23,6 +23,9 @@ export type UsageRow = {
   completionTokens: number;
   status: UsageStatus;
   now: number;
+  /** From the request's arrival to its end, ms. */
+  latencyMs?: number;
+  finishReason?: string | null;
 };
 
 /** A settlement as data (its time decided), as the ledger writer thread receives it. */

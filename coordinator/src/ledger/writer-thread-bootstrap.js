@@ -1,6 +1,8 @@
-// The ledger writer thread's entry (ledger/writer.ts): a worker starts from plain JavaScript, so
-// it registers tsx before it loads the TypeScript sources, as bin/gpumesh-coordinator.js does.
-import { register } from 'tsx/esm/api';
+// The ledger writer thread's entry when the coordinator runs from its TypeScript sources
+// (ledger/writer.ts; compiled, the thread starts from writer-thread.js itself): a worker starts from
+// plain JavaScript, so it registers tsx and the gpumesh-source condition before it loads the sources.
+import { registerSource } from '@gpumesh/protocol/load-entry';
 
-register();
+if (!(await registerSource()))
+  throw new Error('the ledger writer runs from TypeScript sources only with tsx');
 await import('./writer-thread.ts');

@@ -6,10 +6,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
-import { openSqliteConnection, registerSqliteConnection } from '../db/create-database.js';
 import type { Database } from '../db/schema.js';
+import { SqliteConnection } from '../db/sqlite-connection.js';
 import { Statement } from '../db/statement.js';
-import { inLedgerBatch, ledgerBatchStats, ledgerIdle } from './batch.js';
+import { LedgerBatcher } from './batch.js';
 import { releaseIn } from './release.js';
 import { reserveIn } from './reserve.js';
 import { settleIn } from './settle.js';
@@ -17,14 +17,14 @@ import type { WriterMessage, WriterOp, WriterReply } from './writer.js';
 
 /**
  * Log pages after which this connection checkpoints by itself: only if the background checkpointer
- * (create-database.ts) stopped; it keeps the log far below this.
+ * (db/store.ts) stopped; it keeps the log far below this.
  */
 const FALLBACK_AUTOCHECKPOINT_PAGES = 100_000;
 
-const connection = openSqliteConnection((workerData as { file: string }).file);
+const connection = new SqliteConnection((workerData as { file: string }).file);
 connection.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
 const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
-registerSqliteConnection(db, connection);
+const batcher = new LedgerBatcher(db, connection);
 const port = parentPort!;
 
 const selectBalance = new Statement<{ balance: string | number | bigint }>(
@@ -32,30 +32,30 @@ const selectBalance = new Statement<{ balance: string | number | bigint }>(
 );
 
 function run(op: WriterOp): Promise<Omit<WriterReply, 'id'>> {
-  return inLedgerBatch(db, async (trx) => {
+  return batcher.run(async (tx) => {
     switch (op.op) {
       case 'reserve': {
-        const result = await reserveIn(trx, op.hold);
-        const row = result.ok ? undefined : await selectBalance.first(trx, [op.hold.userId]);
+        const result = await reserveIn(tx, op.hold);
+        const row = result.ok ? undefined : await selectBalance.first(tx, [op.hold.userId]);
         const balanceNano = result.ok ? result.balanceNano : row ? toBigInt(row.balance) : 0n;
         return { value: result, account: { id: op.hold.userId, balanceNano } };
       }
       case 'settle': {
-        const outcome = await settleIn(trx, op.settlement);
+        const outcome = await settleIn(tx, op.settlement);
         return {
           value: outcome,
           ...(outcome ? { account: { id: outcome.accountId, balanceNano: outcome.balanceNano } } : {}),
         };
       }
       case 'release': {
-        const released = await releaseIn(trx, op.reservationId, op.now);
+        const released = await releaseIn(tx, op.reservationId, op.now);
         return {
           value: released !== null,
           ...(released ? { account: { id: released.accountId, balanceNano: released.balanceNano } } : {}),
         };
       }
       case 'balance': {
-        const row = await selectBalance.first(trx, [op.accountId]);
+        const row = await selectBalance.first(tx, [op.accountId]);
         return { account: { id: op.accountId, balanceNano: row ? toBigInt(row.balance) : 0n } };
       }
     }
@@ -73,7 +73,7 @@ function post(): void {
   // In the order the operations ran (their ids), whatever order their promises settled in.
   const message: WriterMessage = {
     replies: replies.sort((a, b) => a.id - b.id),
-    stats: ledgerBatchStats(db),
+    stats: { ...batcher.stats },
   };
   replies = [];
   port.postMessage(message);
@@ -81,7 +81,8 @@ function post(): void {
 
 port.on('message', (message: WriterOp[] | 'close') => {
   if (message === 'close') {
-    void ledgerIdle(db)
+    void batcher
+      .idle()
       .then(() => db.destroy())
       .finally(() => {
         post();

@@ -1,6 +1,4 @@
 import { Worker } from 'node:worker_threads';
-import { sqliteFileOf } from '../db/create-database.js';
-import type { LedgerDb } from './db.js';
 import type { Hold, ReserveResult, Settlement, SettleOutcome } from './types.js';
 
 /** One ledger operation as the writer thread receives it. */
@@ -32,6 +30,15 @@ type Admitted = {
   /** Holds sent to the writer thread and not yet answered: operation id → amount. */
   holds: Map<number, bigint>;
 };
+
+/**
+ * The writer thread's entry, beside this module: compiled, writer-thread.js itself; from the
+ * TypeScript sources (tsx, vitest) a JavaScript bootstrap that registers tsx first, since a worker
+ * thread starts without the loaders of the thread that made it.
+ */
+const WRITER_THREAD_ENTRY = import.meta.url.endsWith('.ts')
+  ? './writer-thread-bootstrap.js'
+  : './writer-thread.js';
 
 /** Users remembered at most; past it, those with no hold in flight are forgotten. */
 const MAX_ADMITTED = 100_000;
@@ -69,7 +76,7 @@ export class LedgerWriter {
   #stopped: Error | undefined;
 
   constructor(file: string) {
-    this.#worker = new Worker(new URL('./writer-thread-bootstrap.js', import.meta.url), {
+    this.#worker = new Worker(new URL(WRITER_THREAD_ENTRY, import.meta.url), {
       workerData: { file },
     });
     this.#worker.unref();
@@ -148,6 +155,8 @@ export class LedgerWriter {
     if (!this.running) return;
     this.#flush();
     const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
+    // Held until it exits: an idle process would otherwise end before it has closed its connection.
+    this.#worker.ref();
     this.#worker.postMessage('close');
     await exited;
   }
@@ -247,26 +256,3 @@ export class LedgerWriter {
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-const writers = new WeakMap<LedgerDb, LedgerWriter | null>();
-
-/**
- * The writer thread of a SQLite database opened by createDatabase, started on first use; undefined
- * for PostgreSQL (its driver never blocks the event loop, and replicas share the ledger), for an
- * in-memory database, and once the thread has stopped.
- */
-export function ledgerWriterOf(db: LedgerDb): LedgerWriter | undefined {
-  let writer = writers.get(db);
-  if (writer === undefined) {
-    const sqlite = sqliteFileOf(db);
-    writer = sqlite?.threadedLedger ? new LedgerWriter(sqlite.file) : null;
-    writers.set(db, writer);
-    if (writer) sqlite!.onClose(() => writer!.close());
-  }
-  return writer?.running ? writer : undefined;
-}
-
-/** The writer thread of `db` if one was ever started, running or not (for idle and stats). */
-export function startedLedgerWriter(db: LedgerDb): LedgerWriter | undefined {
-  return writers.get(db) ?? undefined;
-}

@@ -87,6 +87,10 @@ describe('pagesRoutes', () => {
     expect(response.body).toContain('<script src="/assets/dashboard.js" defer></script>');
     expect(response.body).toContain('data-native-symbol="GM"');
     expect(response.body).toContain('id="connect"');
+    // The activity log: its table, the button to the next page and the CSV export (dashboard.js).
+    expect(response.body).toContain('<tbody id="activity-body">');
+    expect(response.body).toContain('id="activity-more" hidden');
+    expect(response.body).toContain('id="activity-export" href="/api/router/activity.csv"');
     await app.close();
   });
 

@@ -24,8 +24,13 @@ export const PAGES_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** install.sh at the repository root (written by the node package). */
-export const DEFAULT_INSTALL_SCRIPT_PATH = fileURLToPath(new URL('../../../install.sh', import.meta.url));
+/**
+ * install.sh (written by the node package): from the sources, the one at the repository root; the
+ * compiled package ships a copy beside this module (scripts/build-package.mjs --copy).
+ */
+export const DEFAULT_INSTALL_SCRIPT_PATH = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? '../../../install.sh' : './install.sh', import.meta.url),
+);
 const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
 /** A coordinator without a hub: no node connected, nothing served. */

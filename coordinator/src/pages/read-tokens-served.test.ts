@@ -11,7 +11,10 @@ describeBackends('readTokensServed', (backend) => {
 
   test('default', async () => {
     store = await backend.open('tokens');
-    expect(await readTokensServed(store.db)).toEqual({ prompt: 0n, completion: 0n });
+    expect(await readTokensServed({ db: store.db, ledger: { idle: async () => {} } })).toEqual({
+      prompt: 0n,
+      completion: 0n,
+    });
     const row = (i: number, prompt: number, completion: number) => ({
       id: `u${i}`,
       request_id: `r${i}`,
@@ -33,6 +36,9 @@ describeBackends('readTokensServed', (backend) => {
       .insertInto('usage_records')
       .values([row(1, 10, 5), row(2, 3_000_000_000, 7)])
       .execute();
-    expect(await readTokensServed(store.db)).toEqual({ prompt: 3_000_000_010n, completion: 12n });
+    expect(await readTokensServed({ db: store.db, ledger: { idle: async () => {} } })).toEqual({
+      prompt: 3_000_000_010n,
+      completion: 12n,
+    });
   });
 });

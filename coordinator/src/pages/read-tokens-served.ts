@@ -1,12 +1,18 @@
 import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
-import { ledgerIdle } from '../ledger/batch.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { TokensServed } from './network-stats.js';
 
 /** Tokens served by the whole network so far: the sums over every billed usage row. */
-export async function readTokensServed(db: Kysely<Database>): Promise<TokensServed> {
-  await ledgerIdle(db);
+export async function readTokensServed({
+  db,
+  ledger,
+}: {
+  db: Kysely<Database>;
+  ledger: Pick<Ledger, 'idle'>;
+}): Promise<TokensServed> {
+  await ledger.idle();
   const row = await db
     .selectFrom('usage_records')
     .select((eb) => [

@@ -151,6 +151,23 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     </table>
     </div>
   </section>
+
+  <section class="card activity" aria-labelledby="activity-title">
+    <div class="section-head">
+      <h2 id="activity-title">Activity</h2>
+      <a class="button secondary" id="activity-export" href="/api/router/activity.csv" download>Export CSV</a>
+    </div>
+    <p class="hint">Your requests, newest first. The CSV export holds up to the newest 100,000.</p>
+    <p id="activity-status" class="status" role="status" aria-live="polite"></p>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">Your requests, newest first</caption>
+      <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Model</th><th scope="col">Node</th><th scope="col">Key</th><th scope="col" class="num">Prompt</th><th scope="col" class="num">Completion</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Tokens/s</th><th scope="col">Finish</th></tr></thead>
+      <tbody id="activity-body"><tr class="empty"><td colspan="10">No requests yet.</td></tr></tbody>
+    </table>
+    </div>
+    <div class="more"><button type="button" class="secondary" id="activity-more" hidden>More</button></div>
+  </section>
 </div>`;
   return renderLayout({
     title: 'Dashboard',

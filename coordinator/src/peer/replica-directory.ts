@@ -3,7 +3,7 @@
  * offers, tier, scopes, presence and load) on a Redis channel every `announceMs`, and at once when
  * its index changes; each replica indexes the others' nodes as remote (`via` the holding replica),
  * so its router picks among every live node of the network and relays a job for a remote node over
- * peer-RPC (peer-relay.ts). A replica whose announcements stop for three periods is dropped with its
+ * peer-RPC (peer-transport.ts). A replica whose announcements stop for three periods is dropped with its
  * nodes; one that closes announces an empty list first. A node held here is never replaced by
  * another replica's announcement of it.
  *

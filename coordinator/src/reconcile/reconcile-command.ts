@@ -1,8 +1,8 @@
 import { createChainServices } from '../chain/create-chain-services.js';
 import { loadConfig } from '../config.js';
-import { createDatabase } from '../db/create-database.js';
 import { migrate } from '../db/migrate.js';
-import { staleHoldAgeMs } from '../ledger/release-stale-holds.js';
+import { openStore } from '../db/store.js';
+import { staleHoldAgeMs } from '../ledger/stale-holds.js';
 import { type ReconcileDifference, reconcile } from './reconcile.js';
 
 /**
@@ -18,7 +18,8 @@ export async function reconcileCommand(
   overrides?: Record<string, unknown>,
 ): Promise<number> {
   const config = loadConfig({ argv, env, ...(overrides ? { overrides } : {}) });
-  const db = createDatabase(config);
+  const store = openStore(config);
+  const { db } = store;
   try {
     await migrate(db);
     const report = await reconcile({
@@ -39,7 +40,7 @@ export async function reconcileCommand(
     }
     return report.differences.length === 0 ? 0 : 1;
   } finally {
-    await db.destroy();
+    await store.close();
   }
 }
 

@@ -53,6 +53,30 @@ describe('PickIndex', () => {
     expect(ids(index.pick({ modelId: 'm', scope: 'infer.chat', limit: 10 }))).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  test('behavior: provider.only and ignore name nodes by id or owner in any case; sort reorders', () => {
+    const index = makeIndex();
+    const owner = '0xAbCd000000000000000000000000000000000001';
+    index.upsert(node('0xA1', [offer('m', 1n * USD, 1n * USD)]));
+    index.upsert(node('0xb2', [offer('m', 2n * USD, 2n * USD)], { owner }));
+    index.upsert(node('0xc3', [offer('m', 3n * USD, 3n * USD)]));
+    const pick = (provider: Record<string, unknown>) =>
+      ids(index.pick({ modelId: 'm', limit: 5, provider: provider as never }));
+    expect(pick({ only: ['0xa1', owner.toLowerCase()] })).toEqual(['0xA1', '0xb2']);
+    expect(pick({ ignore: ['0XA1'] })).toEqual(['0xb2', '0xc3']);
+    expect(pick({ order: ['0XC3'] })).toEqual(['0xc3', '0xA1', '0xb2']);
+    const none = index.pick({ modelId: 'm', provider: { only: ['0xdead'] } });
+    expect(none).toMatchObject({ ok: false, excluded: { provider_only: 3 } });
+    // Latency: the measured fastest first; throughput: the least loaded first.
+    index.observeLatency('0xA1', 90);
+    index.observeLatency('0xb2', 10);
+    index.observeLatency('0xc3', 50);
+    expect(pick({ sort: 'latency' })).toEqual(['0xb2', '0xc3', '0xA1']);
+    index.setLoad('0xb2', 0.9);
+    index.setLoad('0xc3', 0.5);
+    expect(pick({ sort: 'throughput' })).toEqual(['0xA1', '0xc3', '0xb2']);
+    expect(pick({ sort: 'price' })).toEqual(['0xA1', '0xb2', '0xc3']);
+  });
+
   test('behavior: native prices compare through the configured USD price', () => {
     const index = makeIndex();
     // 1 native per million = 2 USD per million, dearer than 1.5 USD.

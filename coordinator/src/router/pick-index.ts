@@ -69,6 +69,12 @@ export type IndexedNode = {
   reportedLoad: number;
   /** Exponentially weighted moving average of observed latency, ms (0 until measured). */
   latencyMs: number;
+  /**
+   * The node's health: its misses in a row (a job that timed out, gave no first token in time, or
+   * failed in the runtime) and whether it is demoted for them — ordered after every healthy node
+   * until the demotion ends. One score, inputs named here; verification results will join it.
+   */
+  health: { misses: number; demoted: boolean; timer: NodeJS.Timeout | undefined };
   readonly entries: Map<string, Entry>;
 };
 
@@ -95,6 +101,21 @@ export type ProviderPreferences = {
   /** Maximum price per million tokens, in USD nano units. */
   readonly maxPriceInNano?: bigint;
   readonly maxPriceOutNano?: bigint;
+  /** Only these nodes (ids or owner addresses, any case). */
+  readonly only?: readonly string[];
+  /** Never these nodes (ids or owner addresses, any case). */
+  readonly ignore?: readonly string[];
+  /**
+   * How the rest are ordered: `price` (default: cheapest first, then tier, load, latency),
+   * `latency` (lowest measured latency first) or `throughput` (least loaded first, then latency —
+   * the share of a node's slots in use is what this index knows of its throughput).
+   */
+  readonly sort?: 'price' | 'latency' | 'throughput';
+  /**
+   * OpenRouter's require_parameters: a node that refuses an option of the request (invalid_request)
+   * is passed over for the next candidate instead of answering 400.
+   */
+  readonly requireParameters?: boolean;
 };
 
 export type PickRequest = {
@@ -114,6 +135,8 @@ export const EXCLUSION_REASONS = {
   scope: 'tier_scope',
   maxPrice: 'max_price',
   order: 'provider_order',
+  only: 'provider_only',
+  ignore: 'provider_ignore',
 } as const;
 export type ExclusionReason = (typeof EXCLUSION_REASONS)[keyof typeof EXCLUSION_REASONS];
 
@@ -127,6 +150,9 @@ export type PickResult =
       readonly excluded: Readonly<Partial<Record<ExclusionReason, number>>>;
     };
 
+/** Model ids `wasOffered` remembers at most. */
+export const MAX_REMEMBERED_MODELS = 10_000;
+
 /** How many candidates a pick returns for failover unless the request says otherwise. */
 export const DEFAULT_PICK_CANDIDATES = 3;
 /** Weight of the newest latency sample in the EWMA. */
@@ -134,8 +160,13 @@ export const LATENCY_EWMA_ALPHA = 0.2;
 
 type ModelSlot = { heap: Entry[]; members: Map<string, Entry> };
 
+/** How long a node's first miss demotes it; each further miss in a row doubles it, up to the max. */
+export const DEMOTION_BASE_MS = 30_000;
+export const DEMOTION_MAX_MS = 10 * 60_000;
+
 /** Orders two entries; negative when `a` is preferred. */
 export function compareEntries(a: Entry, b: Entry): number {
+  if (a.node.health.demoted !== b.node.health.demoted) return a.node.health.demoted ? 1 : -1;
   if (a.priceKey !== b.priceKey) return a.priceKey - b.priceKey;
   if (a.node.tierRank !== b.node.tierRank) return b.node.tierRank - a.node.tierRank;
   const la = loadOf(a);
@@ -158,6 +189,8 @@ function loadOf(e: Entry): number {
 export class PickIndex {
   readonly #models = new Map<string, ModelSlot>();
   readonly #nodes = new Map<string, IndexedNode>();
+  /** Models offered since the index started (oldest forgotten first past MAX_REMEMBERED_MODELS). */
+  readonly #offered = new Set<string>();
   /** An entry replaced by a re-index of its node → the entry its slots moved to. */
   readonly #successors = new WeakMap<Entry, Entry>();
   readonly #toUsdNano: (wei: bigint) => bigint;
@@ -184,10 +217,12 @@ export class PickIndex {
       state: input.state,
       reportedLoad: previous?.reportedLoad ?? 0,
       latencyMs: previous?.latencyMs ?? 0,
+      health: previous?.health ?? { misses: 0, demoted: false, timer: undefined },
       entries: new Map(),
     };
     this.#nodes.set(node.nodeId, node);
     for (const offer of input.models) {
+      this.#remember(offer.modelId);
       const priceInNano = offer.currency === 'USD' ? offer.priceIn : this.#toUsdNano(offer.priceIn);
       const priceOutNano = offer.currency === 'USD' ? offer.priceOut : this.#toUsdNano(offer.priceOut);
       const entry: Entry = {
@@ -223,6 +258,7 @@ export class PickIndex {
     const node = this.#nodes.get(nodeId);
     if (!node) return;
     this.#nodes.delete(nodeId);
+    clearTimeout(node.health.timer);
     for (const [modelId, entry] of node.entries) {
       const slot = this.#models.get(modelId);
       if (!slot) continue;
@@ -232,6 +268,36 @@ export class PickIndex {
     }
     this.version++;
     if (!node.via) this.localVersion++;
+  }
+
+  /**
+   * A job of the node missed: timed out, gave no first token in time, or failed in its runtime.
+   * The node is demoted (ordered after every healthy node) for DEMOTION_BASE_MS, doubled for each
+   * further miss in a row, up to DEMOTION_MAX_MS; then it takes its place again, on probation.
+   */
+  noteMiss(nodeId: string): void {
+    const node = this.#nodes.get(nodeId);
+    if (!node) return;
+    const { health } = node;
+    health.misses++;
+    const ms = Math.min(DEMOTION_MAX_MS, DEMOTION_BASE_MS * 2 ** Math.min(health.misses - 1, 20));
+    clearTimeout(health.timer);
+    health.timer = setTimeout(() => {
+      health.demoted = false;
+      health.timer = undefined;
+      if (this.#nodes.get(nodeId) === node) this.#reorder(node);
+    }, ms);
+    health.timer.unref?.();
+    if (!health.demoted) {
+      health.demoted = true;
+      this.#reorder(node);
+    }
+  }
+
+  /** A job of the node succeeded: its misses in a row start over (a demotion runs its course). */
+  noteSuccess(nodeId: string): void {
+    const node = this.#nodes.get(nodeId);
+    if (node) node.health.misses = 0;
   }
 
   /** Sets a node's presence state (online, busy, draining, suspended…). */
@@ -259,6 +325,14 @@ export class PickIndex {
     node.latencyMs =
       node.latencyMs === 0 ? sampleMs : node.latencyMs + LATENCY_EWMA_ALPHA * (sampleMs - node.latencyMs);
     this.#reorder(node);
+  }
+
+  /**
+   * Whether the entry can take one more job now: its node is online with a free slot, and the
+   * entry is still the node's current one for the model (not replaced by a re-index).
+   */
+  hasRoom(entry: Entry): boolean {
+    return entry.pos >= 0 && isRoutable(entry);
   }
 
   /** Takes one slot of the node for a model (a job was dispatched). */
@@ -296,6 +370,26 @@ export class PickIndex {
     })();
   }
 
+  /** The entries of every node that announced the model (any state), by node id; undefined if none. */
+  offers(modelId: string): ReadonlyMap<string, Entry> | undefined {
+    return this.#models.get(modelId)?.members;
+  }
+
+  /**
+   * True when a node offered the model since this index started, even if none does now: its
+   * outage is temporary (503, retry), not an unknown model (404).
+   */
+  wasOffered(modelId: string): boolean {
+    return this.#offered.has(modelId);
+  }
+
+  #remember(modelId: string): void {
+    if (this.#offered.has(modelId)) return;
+    if (this.#offered.size >= MAX_REMEMBERED_MODELS)
+      this.#offered.delete(this.#offered.values().next().value!);
+    this.#offered.add(modelId);
+  }
+
   /** True when some node has announced the model (in any state). */
   hasModel(modelId: string): boolean {
     return this.#models.has(modelId);
@@ -324,7 +418,11 @@ export class PickIndex {
     const fallbacks = pref?.allowFallbacks !== false;
     const wantMore = order && order.length > 0 ? fallbacks : true;
     const cap = !fallbacks && !(order && order.length > 0) ? 1 : limit;
-    if (wantMore && candidates.length < cap) walkBest(slot.heap, request, candidates, cap);
+    if (wantMore && candidates.length < cap) {
+      if (pref?.sort === 'latency' || pref?.sort === 'throughput')
+        sortedBy(pref.sort, slot, request, candidates, cap);
+      else walkBest(slot.heap, request, candidates, cap);
+    }
     if (candidates.length > 0) return { ok: true, candidates };
     return { ok: false, reason: 'no_provider_available', excluded: explain(slot, request) };
   }
@@ -332,9 +430,8 @@ export class PickIndex {
   #byName(slot: ModelSlot, name: string): Entry[] {
     const direct = slot.members.get(name);
     if (direct) return [direct];
-    const lower = name.toLowerCase();
     const out: Entry[] = [];
-    for (const entry of slot.members.values()) if (entry.node.owner?.toLowerCase() === lower) out.push(entry);
+    for (const entry of slot.members.values()) if (named(entry, [name])) out.push(entry);
     return out.sort(compareEntries);
   }
 
@@ -375,11 +472,48 @@ function firstExclusion(entry: Entry, request: PickRequest): ExclusionReason | n
   const scope = request.scope ?? SCOPE_FOR_FAMILY[entry.offer.family as ModelFamily] ?? entry.offer.family;
   if (!entry.node.scopes.has(scope)) return EXCLUSION_REASONS.scope;
   const p = request.provider;
+  if (p?.only && p.only.length > 0 && !named(entry, p.only)) return EXCLUSION_REASONS.only;
+  if (p?.ignore && p.ignore.length > 0 && named(entry, p.ignore)) return EXCLUSION_REASONS.ignore;
   if (p?.maxPriceInNano !== undefined && entry.priceInNano > p.maxPriceInNano)
     return EXCLUSION_REASONS.maxPrice;
   if (p?.maxPriceOutNano !== undefined && entry.priceOutNano > p.maxPriceOutNano)
     return EXCLUSION_REASONS.maxPrice;
   return null;
+}
+
+/** Whether the entry's node is one of `names` (node ids or owner addresses, compared in any case). */
+function named(entry: Entry, names: readonly string[]): boolean {
+  const id = entry.node.nodeId.toLowerCase();
+  const owner = entry.node.owner?.toLowerCase();
+  return names.some((name) => {
+    const lower = name.toLowerCase();
+    return lower === id || lower === owner;
+  });
+}
+
+/**
+ * The routable, passing entries ordered by latency (EWMA, lowest first; an unmeasured node counts
+ * as 0, so it gets measured) or by throughput (least loaded first, then latency), then by the
+ * default order. A scan of the model's members: these sorts are asked for rarely.
+ */
+function sortedBy(
+  sort: 'latency' | 'throughput',
+  slot: ModelSlot,
+  request: PickRequest,
+  out: Entry[],
+  cap: number,
+): void {
+  const pool = slot.heap.filter((entry) => !out.includes(entry) && passes(entry, request));
+  const byLatency = (a: Entry, b: Entry) => a.node.latencyMs - b.node.latencyMs;
+  pool.sort((a, b) =>
+    sort === 'latency'
+      ? byLatency(a, b) || compareEntries(a, b)
+      : loadOf(a) - loadOf(b) || byLatency(a, b) || compareEntries(a, b),
+  );
+  for (const entry of pool) {
+    if (out.length >= cap) return;
+    out.push(entry);
+  }
 }
 
 /** Best-first walk of the heap tree, collecting passing entries until `cap`. */

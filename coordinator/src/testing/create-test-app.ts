@@ -4,12 +4,15 @@ import type { Kysely } from 'kysely';
 import { buildApp } from '../app.js';
 import { type CoordinatorConfig, loadConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { TestBackend, TestDatabase } from './test-backends.js';
 import { createTestClock, type TestClock } from './test-clock.js';
 
 export type TestApp = {
   app: FastifyInstance;
   db: Kysely<Database>;
+  /** The app's ledger (app.ctx.ledger). */
+  ledger: Ledger;
   config: CoordinatorConfig;
   clock: TestClock;
   store: TestDatabase;
@@ -39,11 +42,12 @@ export async function createTestApp(
     },
   });
   const clock = options.clock ?? createTestClock();
-  const app = await buildApp({ config, db: store.db, clock, logger: false });
+  const app = await buildApp({ config, store: store.store, clock, logger: false });
   await app.ready();
   return {
     app,
     db: store.db,
+    ledger: app.ctx.ledger,
     config,
     clock,
     store,

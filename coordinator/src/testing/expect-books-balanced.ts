@@ -2,20 +2,21 @@ import type { Kysely } from 'kysely';
 import { createChainServices } from '../chain/create-chain-services.js';
 import type { CoordinatorConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
-import { ledgerIdle } from '../ledger/batch.js';
-import { staleHoldAgeMs } from '../ledger/release-stale-holds.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { staleHoldAgeMs } from '../ledger/stale-holds.js';
 import { reconcile } from '../reconcile/reconcile.js';
 
 /**
  * The reconciliation check at the end of an end-to-end suite: waits for queued settlements, runs
  * `reconcile` over the store (and the chain, when `config` names one) and throws, listing every
- * difference, unless the books hold. Call it before the app closes its store.
+ * difference, unless the books hold. Pass the app's context (`app.ctx`) while it runs, or just the
+ * store's `db` once the app closed (its ledger then has nothing queued).
  */
 export async function expectBooksBalanced(
-  db: Kysely<Database>,
+  { db, ledger }: { db: Kysely<Database>; ledger?: Pick<Ledger, 'idle'> },
   config?: Pick<CoordinatorConfig, 'chain' | 'staking' | 'router'>,
 ): Promise<void> {
-  await ledgerIdle(db);
+  await ledger?.idle();
   const report = await reconcile({
     db,
     services: config ? createChainServices(config as CoordinatorConfig) : undefined,

@@ -6,3 +6,4 @@ export { signIn } from './sign-in.js';
 export { sumOfEntries } from './sum-of-entries.js';
 export { type TestBackend, type TestDatabase, testBackends } from './test-backends.js';
 export { createTestClock, type TestClock } from './test-clock.js';
+export { until } from './until.js';

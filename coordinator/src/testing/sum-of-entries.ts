@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
-import type { LedgerDb } from '../ledger/db.js';
+import type { Database } from '../db/schema.js';
 
 /** The sum of an account's ledger entries, which must always equal its balance. */
-export async function sumOfEntries(db: LedgerDb, accountId: string): Promise<bigint> {
+export async function sumOfEntries(db: Kysely<Database>, accountId: string): Promise<bigint> {
   const row = await db
     .selectFrom('ledger_entries')
     .select(sql<string | number>`coalesce(sum(amount), 0)`.as('total'))

@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { createTestSchema, testPgUrl } from '../../../test/support/services.js';
-import { createDatabase } from '../db/create-database.js';
 import { migrate } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
+import { openStore, type Store } from '../db/store.js';
 
 /** An open, migrated test database and where it lives (to build a config for the same store). */
 export type TestDatabase = {
+  /** The open store (pass it to buildApp). */
+  store: Store;
+  /** store.db */
   db: Kysely<Database>;
   /** A fresh temporary data directory (SQLite file, master key). */
   dataDir: string;
@@ -40,13 +43,14 @@ export function testBackends(): TestBackend[] {
       skip: false,
       async open() {
         const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-test-'));
-        const db = createDatabase({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
-        await migrate(db);
+        const store = openStore({ sqlitePath: path.join(dataDir, 'gpumesh.db') });
+        await migrate(store.db);
         return {
-          db,
+          store,
+          db: store.db,
           dataDir,
           async close() {
-            await db.destroy();
+            await store.close();
             rmSync(dataDir, { recursive: true, force: true });
           },
         };
@@ -59,15 +63,16 @@ export function testBackends(): TestBackend[] {
         if (!pgUrl) throw new Error('PostgreSQL is not available');
         const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-test-'));
         const { schema, drop } = await createTestSchema(pgUrl, label);
-        const db = createDatabase({ pgUrl, schema });
-        await migrate(db);
+        const store = openStore({ pgUrl, schema });
+        await migrate(store.db);
         return {
-          db,
+          store,
+          db: store.db,
           dataDir,
           databaseUrl: pgUrl,
           databaseSchema: schema,
           async close() {
-            await db.destroy();
+            await store.close();
             await drop();
             rmSync(dataDir, { recursive: true, force: true });
           },

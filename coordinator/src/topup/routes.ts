@@ -43,7 +43,7 @@ export async function topupRoutes(app: FastifyInstance, { ctx, services }: Chain
     async (request, reply) => {
       const body = request.body as { paymentId: string; source: PaymentSource; amountUsd: number };
       const result = await topup(
-        { db: ctx.db, services: services(), clock: ctx.clock },
+        { db: ctx.db, ledger: ctx.ledger, services: services(), clock: ctx.clock },
         { user: request.user!, ...body },
       );
       return reply.status(result.status === 'pending' ? 202 : 200).send(result);

@@ -6,7 +6,7 @@ import { verifyPayment } from '../chain/verify-payment.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { getBalance } from '../ledger/get-balance.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { nanoToUsd, usdToNano } from '../ledger/money.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { creditDeposit } from './credit-deposit.js';
@@ -34,7 +34,12 @@ export type TopupParameters = {
  * returns the original result, by anyone else 409 payment_already_used. Refusals record nothing.
  */
 export async function topup(
-  { db, services, clock }: { db: Kysely<Database>; services: ChainServices; clock: Clock },
+  {
+    db,
+    ledger,
+    services,
+    clock,
+  }: { db: Kysely<Database>; ledger: Ledger; services: ChainServices; clock: Clock },
   { user, paymentId: rawPaymentId, source, amountUsd }: TopupParameters,
 ): Promise<TopupResult> {
   const claimedNano = usdToNano(amountUsd);
@@ -55,7 +60,7 @@ export async function topup(
     confirmations: services.confirmations,
   });
   if (verified.status === 'pending') {
-    const { balanceNano } = await getBalance(db, user.id);
+    const { balanceNano } = await ledger.balance(user.id);
     return {
       status: 'pending',
       paymentId,

@@ -1,7 +1,6 @@
-import type { Transaction } from 'kysely';
 import { newId } from '../db/ids.js';
-import type { Database } from '../db/schema.js';
 import { Statement } from '../db/statement.js';
+import type { Tx } from '../db/tx.js';
 import { AtCommit } from '../ledger/at-commit.js';
 import type { SettleOutcome, UsageRow } from '../ledger/types.js';
 
@@ -10,8 +9,9 @@ export type RecordUsageParams = UsageRow & { outcome: SettleOutcome };
 
 const insertUsage = new Statement(
   `insert into usage_records (id, request_id, user_id, key_id, model, node_id, kind, prompt_tokens,
-     completion_tokens, cost_nano, provider_nano, fee_nano, status, created_at, day)
-   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     completion_tokens, cost_nano, provider_nano, fee_nano, status, created_at, day, latency_ms,
+     finish_reason)
+   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 const addKeySpend = new Statement(
   'update api_keys set spend_nano = spend_nano + ?, last_used_at = ? where id = ?',
@@ -23,8 +23,8 @@ const keySpend = new AtCommit<{ keyId: string; spendNano: bigint; now: number }>
     sum.spendNano += next.spendNano;
     sum.now = Math.max(sum.now, next.now);
   },
-  async write(trx, sums) {
-    for (const { keyId, spendNano, now } of sums) await addKeySpend.all(trx, [spendNano, now, keyId]);
+  async write(tx, sums) {
+    for (const { keyId, spendNano, now } of sums) await addKeySpend.all(tx, [spendNano, now, keyId]);
   },
 });
 
@@ -32,8 +32,8 @@ const keySpend = new AtCommit<{ keyId: string; spendNano: bigint; now: number }>
  * Inside the settlement transaction: writes the usage row and adds the charge to the API key's
  * spend (when the transaction ends), so usage, key spend and the ledger can never disagree.
  */
-export async function recordUsage(trx: Transaction<Database>, p: RecordUsageParams): Promise<void> {
-  await insertUsage.all(trx, [
+export async function recordUsage(tx: Tx, p: RecordUsageParams): Promise<void> {
+  await insertUsage.all(tx, [
     newId(p.now),
     p.requestId,
     p.userId,
@@ -49,6 +49,8 @@ export async function recordUsage(trx: Transaction<Database>, p: RecordUsagePara
     p.status,
     p.now,
     new Date(p.now).toISOString().slice(0, 10),
+    p.latencyMs ?? null,
+    p.finishReason ?? null,
   ]);
-  if (p.keyId) keySpend.add(trx, p.keyId, { keyId: p.keyId, spendNano: p.outcome.chargedNano, now: p.now });
+  if (p.keyId) keySpend.add(tx, p.keyId, { keyId: p.keyId, spendNano: p.outcome.chargedNano, now: p.now });
 }

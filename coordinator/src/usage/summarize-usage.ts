@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
-import { ledgerIdle } from '../ledger/batch.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { nanoToUsd } from '../ledger/money.js';
 
 export type UsageLine = {
@@ -32,10 +32,10 @@ type Acc = { requests: number; prompt: bigint; completion: bigint; cost: bigint 
  * Sees every settlement this process queued before the call.
  */
 export async function summarizeUsage(
-  db: Kysely<Database>,
+  { db, ledger }: { db: Kysely<Database>; ledger: Ledger },
   params: { userId: string; from: string; to: string },
 ): Promise<UsageSummary> {
-  await ledgerIdle(db);
+  await ledger.idle();
   const rows = await db
     .selectFrom('usage_records')
     .leftJoin('api_keys', 'api_keys.id', 'usage_records.key_id')

@@ -24,6 +24,10 @@ export interface UsageRecordsTable {
   status: string;
   created_at: Int;
   day: string;
+  /** From the request's arrival to its last token, ms (null for rows before migration 008). */
+  latency_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** The node's finish reason (stop, length, tool_calls…), null when the request was cut short. */
+  finish_reason: string | null;
 }
 
 /**

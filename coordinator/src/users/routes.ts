@@ -28,7 +28,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext): Promise
     async (request) => {
       const user = await getUser(ctx.db, request.user!.id);
       if (!user) throw new ApiError('invalid_credential', 'The user of this token no longer exists.');
-      const credits = await readCredits(ctx.db, user.id);
+      const credits = await readCredits(ctx.ledger, user.id);
       return {
         id: user.id,
         address: user.address,

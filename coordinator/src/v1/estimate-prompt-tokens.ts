@@ -14,13 +14,25 @@ export function estimatePromptTokens(kind: JobKind, body: Record<string, unknown
   const bytes = (v: unknown) =>
     Buffer.byteLength(typeof v === 'string' ? v : JSON.stringify(v ?? ''), 'utf8');
   if (kind === 'chat') {
-    const messages = (body.messages as { content?: unknown }[] | undefined) ?? [];
+    const messages = (body.messages as Record<string, unknown>[] | undefined) ?? [];
+    // Tool definitions, a response schema and tool calls in the history are rendered into the
+    // prompt too: the message's whole JSON bounds what it renders to.
     let n = TEMPLATE_TOKENS_PER_REQUEST;
-    for (const m of messages) n += bytes(m.content) + TEMPLATE_TOKENS_PER_MESSAGE;
+    if (body.tools !== undefined) n += bytes(body.tools);
+    if (body.response_format !== undefined) n += bytes(body.response_format);
+    for (const m of messages) {
+      const plain = m.tool_calls === undefined && typeof m.content === 'string';
+      n += (plain ? bytes(m.content) : bytes(m)) + TEMPLATE_TOKENS_PER_MESSAGE;
+    }
     return n;
   }
   if (kind === 'completion') return bytes(body.prompt) + TEMPLATE_TOKENS_PER_REQUEST;
+  // Embeddings: a string, strings, one input as token ids, or inputs as token ids. A string is at
+  // most its bytes; a token id is one token.
   const input = body.input;
-  const inputs = Array.isArray(input) ? input : [input];
-  return inputs.reduce<number>((n, s) => n + bytes(s) + 2, 0);
+  const oneTokenized = Array.isArray(input) && input.length > 0 && input.every((x) => typeof x === 'number');
+  const inputs: unknown[] =
+    typeof input === 'string' || oneTokenized ? [input] : ((input as unknown[]) ?? []);
+  const size = (one: unknown) => (Array.isArray(one) ? one.length : bytes(one));
+  return inputs.reduce<number>((n, one) => n + size(one) + 2, 0);
 }

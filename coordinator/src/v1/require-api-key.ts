@@ -3,13 +3,13 @@ import type { Kysely } from 'kysely';
 import { bearerToken } from '../auth/require-user.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import type { AcceptedKeys } from '../keys/accepted-keys.js';
+import type { AcceptedKey, AcceptedKeys } from '../keys/accepted-keys.js';
 import { authenticateApiKey } from '../keys/authenticate-api-key.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the /v1 key check: the inference key and its owner. */
-    apiKey?: { keyId: string; userId: string };
+    apiKey?: AcceptedKey;
   }
 }
 
@@ -30,6 +30,6 @@ export function requireApiKey(db: Kysely<Database>, accepted: AcceptedKeys) {
     }
     const key = await authenticateApiKey(db, token, { accepted });
     if (!key) throw new ApiError('invalid_credential', 'The API key is invalid or revoked.');
-    request.apiKey = { keyId: key.keyId, userId: key.userId };
+    request.apiKey = key;
   };
 }

@@ -3,24 +3,21 @@
  * routes /api/router/models and /api/router/usage (session JWT).
  */
 import type { JobKind } from '@gpumesh/protocol';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
-import type { Hub } from '../hub/hub.js';
+import { KeyLimits } from '../keys/key-limits.js';
 import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { buildCatalog } from '../router/build-catalog.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
+import { findModel, type InferenceJob, type RouteDeps, routeRequest } from '../router/route-request.js';
+import type { Router } from '../router/router.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
+import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import { requireApiKey } from './require-api-key.js';
-import {
-  type InferenceDeps,
-  type InferenceJob,
-  newRequestId,
-  type RouterSettings,
-  runInference,
-} from './run-inference.js';
 import {
   ChatCompletionBody,
   CompletionBody,
@@ -32,16 +29,12 @@ import { openSse } from './sse.js';
 
 export type RouterRoutesOptions = {
   ctx: AppContext;
-  hub: Hub;
-  settings: RouterSettings & { maxTokensCap: number; nativeUsdPriceNano: bigint };
+  /** Where picked jobs go (hub/hub-plugin.ts builds it). */
+  router: Router;
 };
 
-/** Families a job kind may run on. */
-const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
-  chat: ['chat', 'vision'],
-  completion: ['chat', 'text'],
-  embedding: ['embedding'],
-};
+const API_KEY = [{ apiKey: [] }];
+const BEARER_JWT = [{ bearerJwt: [] }];
 
 /** Fields of our own that never reach a node. */
 const ROUTER_FIELDS = [
@@ -51,45 +44,108 @@ const ROUTER_FIELDS = [
   'user',
   'max_completion_tokens',
   'encoding_format',
+  'models',
 ];
+
+/** Errors after which the next model of a `models` list is tried (nothing was sent yet). */
+const FALLBACK_CODES: ReadonlySet<string> = new Set([
+  'model_not_found',
+  'no_provider_available',
+  'provider_error',
+  'provider_timeout',
+  'context_length_exceeded',
+]);
 
 /** Longest usage window one summary covers. */
 export const MAX_USAGE_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
-  const { ctx, hub, settings } = options;
-  const deps: InferenceDeps = {
+  const { ctx, router } = options;
+  const { config } = ctx;
+  const deps: RouteDeps = {
     db: ctx.db,
-    hub,
-    settings,
+    ledger: ctx.ledger,
+    router,
+    keyLimits: new KeyLimits(ctx.db),
+    settings: {
+      platformFeeBps: config.platformFeeBps,
+      jobTimeoutMs: config.router.jobTimeoutMs,
+      maxAttempts: config.router.maxAttempts,
+      ttftMs: config.router.ttftMs,
+      prefillMsPerToken: config.router.prefillMsPerToken,
+      minTokensPerSecond: config.router.minTokensPerSecond,
+    },
     clock: ctx.clock,
     metrics: app.metrics,
     log: app.log,
   };
   const apiKey = requireApiKey(ctx.db, ctx.acceptedKeys);
-  const catalog = () => buildCatalog(hub.index, settings.nativeUsdPriceNano);
+  const catalog = () => buildCatalog(router.index, config.chain.nativeUsdPriceNano);
+
+  /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
+  const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
+    id: m.id,
+    object: 'model',
+    created: 0,
+    owned_by: 'gpumesh',
+    family: m.family,
+    context_length: m.contextLength,
+    live_nodes: m.liveNodes,
+    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: 'per_million_tokens' },
+  });
 
   app.get(
     '/v1/models',
-    { onRequest: apiKey, schema: { tags: ['v1'], summary: 'Models live nodes serve now (OpenAI list)' } },
-    async () => ({
-      object: 'list',
-      data: catalog().map((m) => ({
-        id: m.id,
-        object: 'model',
-        created: 0,
-        owned_by: 'gpumesh',
-        family: m.family,
-        context_length: m.contextLength,
-        live_nodes: m.liveNodes,
-        pricing: {
-          prompt: m.cheapest.prompt,
-          completion: m.cheapest.completion,
-          unit: 'per_million_tokens',
-        },
-      })),
-    }),
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        security: API_KEY,
+        operationId: 'listModels',
+        summary: 'Models live nodes serve now (OpenAI list)',
+      },
+    },
+    async () => ({ object: 'list', data: catalog().map(modelObject) }),
+  );
+
+  const retrieveModel = async (id: string) => {
+    const model = catalog().find((m) => m.id === id);
+    if (!model)
+      throw new ApiError('model_not_found', `No live node serves the model "${id}".`, { param: 'model' });
+    return modelObject(model);
+  };
+  app.get(
+    '/v1/models/:model',
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        security: API_KEY,
+        operationId: 'retrieveModel',
+        summary: 'One model live nodes serve now (OpenAI retrieve)',
+        params: Type.Object(
+          { model: Type.String({ minLength: 1, maxLength: 256 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => retrieveModel((request.params as { model: string }).model),
+  );
+  // Model ids may hold a slash (org/name); a client that does not encode it lands here.
+  app.get(
+    '/v1/models/*',
+    {
+      onRequest: apiKey,
+      schema: {
+        hide: true,
+        params: Type.Object(
+          { '*': Type.String({ minLength: 1, maxLength: 256 }) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request) => retrieveModel((request.params as { '*': string })['*']),
   );
 
   app.get(
@@ -98,6 +154,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       onRequest: app.requireUser,
       schema: {
         tags: ['router'],
+        security: BEARER_JWT,
         summary: 'The router catalog: live models with cheapest and median prices',
       },
     },
@@ -110,6 +167,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       onRequest: app.requireUser,
       schema: {
         tags: ['router'],
+        security: BEARER_JWT,
         summary: 'Usage totals and breakdowns by model, key and day',
         querystring: UsageQuery,
       },
@@ -127,85 +185,116 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
           param: 'from',
         });
       }
-      return summarizeUsage(ctx.db, { userId: request.user!.id, from, to });
+      return summarizeUsage(ctx, { userId: request.user!.id, from, to });
     },
   );
 
-  const infer = (kind: JobKind) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const requestId = newRequestId();
-    reply.header('x-request-id', requestId);
-    const body = request.body as Record<string, unknown> & {
-      model: string;
-      provider?: ProviderPreferencesBody;
-    };
+  /** The job for `model`: its context decides max_tokens; the node gets the body for that model. */
+  const jobFor = (
+    kind: JobKind,
+    request: FastifyRequest,
+    body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
+    model: string,
+    startedAt: number,
+  ): InferenceJob => {
     const key = request.apiKey!;
-    const offers = hub.index.hasModel(body.model)
-      ? [...hub.index.models()].find(([id]) => id === body.model)?.[1]
-      : undefined;
-    if (!offers || offers.size === 0) {
-      throw new ApiError('model_not_found', `No live node serves the model "${body.model}".`, {
-        param: 'model',
-      });
-    }
-    const first = offers.values().next().value!;
-    if (!FAMILIES_FOR_KIND[kind].includes(first.offer.family)) {
-      throw new ApiError('invalid_request', `The model "${body.model}" is a ${first.offer.family} model.`, {
-        param: 'model',
-      });
-    }
-    const contextLength = Math.max(...[...offers.values()].map((e) => e.offer.contextLength));
+    const { contextLength } = findModel(router.index, model, kind);
     const maxTokens =
-      kind === 'embedding' ? 0 : effectiveMaxTokens(body, settings.maxTokensCap, contextLength);
-    const nodeRequest: Record<string, unknown> = { ...body };
+      kind === 'embedding' ? 0 : effectiveMaxTokens(body, config.router.maxTokensCap, contextLength);
+    const nodeRequest: Record<string, unknown> = { ...body, model };
     for (const f of ROUTER_FIELDS) delete nodeRequest[f];
     if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
     // OpenAI takes a one-element prompt array; nodes take the string.
     if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
-    const stream = kind !== 'embedding' && body.stream === true;
-    const job: InferenceJob = {
-      requestId,
+    return {
+      requestId: request.id,
       userId: key.userId,
       keyId: key.keyId,
+      keyLimitNano: key.limitNano,
       kind,
-      model: body.model,
+      model,
       nodeRequest,
-      stream,
+      stream: kind !== 'embedding' && body.stream === true,
       promptTokensBound: estimatePromptTokens(kind, body),
       maxTokens,
+      choices: typeof body.n === 'number' ? body.n : 1,
+      startedAt,
+      includeUsage:
+        (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
       provider: toPreferences(body.provider),
     };
-    if (!stream) {
-      const result = await runInference(deps, job);
-      reply.header('x-gpumesh-node', result.nodeId);
-      if (kind === 'embedding' && body.encoding_format === 'base64')
-        return toBase64Embeddings(result.response);
-      return result.response;
-    }
-    const sink = openSse(request, reply, requestId);
-    try {
-      await runInference(deps, job, sink);
-    } catch (error) {
-      if (!sink.started) throw error; // nothing sent yet: a plain HTTP error
-      const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
-      if (!sink.closed) sink.finish({ error: apiError.toBody().error });
-    }
-    return reply;
   };
+
+  /**
+   * Runs the request on `model`, then on each of `models` (OpenRouter's fallback list) while the
+   * previous one had no node to serve it or failed before sending anything.
+   */
+  const infer = (kind: JobKind) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const startedAt = performance.now();
+    const body = request.body as Record<string, unknown> & {
+      model: string;
+      models?: string[];
+      provider?: ProviderPreferencesBody;
+    };
+    const models = [body.model, ...(body.models ?? []).filter((m) => m !== body.model)];
+    const stream = kind !== 'embedding' && body.stream === true;
+    const sink = stream ? openSse(request, reply, request.id) : undefined;
+    for (const [i, model] of models.entries()) {
+      try {
+        if (!sink) {
+          const result = await routeRequest(deps, jobFor(kind, request, body, model, startedAt));
+          reply.header('x-gpumesh-node', result.nodeId);
+          if (kind === 'embedding' && body.encoding_format === 'base64')
+            return toBase64Embeddings(result.response);
+          return result.response;
+        }
+        await routeRequest(deps, jobFor(kind, request, body, model, startedAt), sink);
+        return reply;
+      } catch (error) {
+        const next = i < models.length - 1 && !sink?.started;
+        if (next && error instanceof ApiError && FALLBACK_CODES.has(error.code)) continue;
+        if (!sink?.started) throw error; // nothing sent yet: a plain HTTP error
+        const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
+        if (!sink.closed) sink.finish({ error: apiError.toBody().error });
+        return reply;
+      }
+    }
+    return reply; // unreachable: the last model returns or throws
+  };
+
+  await accountRoutes(app, { ctx, apiKey });
 
   const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
   app.post(
     '/v1/chat/completions',
-    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: ChatCompletionBody } },
+    {
+      ...limits,
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        security: API_KEY,
+        operationId: 'createChatCompletion',
+        body: ChatCompletionBody,
+      },
+    },
     infer('chat'),
   );
   app.post(
     '/v1/completions',
-    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: CompletionBody } },
+    {
+      ...limits,
+      onRequest: apiKey,
+      schema: { tags: ['v1'], security: API_KEY, operationId: 'createCompletion', body: CompletionBody },
+    },
     infer('completion'),
   );
   app.post(
     '/v1/embeddings',
-    { ...limits, onRequest: apiKey, schema: { tags: ['v1'], body: EmbeddingBody } },
+    {
+      ...limits,
+      onRequest: apiKey,
+      schema: { tags: ['v1'], security: API_KEY, operationId: 'createEmbedding', body: EmbeddingBody },
+    },
     infer('embedding'),
   );
 }
@@ -216,6 +305,13 @@ function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextL
   if (asked !== undefined) {
     if (asked > cap) {
       throw new ApiError('invalid_request', `${field} may be at most ${cap}.`, { param: field });
+    }
+    if (asked >= contextLength) {
+      throw new ApiError(
+        'context_length_exceeded',
+        `${field} (${asked}) leaves no room for the prompt in the model's ${contextLength}-token context.`,
+        { param: field },
+      );
     }
     return asked;
   }
@@ -248,6 +344,10 @@ function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferen
     ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
     ...(maxIn !== undefined ? { maxPriceInNano: maxIn } : {}),
     ...(maxOut !== undefined ? { maxPriceOutNano: maxOut } : {}),
+    ...(p.only ? { only: p.only } : {}),
+    ...(p.ignore ? { ignore: p.ignore } : {}),
+    ...(p.sort ? { sort: p.sort as 'price' | 'latency' | 'throughput' } : {}),
+    ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
   };
 }
 

@@ -6,8 +6,10 @@ import { type Static, Type } from '@sinclair/typebox';
 
 /** Most messages a chat request may carry. */
 export const MAX_MESSAGES = 256;
-/** Most inputs one embeddings request may carry. */
-export const MAX_EMBEDDING_INPUTS = 256;
+/** Most inputs one embeddings request may carry (OpenAI's limit; LangChain batches up to 1,000). */
+export const MAX_EMBEDDING_INPUTS = 2048;
+/** Most token ids one tokenized input may carry. */
+export const MAX_INPUT_TOKENS = 65_536;
 
 /** A text part: what a single- or multi-part `content` array carries (nodes join the texts). */
 const TextPart = Type.Object(
@@ -37,20 +39,36 @@ const Price = Type.Union([
   Type.Null(),
 ]);
 
-/** OpenRouter-style routing preferences. max_price is USD per million tokens. */
+const NodeNames = Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32 });
+
+/**
+ * OpenRouter-style routing preferences. max_price is USD per million tokens. A field we do not act
+ * on is refused (400 naming it), never dropped.
+ */
 export const ProviderPreferences = Type.Object(
   {
-    order: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32 })),
+    order: Type.Optional(NodeNames),
     allow_fallbacks: Type.Optional(Type.Boolean()),
+    only: Type.Optional(NodeNames),
+    ignore: Type.Optional(NodeNames),
+    sort: Type.Optional(Type.Union(['price', 'throughput', 'latency'].map((s) => Type.Literal(s)))),
+    require_parameters: Type.Optional(Type.Boolean()),
     max_price: Type.Optional(
       Type.Object(
         { prompt: Type.Optional(Price), completion: Type.Optional(Price) },
-        { additionalProperties: true },
+        { additionalProperties: false },
       ),
     ),
   },
-  { additionalProperties: true },
+  { additionalProperties: false },
 );
+
+/** Most fallback models a request may list (OpenRouter's `models`). */
+export const MAX_FALLBACK_MODELS = 8;
+/** Most choices one chat or completion request may ask for (`n`). */
+export const MAX_CHOICES = 4;
+
+const Penalty = Type.Optional(Type.Union([Type.Number({ minimum: -2, maximum: 2 }), Type.Null()]));
 
 const Stop = Type.Union([
   Type.String({ maxLength: 256 }),
@@ -70,9 +88,21 @@ const Sampling = {
       Type.Null(),
     ]),
   ),
-  n: Type.Optional(Type.Union([Type.Literal(1), Type.Null()])),
+  n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_CHOICES }), Type.Null()])),
+  presence_penalty: Penalty,
+  frequency_penalty: Penalty,
+  logprobs: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  top_logprobs: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 20 }), Type.Null()])),
+  models: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: MAX_FALLBACK_MODELS }),
+  ),
   stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-  stream_options: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()])),
+  stream_options: Type.Optional(
+    Type.Union([
+      Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }),
+      Type.Null(),
+    ]),
+  ),
   provider: Type.Optional(ProviderPreferences),
   user: Type.Optional(Type.String({ maxLength: 256 })),
 };
@@ -97,12 +127,22 @@ export const CompletionBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** A token id of the model's vocabulary. */
+const TokenId = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+
 export const EmbeddingBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 256 }),
+    // A string, strings, one input as token ids, or inputs as token ids (OpenAI's four forms); empty
+    // inputs are refused, as OpenAI does.
     input: Type.Union([
-      Type.String(),
-      Type.Array(Type.String(), { minItems: 1, maxItems: MAX_EMBEDDING_INPUTS }),
+      Type.String({ minLength: 1 }),
+      Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_EMBEDDING_INPUTS }),
+      Type.Array(TokenId, { minItems: 1, maxItems: MAX_INPUT_TOKENS }),
+      Type.Array(Type.Array(TokenId, { minItems: 1, maxItems: MAX_INPUT_TOKENS }), {
+        minItems: 1,
+        maxItems: MAX_EMBEDDING_INPUTS,
+      }),
     ]),
     encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
     dimensions: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { StreamSink } from './run-inference.js';
+import type { StreamSink } from '../router/route-request.js';
 
 /**
  * A server-sent-events sink over the raw response. Headers go out with the first chunk, not
@@ -62,12 +62,12 @@ export function openSse(
     finish(final) {
       if (finished) return;
       if (!started) {
-        // An error before any chunk is answered as plain HTTP by the caller; a final chunk without
+        // An error before any chunk is answered as plain HTTP by the caller; an end without
         // chunks (an empty completion) still opens the stream.
-        if ('error' in final) return;
+        if (final && 'error' in final) return;
         this.start('');
       }
-      send(JSON.stringify(final));
+      if (final) send(JSON.stringify(final));
       send('[DONE]');
       finished = true;
       raw.end();

@@ -14,6 +14,14 @@ export type FixedReplyRuntimeOptions = {
   models: ServedModel[];
   /** The reply, streamed one word per chunk. */
   reply?: string;
+  /** The reply as its tokens (one chunk each when streamed); wins over `reply`. */
+  replyTokens?: readonly string[];
+  /** prompt_tokens reported for every job (default: the request's JSON words). */
+  promptTokens?: number;
+  /** Fails every job before its first token with a retryable runtime error (tests). */
+  failBeforeFirstToken?: boolean;
+  /** Waits this long before each streamed chunk, so a client can leave mid-stream (tests). */
+  chunkDelayMs?: number;
 };
 
 export const DEFAULT_FIXED_REPLY = 'ok';
@@ -25,7 +33,11 @@ const EMBEDDING_WIDTH = 8;
  * by configuration; only bench/ and tests construct it.
  */
 export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runtime {
-  const words = (options.reply ?? DEFAULT_FIXED_REPLY).split(/(?<= )/);
+  const words = options.replyTokens
+    ? [...options.replyTokens]
+    : (options.reply ?? DEFAULT_FIXED_REPLY).split(/(?<= )/);
+  const pause = () =>
+    options.chunkDelayMs ? new Promise((resolve) => setTimeout(resolve, options.chunkDelayMs)) : undefined;
   let closed = false;
   return {
     info: { name: 'fixed-reply', version: '0.0.0' },
@@ -34,7 +46,10 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
     async run(job: RuntimeJob): Promise<JobResponse> {
       if (!options.models.some((model) => model.id === job.model)) throw new NodeError('model_not_found');
       if (job.signal?.aborted) throw new NodeError('job_cancelled');
-      const promptWords = JSON.stringify(job.request).split(/\s+/).length;
+      if (options.failBeforeFirstToken)
+        throw new NodeError('runtime_error', { detail: 'failing on purpose (test).' });
+      const promptWords = options.promptTokens ?? JSON.stringify(job.request).split(/\s+/).length;
+      job.onPromptTokens?.(promptWords);
       if (job.kind === 'embedding') {
         const inputs = ([] as unknown[]).concat(job.request.input);
         return embeddingResponse(
@@ -49,12 +64,22 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
       if (job.kind === 'chat') {
         if (job.stream) {
           job.onChunk?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
-          for (const word of words) job.onChunk?.(chatChunk(meta, { content: word }), 1);
+          for (const word of words) {
+            await pause();
+            if (job.signal?.aborted) throw new NodeError('job_cancelled');
+            job.onChunk?.(chatChunk(meta, { content: word }), 1);
+          }
           job.onChunk?.(chatChunk(meta, {}, 'stop'), 0);
         }
         return chatResponse(meta, text, 'stop', usage);
       }
-      if (job.stream) for (const word of words) job.onChunk?.(completionChunk(meta, word), 1);
+      if (job.stream) {
+        for (const word of words) {
+          await pause();
+          if (job.signal?.aborted) throw new NodeError('job_cancelled');
+          job.onChunk?.(completionChunk(meta, word), 1);
+        }
+      }
       return completionResponse(meta, text, 'stop', usage);
     },
     alive: () => !closed,

@@ -5,10 +5,34 @@ import { NodeError } from '../errors.js';
 import type { JobKind, JsonObject, Usage } from './runtime.js';
 
 const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() });
-const Message = Type.Object({
-  role: Type.Union(['system', 'developer', 'user', 'assistant'].map((role) => Type.Literal(role))),
-  content: Type.Union([Type.String(), Type.Array(TextPart), Type.Null()]),
+const ToolCall = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String(), arguments: Type.String() }),
 });
+const Message = Type.Object({
+  role: Type.Union(['system', 'developer', 'user', 'assistant', 'tool'].map((role) => Type.Literal(role))),
+  content: Type.Union([Type.String(), Type.Array(TextPart), Type.Null()]),
+  /** An assistant turn that called tools. */
+  tool_calls: Type.Optional(Type.Array(ToolCall, { maxItems: 64 })),
+  /** A tool turn: the call it answers. */
+  tool_call_id: Type.Optional(Type.String()),
+});
+const Tool = Type.Object({
+  type: Type.Literal('function'),
+  function: Type.Object({
+    name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+    description: Type.Optional(Type.String()),
+    parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+  }),
+});
+const ToolChoice = Type.Union([
+  Type.Literal('none'),
+  Type.Literal('auto'),
+  Type.Literal('required'),
+  Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String() }) }),
+]);
 const Sampling = {
   max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -21,11 +45,42 @@ const Sampling = {
     Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Number({ minimum: -100, maximum: 100 })),
   ),
   n: Type.Optional(Type.Literal(1)),
+  presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+  frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+  response_format: Type.Optional(
+    Type.Union([
+      Type.Object({ type: Type.Literal('text') }),
+      Type.Object({ type: Type.Literal('json_object') }),
+      Type.Object({
+        type: Type.Literal('json_schema'),
+        json_schema: Type.Object({
+          name: Type.Optional(Type.String()),
+          schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+        }),
+      }),
+    ]),
+  ),
 };
-export const ChatRequest = Type.Object({ messages: Type.Array(Message, { minItems: 1 }), ...Sampling });
+export const ChatRequest = Type.Object({
+  messages: Type.Array(Message, { minItems: 1 }),
+  tools: Type.Optional(Type.Array(Tool, { maxItems: 128 })),
+  tool_choice: Type.Optional(ToolChoice),
+  parallel_tool_calls: Type.Optional(Type.Boolean()),
+  ...Sampling,
+});
 export const CompletionRequest = Type.Object({ prompt: Type.String(), ...Sampling });
+const TokenIds = Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 });
 export const EmbeddingRequest = Type.Object({
-  input: Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1, maxItems: 2048 })]),
+  /** A string, strings, one input as token ids, or inputs as token ids (OpenAI's four forms). */
+  input: Type.Union([
+    Type.String({ minLength: 1 }),
+    Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 2048 }),
+    TokenIds,
+    Type.Array(TokenIds, { minItems: 1, maxItems: 2048 }),
+  ]),
+  /** Truncate each vector to this many dimensions, renormalised (as OpenAI's text-embedding-3). */
+  dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type ChatRequest = Static<typeof ChatRequest>;
 export type CompletionRequest = Static<typeof CompletionRequest>;
@@ -38,12 +93,32 @@ const checkers = {
   embedding: TypeCompiler.Compile(EmbeddingRequest),
 };
 
+/**
+ * Options that change the answer which this node's runtimes do not implement: a request that sets
+ * one is refused (invalid_request naming it), never answered as if it had not.
+ */
+const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
+  ['functions', (v) => Array.isArray(v) && v.length > 0],
+  ['function_call', (v) => v !== 'none' && v !== 'auto' && v !== undefined],
+  ['logprobs', (v) => v === true],
+  ['top_logprobs', (v) => typeof v === 'number' && v > 0],
+  ['audio', (v) => v !== undefined],
+  ['modalities', (v) => Array.isArray(v) && v.some((m) => m !== 'text')],
+];
+
 /** The request body of a job, validated for its kind (unknown fields are ignored, as OpenAI does). */
 export function parseRequest<K extends JobKind>(
   kind: K,
   request: JsonObject,
 ): { chat: ChatRequest; completion: CompletionRequest; embedding: EmbeddingRequest }[K] {
   const checker = checkers[kind];
+  if (kind !== 'embedding') {
+    for (const [field, set] of UNHONOURED) {
+      if (set(request[field])) {
+        throw new NodeError('invalid_request', { detail: `${field} is not supported by this node.` });
+      }
+    }
+  }
   if (!checker.Check(request)) {
     const first = checker.Errors(request).First();
     throw new NodeError('invalid_request', {
@@ -64,7 +139,7 @@ export function responseId(kind: JobKind): string {
   return `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomBytes(12).toString('hex')}`;
 }
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 type Meta = { id: string; model: string; created: number };
 
@@ -110,6 +185,27 @@ export function chatResponse(meta: Meta, content: string, finishReason: FinishRe
     usage,
   };
 }
+
+/** A chat answer that calls tools: no content, the calls, finish_reason `tool_calls`. */
+export function toolCallsResponse(meta: Meta, calls: ToolCallOut[], usage: Usage) {
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: null, tool_calls: calls },
+        logprobs: null,
+        finish_reason: 'tool_calls',
+      },
+    ],
+    usage,
+  };
+}
+
+export type ToolCallOut = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
 export function completionResponse(meta: Meta, text: string, finishReason: FinishReason, usage: Usage) {
   return {

@@ -19,6 +19,7 @@ import {
   type ModelOffer,
   PROTOCOL_VERSION,
   parseFrame,
+  SessionOrder,
   sendCoalesced,
   signChallenge,
   signManifest,
@@ -238,11 +239,14 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
     ),
   );
   let muted = false;
+  // Frames the protocol does not allow now are ignored, like malformed ones.
+  const order = new SessionOrder('node');
   ws.on('message', async (data, binary) => {
     if (muted) return;
     let frame: Frame;
     try {
       frame = parseFrame(data as Buffer, { binary });
+      order.receive(frame.type);
     } catch {
       return;
     }

@@ -4,6 +4,8 @@ import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
 import { heldReservations005 } from './005-held-reservations.js';
 import { nodeUsageViolations007 } from './007-node-usage-violations.js';
+import { generationsAndKeyLimits008 } from './008-generations-and-key-limits.js';
+import { activityIndex009 } from './009-activity-index.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -17,4 +19,6 @@ export const migrations: readonly (Migration & { name: string })[] = [
   heldReservations005,
   walletLocksMigration,
   nodeUsageViolations007,
+  generationsAndKeyLimits008,
+  activityIndex009,
 ];

@@ -7,6 +7,7 @@
   const SESSION_KEY = 'gpumesh.session';
   const REFRESH_MS = 10_000;
   const MAX_CHART_DAYS = 92;
+  const ACTIVITY_PAGE = 50;
   const DAY_MS = 86_400_000;
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const symbol = document.body.dataset.nativeSymbol || '';
@@ -14,6 +15,9 @@
   const $ = (id) => document.getElementById(id);
   let session = null; // { token, address }
   let refreshTimer = null;
+  // Activity rows shown, newest first; the cursor of the page after them; a version that a reload
+  // of the first page bumps, so a "more" answer that crossed it is dropped instead of leaving a gap.
+  let activity = { rows: [], cursor: null, version: 0 };
 
   // ---------- helpers ----------
 
@@ -25,8 +29,9 @@
     }
   }
 
-  async function api(method, path, body) {
-    const headers = { accept: 'application/json' };
+  /** Calls the API with the session; `{ raw: true }` returns the Response itself when it is ok. */
+  async function api(method, path, body, options = {}) {
+    const headers = { accept: options.raw ? '*/*' : 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (session) headers.authorization = `Bearer ${session.token}`;
     const response = await fetch(path, {
@@ -34,6 +39,7 @@
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+    if (options.raw && response.ok) return response;
     const text = await response.text();
     let data = null;
     try {
@@ -86,6 +92,12 @@
     if (!value) return '—';
     const date = new Date(value);
     return Number.isNaN(date.getTime()) ? '—' : date.toISOString().slice(0, 16).replace('T', ' ');
+  }
+
+  /** "2026-03-10 12:00:05" (UTC), or "—". */
+  function formatTime(value) {
+    const date = new Date(value);
+    return Number.isNaN(date.getTime()) ? '—' : date.toISOString().slice(0, 19).replace('T', ' ');
   }
 
   function utf8ToHex(text) {
@@ -175,6 +187,8 @@
     sessionStorage.removeItem(SESSION_KEY);
     if (refreshTimer) clearInterval(refreshTimer);
     refreshTimer = null;
+    activity = { rows: [], cursor: null, version: activity.version + 1 };
+    renderActivity();
     $('app').hidden = true;
     $('signin').hidden = false;
     $('key-secret').hidden = true;
@@ -196,6 +210,7 @@
     loadProxy().catch(failure('topup-status', 'Could not load your proxy wallet'));
     loadKeys().catch(failure('key-status', 'Could not load your keys'));
     loadUsage().catch(failure('usage-status', 'Could not load your usage'));
+    loadActivity().catch(failure('activity-status', 'Could not load your activity'));
     loadStake().catch(failure('stake-status', 'Could not load your stake'));
   }
 
@@ -446,6 +461,104 @@
     });
   }
 
+  // ---------- activity ----------
+
+  async function loadActivity() {
+    const version = activity.version;
+    const { data } = await api('GET', `/api/router/activity?limit=${ACTIVITY_PAGE}`);
+    if (version !== activity.version) return;
+    const shown = new Set(activity.rows.map((row) => row.id));
+    const fresh = data.data.filter((row) => !shown.has(row.id));
+    if (activity.rows.length > ACTIVITY_PAGE && fresh.length < data.data.length) {
+      // More pages are open and the first page reaches them: add what is new above, keep the rest.
+      activity.rows = [...fresh, ...activity.rows];
+    } else {
+      activity = { rows: data.data, cursor: data.nextCursor, version: version + 1 };
+    }
+    renderActivity();
+  }
+
+  async function moreActivity() {
+    if (!activity.cursor) return;
+    const { version, cursor } = activity;
+    const button = $('activity-more');
+    button.disabled = true;
+    try {
+      const { data } = await api(
+        'GET',
+        `/api/router/activity?limit=${ACTIVITY_PAGE}&cursor=${encodeURIComponent(cursor)}`,
+      );
+      if (version !== activity.version) return;
+      const shown = new Set(activity.rows.map((row) => row.id));
+      activity.rows.push(...data.data.filter((row) => !shown.has(row.id)));
+      activity.cursor = data.nextCursor;
+      setStatus('activity-status', '');
+      renderActivity();
+    } catch (error) {
+      failure('activity-status', 'Could not load more activity')(error);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function renderActivity() {
+    const rows = activity.rows.map((row) => {
+      const tr = el('tr');
+      tr.dataset.id = row.id;
+      const time = el('td', formatTime(row.time), 'nowrap');
+      time.title = row.id;
+      const model = el('td');
+      model.appendChild(el('code', row.model));
+      const node = el('td');
+      const nodeId = el('code', row.nodeId.length > 14 ? `${row.nodeId.slice(0, 12)}…` : row.nodeId);
+      nodeId.title = row.nodeId;
+      node.appendChild(nodeId);
+      tr.append(
+        time,
+        model,
+        node,
+        el('td', row.keyName ?? '—', 'nowrap'),
+        el('td', formatCount(row.promptTokens), 'num'),
+        el('td', formatCount(row.completionTokens), 'num'),
+        el('td', formatUsd(row.cost), 'num'),
+        el('td', row.latencyMs === null ? '—' : `${formatCount(row.latencyMs)} ms`, 'num'),
+        el('td', row.tokensPerSecond === null ? '—' : String(row.tokensPerSecond), 'num'),
+        el('td', row.finishReason || row.status.replaceAll('_', ' ')),
+      );
+      return tr;
+    });
+    $('activity-body').replaceChildren(...(rows.length ? rows : [emptyRow(10, 'No requests yet.')]));
+    $('activity-more').hidden = !activity.cursor;
+  }
+
+  /** Downloads the CSV export with the session (a plain link would carry no credential). */
+  async function exportActivity(event) {
+    event.preventDefault();
+    setStatus('activity-status', 'Preparing the CSV…');
+    try {
+      const response = await api('GET', '/api/router/activity.csv', undefined, { raw: true });
+      const disposition = response.headers.get('content-disposition') || '';
+      const name = /filename="([^"]+)"/.exec(disposition)?.[1] || 'gpumesh-activity.csv';
+      const url = URL.createObjectURL(await response.blob());
+      const link = el('a');
+      link.href = url;
+      link.download = name;
+      link.hidden = true;
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      const truncated = response.headers.get('x-gpumesh-truncated') === 'true';
+      setStatus(
+        'activity-status',
+        truncated ? `Saved ${name}: the newest 100,000 requests (there are more).` : `Saved ${name}.`,
+        'ok',
+      );
+    } catch (error) {
+      failure('activity-status', 'Could not export your activity')(error);
+    }
+  }
+
   // ---------- staking ----------
 
   async function tx(method, params) {
@@ -503,6 +616,8 @@
   $('key-form').addEventListener('submit', createKey);
   $('stake-form').addEventListener('submit', stake);
   $('claim').addEventListener('click', claim);
+  $('activity-more').addEventListener('click', moreActivity);
+  $('activity-export').addEventListener('click', exportActivity);
   if (window.ethereum && typeof window.ethereum.on === 'function') {
     window.ethereum.on('accountsChanged', (accounts) => {
       if (session && accounts?.[0]?.toLowerCase() !== session.address.toLowerCase()) {

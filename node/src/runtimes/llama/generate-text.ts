@@ -1,5 +1,11 @@
 import { randomInt } from 'node:crypto';
-import type { LlamaContextSequence, Token, TokenBias } from 'node-llama-cpp';
+import {
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  LlamaGrammarEvaluationState,
+  type Token,
+  type TokenBias,
+} from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { FinishReason } from '../openai-shapes.js';
 
@@ -15,6 +21,11 @@ export type GenerateTextOptions = {
   tokenBias?: TokenBias;
   /** Stop strings: generation ends before the first of them, which is not returned. */
   stop: string[];
+  /** OpenAI's presence and frequency penalties (−2…2), over the tokens generated so far. */
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Constrains the output to a grammar (response_format json_object / json_schema). */
+  grammar?: LlamaGrammar;
   signal?: AbortSignal;
   /**
    * Receives text as soon as it is final (a token, or a few when a character spans tokens), with the
@@ -24,6 +35,9 @@ export type GenerateTextOptions = {
 };
 
 export type GeneratedText = { text: string; completionTokens: number; finishReason: FinishReason };
+
+/** The generated tokens the presence and frequency penalties look back over. */
+const PENALTY_WINDOW_TOKENS = 256;
 
 /** Tokens kept as detokenizer context (enough for leading-space rules). */
 const DETOKENIZE_CONTEXT_TOKENS = 16;
@@ -41,7 +55,7 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   const model = sequence.model;
   const room = sequence.context.contextSize - promptTokens.length;
   if (room <= 0) {
-    throw new NodeError('invalid_request', {
+    throw new NodeError('context_length_exceeded', {
       detail: `The prompt has ${promptTokens.length} tokens; the context holds ${sequence.context.contextSize}.`,
     });
   }
@@ -76,6 +90,20 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     seed: options.seed ?? randomInt(2 ** 31),
     tokenBias: options.tokenBias,
     yieldEogToken: true,
+    ...(options.presencePenalty || options.frequencyPenalty
+      ? {
+          repeatPenalty: {
+            punishTokens: () => generated.slice(-PENALTY_WINDOW_TOKENS),
+            maxPunishTokens: PENALTY_WINDOW_TOKENS,
+            penalty: 1,
+            presencePenalty: options.presencePenalty ?? 0,
+            frequencyPenalty: options.frequencyPenalty ?? 0,
+          },
+        }
+      : {}),
+    ...(options.grammar
+      ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: options.grammar }) }
+      : {}),
   });
   for await (const token of tokens) {
     if (signal?.aborted) break;

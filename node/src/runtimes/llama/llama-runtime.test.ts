@@ -273,6 +273,229 @@ describe('createLlamaRuntime', () => {
     expect(chunks).toBeLessThan(20);
   });
 
+  test('behavior: response_format json_schema constrains the output to the schema (llama.cpp grammar)', async () => {
+    const schema = {
+      type: 'object',
+      properties: { ok: { type: 'boolean' }, answer: { enum: ['yes', 'no'] } },
+      required: ['ok', 'answer'],
+      additionalProperties: false,
+    };
+    for (const seed of [1, 2, 3]) {
+      const response = await runtime.run({
+        kind: 'chat',
+        model: 'tiny',
+        request: {
+          messages: [{ role: 'user', content: 'Answer in JSON.' }],
+          max_tokens: 64,
+          seed,
+          response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
+        },
+        stream: false,
+      });
+      const content = (response.choices as { message: { content: string } }[])[0]!.message.content;
+      const parsed = JSON.parse(content) as { ok: unknown; answer: unknown };
+      expect(typeof parsed.ok).toBe('boolean');
+      expect(['yes', 'no']).toContain(parsed.answer);
+      expect(Object.keys(parsed).sort()).toEqual(['answer', 'ok']);
+    }
+    // Without it, the random-weights model answers anything but JSON.
+    const plain = await runtime.run({
+      kind: 'chat',
+      model: 'tiny',
+      request: {
+        messages: [{ role: 'user', content: 'Answer in JSON.' }],
+        max_tokens: 16,
+        seed: 1,
+        logit_bias: NO_EOS,
+      },
+      stream: false,
+    });
+    const text = (plain.choices as { message: { content: string } }[])[0]!.message.content;
+    expect(() => JSON.parse(text)).toThrow();
+  });
+
+  test('behavior: presence and frequency penalties change what is sampled at a fixed seed', async () => {
+    const run = async (penalty: number) => {
+      const response = await runtime.run({
+        kind: 'completion',
+        model: 'tiny',
+        request: {
+          prompt: 'abc',
+          max_tokens: 40,
+          seed: 7,
+          temperature: 1,
+          logit_bias: NO_EOS,
+          presence_penalty: penalty,
+          frequency_penalty: penalty,
+        },
+        stream: false,
+      });
+      return (response.choices as { text: string }[])[0]!.text;
+    };
+    const none = await run(0);
+    expect(await run(0)).toBe(none); // the seed repeats
+    expect(await run(2)).not.toBe(none);
+  });
+
+  test('behavior: a forced tool call comes back as tool_calls whose arguments fit the function (grammar)', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'get_weather',
+          description: 'The weather in a city',
+          parameters: {
+            $schema: 'http://json-schema.org/draft-07/schema#',
+            type: 'object',
+            properties: { city: { type: 'string', enum: ['Paris', 'Rome'] }, celsius: { type: 'boolean' } },
+            required: ['city', 'celsius'],
+            additionalProperties: false,
+          },
+        },
+      },
+      {
+        type: 'function' as const,
+        function: { name: 'noop', parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    for (const tool_choice of [
+      'required',
+      { type: 'function', function: { name: 'get_weather' } },
+    ] as const) {
+      const response = await runtime.run({
+        kind: 'chat',
+        model: 'tiny',
+        request: {
+          messages: [{ role: 'user', content: 'Weather in Paris?' }],
+          // The generated model's tokens are bytes: a call's JSON is ~70 of them, with whitespace more.
+          max_tokens: 256,
+          seed: 3,
+          tools,
+          tool_choice,
+        },
+        stream: false,
+      });
+      const choice = (response.choices as { message: Record<string, unknown>; finish_reason: string }[])[0]!;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.content).toBeNull();
+      const [call] = choice.message.tool_calls as {
+        id: string;
+        type: string;
+        function: { name: string; arguments: string };
+      }[];
+      expect(call!.id).toMatch(/^call_/);
+      expect(['get_weather', 'noop']).toContain(call!.function.name);
+      const args = JSON.parse(call!.function.arguments) as Record<string, unknown>;
+      if (typeof tool_choice === 'object' || call!.function.name === 'get_weather') {
+        expect(call!.function.name).toBe('get_weather');
+        expect(['Paris', 'Rome']).toContain(args.city);
+        expect(typeof args.celsius).toBe('boolean');
+      }
+    }
+    // A tool loop's history (the call, then its result) renders and is answered.
+    const next = await runtime.run({
+      kind: 'chat',
+      model: 'tiny',
+      request: {
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"Paris","celsius":true}' },
+              },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: '21 and sunny' },
+        ],
+        max_tokens: 8,
+        tools,
+      },
+      stream: false,
+    });
+    expect((next.choices as { finish_reason: string }[])[0]!.finish_reason).not.toBe('tool_calls');
+  });
+
+  test('behavior: a streamed forced tool call arrives as OpenAI streams it: name, arguments, finish', async () => {
+    const chunks: JsonObject[] = [];
+    await runtime.run({
+      kind: 'chat',
+      model: 'tiny',
+      request: {
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 64,
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'f',
+              parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+            },
+          },
+        ],
+        tool_choice: 'required',
+      },
+      stream: true,
+      onChunk: (chunk) => chunks.push(chunk),
+    });
+    const deltas = chunks.map(
+      (c) => (c.choices as { delta: Record<string, unknown>; finish_reason: string | null }[])[0]!,
+    );
+    expect(deltas[0]!.delta).toMatchObject({
+      role: 'assistant',
+      tool_calls: [{ index: 0, type: 'function', function: { name: 'f', arguments: '' } }],
+    });
+    const args = (deltas[1]!.delta.tool_calls as { function: { arguments: string } }[])[0]!.function
+      .arguments;
+    expect(typeof (JSON.parse(args) as { ok: unknown }).ok).toBe('boolean');
+    expect(deltas.at(-1)!.finish_reason).toBe('tool_calls');
+  });
+
+  test('behavior: embeddings of token ids, and dimensions truncated to unit length', async () => {
+    const embed = (request: JsonObject) =>
+      runtime.run({ kind: 'embedding', model: 'tiny-embed', request, stream: false }) as unknown as Promise<
+        JsonObject & { data: { embedding: number[] }[] }
+      >;
+    const full = await embed({ input: 'hello' });
+    const width = full.data[0]!.embedding.length;
+    const short = await embed({ input: ['hello', 'world'], dimensions: 4 });
+    expect(short.data.map((d) => d.embedding.length)).toEqual([4, 4]);
+    for (const { embedding } of short.data) expect(Math.hypot(...embedding)).toBeCloseTo(1, 6);
+    // The short vector points where the full one's first components do.
+    const head = full.data[0]!.embedding.slice(0, 4);
+    const scale = Math.hypot(...head);
+    for (const [i, x] of short.data[0]!.embedding.entries()) expect(x).toBeCloseTo(head[i]! / scale, 5);
+    await expect(embed({ input: 'hello', dimensions: width + 1 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('dimensions'),
+    });
+    const ids = await embed({ input: [[300, 301], [302]] });
+    expect(ids.data).toHaveLength(2);
+    expect((await embed({ input: [300, 301] })).data).toHaveLength(1);
+    await expect(embed({ input: [[10_000_000]] })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  test('error: options this node does not implement are refused, naming them', async () => {
+    for (const [field, value] of [
+      ['functions', [{ name: 'f', parameters: { type: 'object' } }]],
+      ['logprobs', true],
+      ['top_logprobs', 3],
+    ] as const) {
+      await expect(
+        runtime.run({
+          kind: 'chat',
+          model: 'tiny',
+          request: { messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, [field]: value },
+          stream: false,
+        }),
+      ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(field) });
+    }
+  });
+
   test('error: unknown model, invalid request', async () => {
     await expect(
       runtime.run({ kind: 'chat', model: 'nope', request: {}, stream: false }),
@@ -282,5 +505,20 @@ describe('createLlamaRuntime', () => {
     await expect(
       runtime.run({ kind: 'chat', model: 'tiny', request: { messages: 'hi' }, stream: false }),
     ).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  test('error: a prompt or an input longer than the context is context_length_exceeded', async () => {
+    const long = 'word '.repeat(3_000);
+    await expect(
+      runtime.run({
+        kind: 'chat',
+        model: 'tiny',
+        request: { messages: [{ role: 'user', content: long }], max_tokens: 4 },
+        stream: false,
+      }),
+    ).rejects.toMatchObject({ code: 'context_length_exceeded' });
+    await expect(
+      runtime.run({ kind: 'embedding', model: 'tiny-embed', request: { input: long }, stream: false }),
+    ).rejects.toMatchObject({ code: 'context_length_exceeded' });
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import {
   type ChatHistoryItem,
@@ -8,6 +9,7 @@ import {
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaEmbeddingContext,
+  type LlamaGrammar,
   type LlamaModel,
   resolveChatWrapper,
   type Token,
@@ -23,9 +25,12 @@ import {
   completionChunk,
   completionResponse,
   embeddingResponse,
+  type FinishReason,
   messageText,
   parseRequest,
   responseId,
+  type ToolCallOut,
+  toolCallsResponse,
   usageOf,
 } from '../openai-shapes.js';
 import type {
@@ -36,6 +41,7 @@ import type {
   Runtime,
   RuntimeJob,
   ServedModel,
+  Usage,
 } from '../runtime.js';
 import { generateText } from './generate-text.js';
 
@@ -114,6 +120,9 @@ type Loaded = {
   embedding?: Promise<LlamaEmbeddingContext>;
 };
 
+/** Grammars kept at most (one per distinct response schema). */
+const MAX_GRAMMARS = 64;
+
 /**
  * The default runtime: GGUF models in this process through node-llama-cpp. Each model gets one
  * context with `maxConcurrency` sequences, so concurrent jobs share one batched decode. Chat uses the
@@ -125,6 +134,8 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   const entries: Loaded[] = [];
   let llama: Llama | undefined;
   let closed = false;
+  /** Grammars by schema text (building one parses the schema and compiles GBNF). */
+  const grammars = new Map<string, Promise<LlamaGrammar>>();
   const threads = options.threads ?? defaultThreads();
 
   async function loadOne(spec: LlamaModelSpec, report: (fraction: number) => void): Promise<Loaded> {
@@ -182,6 +193,36 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     }
   }
 
+  /**
+   * The grammar a response_format asks for: any JSON object (json_object) or the given schema
+   * (json_schema), through llama.cpp's grammar sampler, so the output parses as asked. Built once
+   * per schema text.
+   */
+  async function grammarFor(format: ChatRequest['response_format']): Promise<LlamaGrammar | undefined> {
+    if (!format || format.type === 'text') return undefined;
+    const schema =
+      format.type === 'json_object' ? { type: 'object' } : (format.json_schema.schema ?? { type: 'object' });
+    return grammarForSchema(schema);
+  }
+
+  function grammarForSchema(schema: object): Promise<LlamaGrammar> {
+    const key = JSON.stringify(schema);
+    let grammar = grammars.get(key);
+    if (!grammar) {
+      grammar = llama!
+        .createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0])
+        .catch((error: unknown) => {
+          grammars.delete(key);
+          throw new NodeError('invalid_request', {
+            detail: `response_format's schema is not supported: ${error instanceof Error ? error.message.slice(0, 200) : 'invalid'}`,
+          });
+        });
+      if (grammars.size >= MAX_GRAMMARS) grammars.delete(grammars.keys().next().value!);
+      grammars.set(key, grammar);
+    }
+    return grammar;
+  }
+
   function modelFor(job: RuntimeJob): Loaded {
     const served = loaded.get(job.model);
     if (!served || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
@@ -195,10 +236,13 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     const request = chat ? parseRequest('chat', job.request) : parseRequest('completion', job.request);
     const { model } = entry;
     const stop = stopStrings(request.stop);
+    // A forced tool call (tool_choice "required" or a named function) is sampled under a grammar of
+    // the calls' shape: the arguments validate against the function's parameters.
+    const forced = chat ? forcedTools(request as ChatRequest) : undefined;
     let promptTokens: Token[];
     if (chat) {
       const state = entry.chatWrapper!.generateContextState({
-        chatHistory: toChatHistory((request as ChatRequest).messages),
+        chatHistory: toChatHistory((request as ChatRequest).messages, (request as ChatRequest).tools),
       });
       promptTokens = state.contextText.tokenize(model.tokenizer);
       for (const trigger of state.stopGenerationTriggers) {
@@ -212,9 +256,12 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     }
     job.onPromptTokens?.(promptTokens.length);
     const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
-    const emit = job.stream ? job.onChunk : undefined;
+    const emit = job.stream && !forced ? job.onChunk : undefined;
     let streamedTokens = 0;
     if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
+    const grammar = forced
+      ? await grammarForSchema(forced.schema)
+      : await grammarFor(request.response_format);
     const result = await withSequence(entry, (sequence) =>
       generateText({
         sequence,
@@ -224,6 +271,9 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         topP: request.top_p,
         seed: request.seed,
         tokenBias: toTokenBias(model, request.logit_bias),
+        ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
+        ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
+        ...(grammar ? { grammar } : {}),
         stop,
         signal: job.signal,
         onText:
@@ -235,6 +285,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       }),
     );
     const usage = usageOf(promptTokens.length, result.completionTokens);
+    if (forced) return toolCallAnswer(meta, result, usage, job);
     // Tokens whose text was never sent (a matched stop string) count in the last chunk.
     const unsent = result.completionTokens - streamedTokens;
     if (chat) {
@@ -246,7 +297,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   }
 
   async function runEmbedding(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
-    const { input } = parseRequest('embedding', job.request);
+    const { input, dimensions } = parseRequest('embedding', job.request);
     entry.embedding ??= entry.model.createEmbeddingContext({
       contextSize: entry.contextLength,
       threads,
@@ -254,16 +305,34 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     const context = await entry.embedding;
     const vectors: number[][] = [];
     let promptTokens = 0;
-    for (const text of typeof input === 'string' ? [input] : input) {
+    // One input (a string, or token ids) or many.
+    const inputs: (string | number[])[] =
+      typeof input === 'string' || typeof input[0] === 'number'
+        ? [input as string | number[]]
+        : (input as (string | number[])[]);
+    const vocabulary =
+      entry.model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? Number.POSITIVE_INFINITY;
+    for (const one of inputs) {
       if (job.signal?.aborted) throw new NodeError('job_cancelled');
-      const tokens = entry.model.tokenize(text);
-      if (tokens.length >= entry.contextLength) {
+      if (typeof one !== 'string' && one.some((id) => id >= vocabulary)) {
         throw new NodeError('invalid_request', {
+          detail: `input holds a token id past the vocabulary (${vocabulary}).`,
+        });
+      }
+      const tokens = typeof one === 'string' ? entry.model.tokenize(one) : (one as Token[]);
+      if (tokens.length >= entry.contextLength) {
+        throw new NodeError('context_length_exceeded', {
           detail: `An input has ${tokens.length} tokens; the limit is ${entry.contextLength - 1}.`,
         });
       }
       promptTokens += tokens.length;
-      vectors.push([...(await context.getEmbeddingFor(tokens)).vector]);
+      const vector = [...(await context.getEmbeddingFor(tokens)).vector];
+      if (dimensions !== undefined && dimensions > vector.length) {
+        throw new NodeError('invalid_request', {
+          detail: `dimensions may be at most ${vector.length} for this model.`,
+        });
+      }
+      vectors.push(dimensions === undefined ? vector : truncated(vector, dimensions));
     }
     return embeddingResponse(job.model, vectors, promptTokens);
   }
@@ -317,13 +386,39 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
 }
 
 /** OpenAI messages as node-llama-cpp chat history, ending with the model's turn to answer. */
-function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = messages.map((message) => {
+/**
+ * The chat as the model's template renders it. Tool definitions go in a system turn first; an
+ * assistant turn that called tools renders its calls as JSON, and a tool's answer renders as a
+ * user turn naming the call it answers — the template's own function-calling syntax is not used
+ * (few GGUF templates define one), so any chat model can follow a tool loop.
+ */
+function toChatHistory(messages: ChatMessage[], tools?: ChatRequest['tools']): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = [];
+  if (tools && tools.length > 0) {
+    const listed = tools.map((t) => ({
+      name: t.function.name,
+      description: t.function.description,
+      parameters: t.function.parameters,
+    }));
+    history.push({
+      type: 'system',
+      text: `Tools you can call, as {"name", "arguments"}: ${JSON.stringify(listed)}`,
+    });
+  }
+  for (const message of messages) {
     const text = messageText(message);
-    if (message.role === 'system' || message.role === 'developer') return { type: 'system', text };
-    if (message.role === 'user') return { type: 'user', text };
-    return { type: 'model', response: [text] };
-  });
+    if (message.role === 'system' || message.role === 'developer') history.push({ type: 'system', text });
+    else if (message.role === 'user') history.push({ type: 'user', text });
+    else if (message.role === 'tool')
+      history.push({ type: 'user', text: `Result of tool call ${message.tool_call_id ?? ''}: ${text}` });
+    else if (message.tool_calls && message.tool_calls.length > 0) {
+      const calls = message.tool_calls.map((c) => ({
+        name: c.function.name,
+        arguments: c.function.arguments,
+      }));
+      history.push({ type: 'model', response: [`${text}${JSON.stringify(calls)}`] });
+    } else history.push({ type: 'model', response: [text] });
+  }
   history.push({ type: 'model', response: [] });
   return history;
 }
@@ -347,4 +442,77 @@ function toTokenBias(model: LlamaModel, bias: Record<string, number> | undefined
     biases.set(Number(token) as Token, value <= -100 ? Number.NEGATIVE_INFINITY : value);
   }
   return tokenBias;
+}
+
+/**
+ * The schema a forced tool call is sampled under — `{"name", "arguments"}` of the named function,
+ * or of any listed one for "required" — or undefined when no call is forced ("auto" and "none"
+ * answer in text; see node/README.md).
+ */
+function forcedTools(request: ChatRequest): { schema: object } | undefined {
+  const tools = request.tools ?? [];
+  const choice = request.tool_choice;
+  if (tools.length === 0 || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
+  const wanted =
+    typeof choice === 'object' ? tools.filter((t) => t.function.name === choice.function.name) : tools;
+  if (wanted.length === 0) {
+    throw new NodeError('invalid_request', {
+      detail: `tool_choice names ${(choice as { function: { name: string } }).function.name}, which tools does not list.`,
+    });
+  }
+  const callOf = (tool: (typeof tools)[number]) => ({
+    type: 'object',
+    properties: {
+      name: { const: tool.function.name },
+      arguments: tool.function.parameters ?? { type: 'object' },
+    },
+    required: ['name', 'arguments'],
+    additionalProperties: false,
+  });
+  return { schema: wanted.length === 1 ? callOf(wanted[0]!) : { oneOf: wanted.map(callOf) } };
+}
+
+/** The sampled call as OpenAI's answer (streamed as OpenAI streams tool calls: name, then arguments). */
+function toolCallAnswer(
+  meta: { id: string; model: string; created: number },
+  result: { text: string; completionTokens: number; finishReason: FinishReason },
+  usage: Usage,
+  job: RuntimeJob,
+): JobResponse {
+  let call: { name: string; arguments: unknown };
+  try {
+    call = JSON.parse(result.text) as { name: string; arguments: unknown };
+  } catch {
+    // max_tokens cut the call short: no call to return.
+    throw new NodeError('invalid_request', {
+      detail: 'max_tokens ended the tool call before it was complete.',
+    });
+  }
+  const out: ToolCallOut = {
+    id: `call_${randomBytes(12).toString('hex')}`,
+    type: 'function',
+    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+  };
+  if (job.stream) {
+    const delta = {
+      index: 0,
+      id: out.id,
+      type: 'function',
+      function: { name: out.function.name, arguments: '' },
+    };
+    job.onChunk?.(chatChunk(meta, { role: 'assistant', content: null, tool_calls: [delta] }), 0);
+    job.onChunk?.(
+      chatChunk(meta, { tool_calls: [{ index: 0, function: { arguments: out.function.arguments } }] }),
+      result.completionTokens,
+    );
+    job.onChunk?.(chatChunk(meta, {}, 'tool_calls'), 0);
+  }
+  return toolCallsResponse(meta, [out], usage);
+}
+
+/** The first `dimensions` components, scaled back to unit length (how OpenAI shortens embeddings). */
+function truncated(vector: number[], dimensions: number): number[] {
+  const head = vector.slice(0, dimensions);
+  const norm = Math.hypot(...head);
+  return norm > 0 ? head.map((x) => x / norm) : head;
 }

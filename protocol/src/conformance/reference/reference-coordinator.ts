@@ -13,6 +13,7 @@ import {
 } from '../../constants.js';
 import { createFrame } from '../../create-frame.js';
 import { encodeFrame } from '../../encode-frame.js';
+import { errorFrame } from '../../error-frame.js';
 import { ProtocolError } from '../../errors.js';
 import { verifyChallenge } from '../../identity/verify-challenge.js';
 import { verifyManifest } from '../../identity/verify-manifest.js';
@@ -32,7 +33,7 @@ import { negotiateVersion } from '../../negotiate-version.js';
 import { parseFrame } from '../../parse-frame.js';
 import { nextPresence, PRESENCE_EVENT_FOR_STATUS, type PresenceState } from '../../presence.js';
 import { SCOPE_FOR_FAMILY, type Scope } from '../../scopes.js';
-import { frameAllowed, type SessionPhase } from '../../session-order.js';
+import { SessionOrder } from '../../session-order.js';
 import { grantScopes, TIER_BENEFITS, type TierName, tierForStake } from '../../tiers.js';
 
 export type ReferenceCoordinatorOptions = {
@@ -80,7 +81,7 @@ export type ReferenceCoordinator = {
 
 type Session = NodeSession & {
   ws: WebSocket;
-  phase: SessionPhase;
+  order: SessionOrder;
   hello?: HelloFrame;
   challenge?: ChallengeFrame;
   owner?: string;
@@ -114,15 +115,14 @@ export async function startReferenceCoordinator(
   });
   await once(wss, 'listening');
 
+  /** Sends a frame, moving the session's phase (challenge, welcome, manifest_ack). */
   const send = (session: Session, frame: Frame) => {
+    session.order.send(frame.type);
     if (session.ws.readyState === session.ws.OPEN) session.ws.send(encodeFrame(frame));
   };
 
   const fail = (session: Session, error: ProtocolError) => {
-    send(
-      session,
-      createFrame('error', { code: error.code, message: error.message, retryable: error.retryable }),
-    );
+    send(session, errorFrame(error));
     if (error.closeCode !== null) session.ws.close(error.closeCode, error.code);
   };
 
@@ -141,7 +141,6 @@ export async function startReferenceCoordinator(
           expiresAt: new Date(now + DEFAULT_CHALLENGE_TTL_MS).toISOString(),
           coordinatorId,
         });
-        session.phase = 'auth';
         return send(session, session.challenge);
       }
       case 'auth': {
@@ -157,7 +156,6 @@ export async function startReferenceCoordinator(
         const previous = nodes.get(nodeId);
         if (previous) fail(previous, new ProtocolError('session_replaced'));
         nodes.set(nodeId, session);
-        session.phase = 'manifest';
         return send(
           session,
           createFrame('welcome', {
@@ -191,8 +189,8 @@ export async function startReferenceCoordinator(
         session.models = manifest.models
           .filter((m) => scopes.includes(SCOPE_FOR_FAMILY[m.family]))
           .map((m) => m.id);
-        session.phase = 'ready';
-        if (breaks === 'manifest') return;
+        // Broken on purpose: the session is ready, but the node hears no acknowledgement.
+        if (breaks === 'manifest') return void session.order.send('manifest_ack');
         return send(session, createFrame('manifest_ack', { scopes, models: session.models }));
       }
       case 'presence': {
@@ -237,7 +235,7 @@ export async function startReferenceCoordinator(
     const session: Session = {
       ws,
       nodeId: '',
-      phase: 'hello',
+      order: new SessionOrder('coordinator'),
       presence: 'connecting',
       models: [],
       tier: 'none',
@@ -247,12 +245,12 @@ export async function startReferenceCoordinator(
     };
     session.timers.push(
       setTimeout(() => {
-        if (session.phase !== 'ready') fail(session, new ProtocolError('handshake_timeout'));
+        if (!session.order.ready) fail(session, new ProtocolError('handshake_timeout'));
       }, handshakeTimeoutMs),
       setInterval(
         () => {
           // The TTL runs from welcome on (the node learns the interval there); before, the handshake timeout.
-          const timed = session.phase === 'manifest' || session.phase === 'ready';
+          const timed = session.order.phase === 'manifest' || session.order.ready;
           if (timed && breaks !== 'heartbeat_expiry' && Date.now() - session.lastHeardAt > ttlMs) {
             fail(session, new ProtocolError('heartbeat_timeout'));
           }
@@ -273,8 +271,11 @@ export async function startReferenceCoordinator(
           return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
-      if (breaks !== 'out_of_order' && !frameAllowed('coordinator', session.phase, frame.type)) {
-        return fail(session, new ProtocolError('out_of_order', `${frame.type} in phase ${session.phase}.`));
+      try {
+        session.order.receive(frame.type);
+      } catch (error) {
+        // Broken on purpose: the frame is handled as if it were in order.
+        if (breaks !== 'out_of_order') return fail(session, error as ProtocolError);
       }
       queue = queue
         .then(() => handle(session, frame))
@@ -287,12 +288,7 @@ export async function startReferenceCoordinator(
       for (const timer of session.timers) clearTimeout(timer);
       if (nodes.get(session.nodeId) === session) nodes.delete(session.nodeId);
       for (const [jobId, job] of session.jobs) {
-        job.outcome.error = createFrame('error', {
-          jobId,
-          code: 'runtime_error',
-          message: 'node disconnected',
-          retryable: true,
-        });
+        job.outcome.error = errorFrame('runtime_error', { jobId, message: 'node disconnected' });
         job.done(job.outcome);
       }
       session.jobs.clear();
@@ -305,7 +301,7 @@ export async function startReferenceCoordinator(
     nodes,
     runJob({ kind, model, request, stream, timeoutMs = 30_000 }) {
       const session = [...nodes.values()].find(
-        (s) => s.phase === 'ready' && s.presence === 'online' && s.models.includes(model),
+        (s) => s.order.ready && s.presence === 'online' && s.models.includes(model),
       );
       if (!session) return Promise.reject(new Error(`no node serves ${model}`));
       const jobId = randomUUID();
@@ -315,12 +311,7 @@ export async function startReferenceCoordinator(
           send(session, createFrame('cancel', { jobId, reason: 'timeout' }));
           resolve({
             chunks: [],
-            error: createFrame('error', {
-              jobId,
-              code: 'job_timeout',
-              message: 'timed out',
-              retryable: true,
-            }),
+            error: errorFrame('job_timeout', { jobId, message: 'timed out' }),
           });
         }, timeoutMs);
         session.jobs.set(jobId, {

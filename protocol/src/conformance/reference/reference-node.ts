@@ -10,13 +10,14 @@ import {
 } from '../../constants.js';
 import { createFrame } from '../../create-frame.js';
 import { encodeFrame } from '../../encode-frame.js';
-import { ProtocolError } from '../../errors.js';
+import { errorFrame } from '../../error-frame.js';
+import { ProtocolError, type ProtocolErrorCode } from '../../errors.js';
 import { signChallenge } from '../../identity/sign-challenge.js';
 import { signManifest } from '../../identity/sign-manifest.js';
 import { signOwnerProof } from '../../identity/sign-owner-proof.js';
 import type { Frame, JobFrame, PresenceStatus } from '../../messages.js';
 import { parseFrame } from '../../parse-frame.js';
-import { frameAllowed, type SessionPhase } from '../../session-order.js';
+import { SessionOrder } from '../../session-order.js';
 import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fake-inference.js';
 import { referenceManifest } from './reference-manifest.js';
 
@@ -54,7 +55,7 @@ export type ReferenceNode = {
 
 type Session = {
   ws: WebSocket;
-  phase: SessionPhase;
+  order: SessionOrder;
   status: PresenceStatus;
   maxFrameBytes: number;
   jobs: Map<string, { cancelled: boolean }>;
@@ -86,18 +87,8 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   };
 
   const fail = (session: Session, error: ProtocolError) => {
-    if (error.closeCode === null) {
-      send(
-        session,
-        createFrame('error', { code: error.code, message: error.message, retryable: error.retryable }),
-      );
-      return;
-    }
-    send(
-      session,
-      createFrame('error', { code: error.code, message: error.message, retryable: error.retryable }),
-    );
-    session.ws.close(error.closeCode, error.code);
+    send(session, errorFrame(error));
+    if (error.closeCode !== null) session.ws.close(error.closeCode, error.code);
   };
 
   const reportPresence = (session: Session) => {
@@ -157,28 +148,12 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     for (let i = 0; i < maxTokens; i++) {
       await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
       if (state.cancelled && breaks !== 'cancel') {
-        send(
-          session,
-          createFrame('error', {
-            jobId: job.jobId,
-            code: 'job_cancelled',
-            message: 'cancelled',
-            retryable: false,
-          }),
-        );
+        send(session, errorFrame('job_cancelled', { jobId: job.jobId, message: 'cancelled' }));
         finishJob(session, job.jobId);
         return;
       }
       if (Date.now() - started > job.timeoutMs) {
-        send(
-          session,
-          createFrame('error', {
-            jobId: job.jobId,
-            code: 'job_timeout',
-            message: 'timed out',
-            retryable: true,
-          }),
-        );
+        send(session, errorFrame('job_timeout', { jobId: job.jobId, message: 'timed out' }));
         finishJob(session, job.jobId);
         return;
       }
@@ -220,18 +195,8 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   };
 
   const acceptJob = (session: Session, job: JobFrame) => {
-    const refuse = (
-      code: 'draining' | 'overloaded' | 'model_not_found' | 'duplicate_job' | 'invalid_request',
-    ) =>
-      send(
-        session,
-        createFrame('error', {
-          jobId: job.jobId,
-          code,
-          message: code,
-          retryable: code !== 'invalid_request' && code !== 'duplicate_job',
-        }),
-      );
+    const refuse = (code: ProtocolErrorCode) =>
+      send(session, errorFrame(code, { jobId: job.jobId, message: code }));
     const served = referenceManifest(account.address).models.find((m) => m.id === job.model);
     if (session.status === 'draining') return refuse('draining');
     if (session.jobs.has(job.jobId)) return refuse('duplicate_job');
@@ -243,10 +208,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     void runJob(session, job);
   };
 
-  const handle = async (session: Session, frame: Frame) => {
+  /** `admitted`: this frame is the manifest_ack that made the session ready. */
+  const handle = async (session: Session, frame: Frame, admitted: boolean) => {
     switch (frame.type) {
       case 'challenge': {
-        session.phase = 'auth';
         const signer = breaks === 'handshake' ? privateKeyToAccount(generatePrivateKey()) : account;
         const signature = await signChallenge(frame, {
           address: account.address,
@@ -260,7 +225,6 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         if (!SUPPORTED_PROTOCOL_VERSIONS.includes(frame.version)) {
           return fail(session, new ProtocolError('unsupported_version'));
         }
-        session.phase = 'manifest';
         session.maxFrameBytes = frame.maxFrameBytes;
         session.ttlMs = frame.ttlMs;
         if (breaks !== 'heartbeat') {
@@ -278,10 +242,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         return;
       }
       case 'manifest_ack':
-        if (session.phase === 'manifest') {
-          session.phase = 'ready';
-          reportPresence(session);
-        }
+        if (admitted) reportPresence(session);
         return;
       case 'ping':
         return send(session, createFrame('pong', { ts: frame.ts }));
@@ -320,7 +281,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     const ws = new WebSocket(options.url, { maxPayload: DEFAULT_MAX_FRAME_BYTES * 2 });
     const session: Session = {
       ws,
-      phase: 'hello',
+      order: new SessionOrder('node'),
       status: 'online',
       maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
       jobs: new Map(),
@@ -350,10 +311,14 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
           return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
-      if (breaks !== 'out_of_order' && !frameAllowed('node', session.phase, frame.type)) {
-        return fail(session, new ProtocolError('out_of_order', `${frame.type} in phase ${session.phase}.`));
+      let admitted = false;
+      try {
+        admitted = session.order.receive(frame.type) && frame.type === 'manifest_ack';
+      } catch (error) {
+        // Broken on purpose: the frame is handled as if it were in order.
+        if (breaks !== 'out_of_order') return fail(session, error as ProtocolError);
       }
-      handle(session, frame).catch(() => fail(session, new ProtocolError('internal_error')));
+      handle(session, frame, admitted).catch(() => fail(session, new ProtocolError('internal_error')));
     });
     ws.on('error', () => {
       // 'close' follows and schedules the reconnect.
@@ -362,7 +327,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       clearInterval(session.heartbeat);
       for (const job of session.jobs.values()) job.cancelled = true;
       // Back off while sessions fail before ready (1×, 2×, 4× … the base delay, at most 30 s, ±20 %).
-      failures = session.phase === 'ready' ? 0 : failures + 1;
+      failures = session.order.ready ? 0 : failures + 1;
       const delay =
         Math.min(reconnectDelayMs * 2 ** failures, MAX_RECONNECT_DELAY_MS) * (0.8 + 0.4 * Math.random());
       if (!stopped) reconnectTimer = setTimeout(connect, delay);
@@ -382,7 +347,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       if (!session || session.ws.readyState === WebSocket.CLOSED) return;
       if (session.ws.readyState === WebSocket.OPEN) {
         session.status = 'offline';
-        if (session.phase === 'ready') reportPresence(session);
+        if (session.order.ready) reportPresence(session);
         send(session, createFrame('bye', { reason: 'shutdown' }));
         session.ws.close(NORMAL_CLOSE_CODE, 'shutdown');
       }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { computeCost } from './compute-cost.js';
+import { computeCost } from './charges.js';
 
 describe('computeCost', () => {
   test('default: exact integers for known token counts', () => {

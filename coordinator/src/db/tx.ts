@@ -1,0 +1,19 @@
+import type { Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+/**
+ * A transaction as the ledger's hot path runs it: Kysely's transaction, and on SQLite the
+ * connection it holds. Kysely takes its connection lock for the whole transaction, so nothing else
+ * runs on that connection meanwhile: Statements (db/statement.ts) run in a Tx with a connection go
+ * straight to it, skipping Kysely's executor, lock and result copy — most of a short statement's
+ * cost. `sums` is what at-commit.ts gathers for the transaction's end.
+ */
+export class Tx {
+  readonly sums = new Map<object, Map<string, unknown>>();
+
+  constructor(
+    readonly trx: Transaction<Database>,
+    readonly connection?: SqliteConnection,
+  ) {}
+}

@@ -1,0 +1,76 @@
+/**
+ * The node hub and the router, as an app-level plugin (registered by buildApp): nodes connect on
+ * the HTTP server's WebSocket upgrade (HUB_PATHS), the hub keeps the pick index in step with them,
+ * and the router (router/router.ts) sends jobs to local nodes through the hub — and to other
+ * replicas' nodes through the peer transport, once peer-plugin.ts sets it.
+ */
+import type { TierName } from '@gpumesh/protocol';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { WebSocketServer } from 'ws';
+import type { AppContext } from '../app-context.js';
+import { Router } from '../router/router.js';
+import { tierOf } from '../staking/tier-of.js';
+import { Hub } from './hub.js';
+
+/** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
+export const HUB_PATH = '/node';
+/** Every path the hub answers on: /node, and /v0/nodes as NODE_PROTOCOL.md's examples write it. */
+export const HUB_PATHS: readonly string[] = [HUB_PATH, '/v0/nodes'];
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The node hub (live nodes, the pick index). */
+    hub: Hub;
+    /** Picks' destination: sends jobs to nodes, here or on another replica, and counts their slots. */
+    router: Router;
+  }
+}
+
+export type HubPluginOptions = {
+  ctx: AppContext;
+  /** A node owner's tier; default: the owner's stake (staking/tier-of.ts). */
+  tierOf?: (owner: string) => Promise<TierName>;
+};
+
+async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<void> {
+  const { ctx } = options;
+  const r = ctx.config.router;
+  const nodes = new Hub({
+    nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
+    heartbeatIntervalMs: r.heartbeatIntervalMs,
+    maxFrameBytes: r.maxFrameBytes,
+    clock: { now: () => Date.now() },
+    tierOf: options.tierOf ?? ((owner) => tierOf(ctx.db, owner)),
+    log: app.log,
+  });
+  app.decorate('hub', nodes);
+  app.decorate(
+    'router',
+    new Router({
+      index: nodes.index,
+      local: nodes,
+      queue: { depth: r.queueDepth, waitMs: r.queueWaitMs },
+    }),
+  );
+  const wss = new WebSocketServer({ noServer: true, maxPayload: r.maxFrameBytes + 1024 });
+  wss.on('connection', (socket) => nodes.accept(socket));
+  app.server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (!HUB_PATHS.includes(path ?? '')) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  app.addHook('onReady', async () => nodes.start());
+  app.addHook('preClose', async () => {
+    nodes.close();
+    app.router.queue.close();
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+  });
+}
+
+/** The hub and router as an app-level plugin (its `hub` and `router` decorations are the whole app's). */
+export const hubPlugin = fp(hub, { name: 'gpumesh-hub' });

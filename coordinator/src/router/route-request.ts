@@ -1,0 +1,720 @@
+/**
+ * One paid inference request, end to end (design.md "Data flow of one paid request"): find the
+ * model → pick candidates (pick-index.ts) → hold the worst case (ledger/charges.ts, the Ledger) →
+ * job to the node through the router (router.ts: the hub's session, or a peer replica) → relay →
+ * settle the actual cost, release the rest, credit the provider, record usage (one transaction) →
+ * answer.
+ * A failure before the first token releases the hold and fails over to the next candidate, so the
+ * user never pays twice; a stream cut after its first token bills exactly what was delivered.
+ */
+import { chunkTokens, isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from '@gpumesh/protocol';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import type { JobError, JobUsage } from '../hub/jobs.js';
+import type { KeyLimits } from '../keys/key-limits.js';
+import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
+import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { nanoToUsd } from '../ledger/money.js';
+import { providerAccountId } from '../ledger/tables.js';
+import type { SettleOutcome } from '../ledger/types.js';
+import type { Metrics } from '../metrics/create-metrics.js';
+import { recordUsageViolation } from '../usage/record-usage-violation.js';
+import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
+import type { Entry, PickIndex, PickResult, ProviderPreferences } from './pick-index.js';
+import type { Router, Slot } from './router.js';
+
+export type RouterSettings = {
+  platformFeeBps: number;
+  jobTimeoutMs: number;
+  maxAttempts: number;
+  /** First-token deadline (see firstSignDeadlineMs). */
+  ttftMs: number;
+  prefillMsPerToken: number;
+  minTokensPerSecond: number;
+};
+
+/**
+ * How long a node may take before its first sign of work — a streamed job's first chunk, a
+ * non-streamed job's result — before the attempt is cancelled and fails over (a black-hole node
+ * costs one deadline, not a job timeout per attempt): `ttftMs` plus the prompt's prefill at
+ * `prefillMsPerToken` per token of its bound; a non-streamed job also gets every token it may
+ * produce at `minTokensPerSecond`. Never past the job timeout.
+ */
+export function firstSignDeadlineMs(settings: RouterSettings, job: InferenceJob): number {
+  let ms = settings.ttftMs + job.promptTokensBound * settings.prefillMsPerToken;
+  if (!job.stream) ms += (job.maxTokens * job.choices * 1000) / settings.minTokensPerSecond;
+  return Math.min(Math.ceil(ms), settings.jobTimeoutMs);
+}
+
+export type RouteDeps = {
+  db: Kysely<Database>;
+  ledger: Ledger;
+  router: Router;
+  /** Per-key credit limits (keys/key-limits.ts). */
+  keyLimits: KeyLimits;
+  settings: RouterSettings;
+  clock: { now(): number };
+  /** Tokens, credits spent and failovers for /metrics (the app's registry). */
+  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
+  /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
+  log?: {
+    error(details: Record<string, unknown>, message: string): void;
+    warn(details: Record<string, unknown>, message: string): void;
+  };
+};
+
+/**
+ * Settlements run after the answer is sent (the charge is known before it commits); past this many
+ * ledger operations waiting to commit, a request waits for its own settlement before answering, so
+ * a backlog can't grow without bound.
+ */
+export const MAX_LEDGER_BACKLOG = 512;
+
+export type InferenceJob = {
+  requestId: string;
+  userId: string;
+  keyId: string | null;
+  /** The key's credit limit, nanousd (null: none). */
+  keyLimitNano: bigint | null;
+  kind: JobKind;
+  model: string;
+  /** The OpenAI request body the node receives (our routing fields removed, max_tokens explicit). */
+  nodeRequest: Record<string, unknown>;
+  stream: boolean;
+  /** An upper bound of the prompt's tokens, for the worst-case reservation. */
+  promptTokensBound: number;
+  /** The completion tokens the node may produce at most, per choice (0 for embeddings). */
+  maxTokens: number;
+  /** Choices asked for (`n`): the worst case and the completion bound count each. */
+  choices: number;
+  /** performance.now() when the request arrived (the generation's latency counts from it). */
+  startedAt: number;
+  /** Streamed: end with a usage chunk (`choices: []`, usage with its cost), as stream_options.include_usage asks. */
+  includeUsage: boolean;
+  provider: ProviderPreferences | undefined;
+};
+
+/** Where a streamed answer goes. `start` is called once, before the first chunk (headers). */
+export type StreamSink = {
+  start(nodeId: string): void;
+  write(chunk: Record<string, unknown>): void;
+  /** Ends the stream: a last chunk (or none), or an error event; then [DONE]. */
+  finish(final: Record<string, unknown> | { error: ReturnType<ApiError['toBody']>['error'] } | null): void;
+  /** True once the client went away. */
+  readonly closed: boolean;
+  /** Calls `fn` when the client goes away mid-stream. */
+  onClose(fn: () => void): void;
+};
+
+export type UsageWithCost = JobUsage & { cost: number };
+
+export type InferenceResult = {
+  nodeId: string;
+  /** The node's response with usage.cost added (non-streamed requests). */
+  response: Record<string, unknown> & { usage: UsageWithCost };
+  /** The charge: known when the answer goes out, committed by `settlement`. */
+  chargedNano: bigint;
+  /** Commits the charge, the provider's credit and the usage row (one transaction). */
+  settlement: Promise<SettleOutcome>;
+};
+
+type AttemptOutcome =
+  | {
+      type: 'result';
+      response: Record<string, unknown> & { usage: JobUsage };
+      deliveredChunks: number;
+      /** UTF-8 bytes of output the streamed chunks carried (see outputBytes). */
+      deliveredBytes: number;
+    }
+  | {
+      type: 'failed';
+      error: JobError;
+      deliveredChunks: number;
+      deliveredTokens: number;
+      deliveredBytes: number;
+      clientGone: boolean;
+    };
+
+/**
+ * Whether another node may well succeed after this job error: the protocol registry's `retryable`
+ * for its code (never the node's own flag: a node cannot turn its refusal into a retry elsewhere),
+ * unknown codes as internal_error, and `node_lost` (the coordinator's own: the session ended).
+ */
+export function failsOver(error: JobError): boolean {
+  if (error.code === 'node_lost') return true;
+  return PROTOCOL_ERRORS[isProtocolErrorCode(error.code) ? error.code : 'internal_error'].retryable;
+}
+
+/** Families a job kind may run on. */
+const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
+  chat: ['chat', 'vision'],
+  completion: ['chat', 'text'],
+  embedding: ['embedding'],
+};
+
+/**
+ * The one answer for a model no live node serves: 404 for a model no node has offered, 503 with
+ * Retry-After for one whose nodes are all gone for now (an outage; clients retry).
+ */
+function modelNotFound(index: PickIndex, model: string): ApiError {
+  if (index.wasOffered(model)) {
+    return new ApiError(
+      'no_provider_available',
+      `No node serving "${model}" is connected now; retry shortly.`,
+      {
+        param: 'model',
+        retryAfterS: OUTAGE_RETRY_AFTER_S,
+      },
+    );
+  }
+  return new ApiError('model_not_found', `No live node serves the model "${model}".`, { param: 'model' });
+}
+
+/** Retry-After of a model whose nodes are all gone: about a node's reconnect time. */
+export const OUTAGE_RETRY_AFTER_S = 5;
+
+/**
+ * The model a request names, as the live nodes serve it: its longest context. 404 when no live
+ * node serves it, 400 when it is of a family the request's kind can't run on (an embedding model
+ * asked to chat).
+ */
+export function findModel(index: PickIndex, model: string, kind: JobKind): { contextLength: number } {
+  const offers = index.offers(model);
+  if (!offers || offers.size === 0) throw modelNotFound(index, model);
+  const first = offers.values().next().value!;
+  if (!FAMILIES_FOR_KIND[kind].includes(first.offer.family)) {
+    throw new ApiError('invalid_request', `The model "${model}" is a ${first.offer.family} model.`, {
+      param: 'model',
+    });
+  }
+  let contextLength = 0;
+  for (const entry of offers.values()) contextLength = Math.max(contextLength, entry.offer.contextLength);
+  return { contextLength };
+}
+
+/** The answer to a pick that found nobody. */
+export function pickError(
+  index: PickIndex,
+  pick: Extract<PickResult, { ok: false }>,
+  model: string,
+): ApiError {
+  // The model's last node left between findModel and the pick.
+  if (pick.reason === 'model_not_found') return modelNotFound(index, model);
+  const parts = Object.entries(pick.excluded).map(([reason, n]) => `${n} excluded by ${reason}`);
+  return new ApiError(
+    'no_provider_available',
+    `No provider can take this request for "${model}" now: ${parts.join(', ') || 'no candidates'}.`,
+    { param: pick.excluded.max_price ? 'provider.max_price' : null, retryAfterS: 1 },
+  );
+}
+
+/**
+ * The request's candidates. When every node that could take it is at capacity — or others already
+ * wait for this model, whose turn comes first — it waits in the router's queue (wait-queue.ts) and
+ * picks again when woken; 503 with Retry-After once the queue's wait is over.
+ */
+async function pickOrWait(
+  deps: RouteDeps,
+  job: InferenceJob,
+  deadline: number,
+  front: boolean,
+): Promise<readonly Entry[]> {
+  const { queue, index } = deps.router;
+  const pickNow = () =>
+    index.pick({
+      modelId: job.model,
+      ...(job.provider ? { provider: job.provider } : {}),
+      limit: deps.settings.maxAttempts,
+    });
+  const client = job.keyId ?? job.userId;
+  let pick = queue.waiting(job.model) > 0 && !front ? undefined : pickNow();
+  let woken = front;
+  while (!pick?.ok) {
+    if (pick && !(pick.reason === 'no_provider_available' && (pick.excluded.at_capacity ?? 0) > 0))
+      throw pickError(index, pick, job.model);
+    woken = await queue.wait(job.model, client, deadline, woken);
+    if (!woken) throw stayedAtCapacity(job.model);
+    pick = pickNow();
+  }
+  return pick.candidates;
+}
+
+function stayedAtCapacity(model: string): ApiError {
+  return new ApiError(
+    'no_provider_available',
+    `Every provider of "${model}" stayed at capacity while this request waited; retry shortly.`,
+    { retryAfterS: 1 },
+  );
+}
+
+/**
+ * Runs the request. Non-streamed: resolves with the response. Streamed: writes to `sink` and
+ * resolves once the stream ended (an error before the first chunk still throws, so the caller can
+ * answer with a plain HTTP error).
+ */
+export async function routeRequest(
+  deps: RouteDeps,
+  job: InferenceJob,
+  sink?: StreamSink,
+): Promise<InferenceResult> {
+  const deadline = deps.router.queue.deadline();
+  for (let lostRace = false; ; lostRace = true) {
+    const candidates = await pickOrWait(deps, job, deadline, lostRace);
+    const tried = await tryCandidates(deps, job, candidates, sink);
+    if ('nodeId' in tried) return tried;
+    if (tried.lastError) throw mapJobError(tried.lastError, job.kind);
+    if (!tried.full) {
+      throw new ApiError('no_provider_available', `No provider for "${job.model}" is connected now.`, {
+        retryAfterS: 1,
+      });
+    }
+    // Every candidate filled up between the pick and the claim (other requests took the last
+    // slots while this one awaited): it waits again, at the head of its client's line.
+    if (performance.now() >= deadline) throw stayedAtCapacity(job.model);
+  }
+}
+
+/**
+ * Tries the candidates in turn, each on a slot claimed for it: the answer, or why none gave one —
+ * the last job error (no failover left), or that candidates were full or unreachable.
+ */
+async function tryCandidates(
+  deps: RouteDeps,
+  job: InferenceJob,
+  candidates: readonly Entry[],
+  sink: StreamSink | undefined,
+): Promise<InferenceResult | { lastError: JobError | undefined; full: boolean }> {
+  let lastError: JobError | undefined;
+  let full = false;
+  for (const entry of candidates) {
+    const slot = deps.router.claim(entry);
+    if (!slot) {
+      full ||= !deps.router.index.hasRoom(entry);
+      continue;
+    }
+    try {
+      const worst = computeCost({
+        promptTokens: job.promptTokensBound,
+        completionTokens: job.maxTokens * job.choices,
+        priceInNano: entry.priceInNano,
+        priceOutNano: entry.priceOutNano,
+        feeBps: deps.settings.platformFeeBps,
+      });
+      const amountNano = holdFor(worst);
+      const keyHold =
+        job.keyId !== null && job.keyLimitNano !== null
+          ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
+          : undefined;
+      const hold = await deps.ledger.reserve({ userId: job.userId, amountNano });
+      if (!hold.ok) {
+        keyHold?.done();
+        throw new ApiError(
+          'insufficient_credits',
+          `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
+        );
+      }
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await attempt(deps, slot, job, sink);
+      } catch (error) {
+        await deps.ledger.release(hold.reservationId);
+        keyHold?.done();
+        throw error;
+      }
+      if (outcome.type === 'result') {
+        const usage = outcome.response.usage;
+        // The node's counts, never beyond what the coordinator saw (ledger/bound-usage.ts): the
+        // prompt's bound, max_tokens, and the output that reached the client.
+        const deliveredBytes =
+          outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
+        const counted = boundUsage(
+          { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+          {
+            promptTokens: job.promptTokensBound,
+            completionTokens:
+              job.kind === 'embedding'
+                ? 0
+                : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
+          },
+        );
+        if (counted.clamped) reportClamp(deps, job, entry, counted);
+        const { promptTokens, completionTokens } = counted;
+        const billed = await bill(
+          deps,
+          job,
+          entry,
+          { ...hold, keyHold },
+          promptTokens,
+          completionTokens,
+          USAGE_STATUS.completed,
+          finishReasonOf(outcome.response),
+        );
+        const withCost = {
+          ...outcome.response,
+          // The generation's id is the request's (GET /api/v1/generation?id=).
+          id: job.requestId,
+          model: job.model,
+          usage: {
+            ...usage,
+            prompt_tokens: promptTokens,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
+            cost: nanoToUsd(billed.chargedNano),
+          },
+        };
+        if (sink) {
+          if (!sink.closed) {
+            sink.write(finishChunk(job, outcome.response));
+            sink.finish(job.includeUsage ? usageChunk(job, outcome.response, withCost.usage) : null);
+          }
+        }
+        return { nodeId: entry.node.nodeId, response: withCost, ...billed };
+      }
+      const { error, deliveredChunks, clientGone } = outcome;
+      if (deliveredChunks === 0 && !clientGone) {
+        await deps.ledger.release(hold.reservationId);
+        keyHold?.done();
+        lastError = error;
+        const refusedOption = error.code === 'invalid_request' && job.provider?.requireParameters === true;
+        if (failsOver(error) || refusedOption) {
+          deps.metrics?.failovers.inc({ model: job.model });
+          continue;
+        }
+        throw mapJobError(error, job.kind);
+      }
+      // Cut short after the node had the job (the client left, or the node died after its first
+      // token): the prompt was evaluated, so it is billed — the node's count if its error frame
+      // carried one, else the coordinator's bound, never above the bound — plus the completion
+      // tokens delivered (chunk.tokens, bounded like a result's). A failure before the first token
+      // with the client still there failed over above and costs nothing.
+      const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
+      const counted = boundUsage(
+        {
+          promptTokens: error.usage?.prompt_tokens ?? job.promptTokensBound,
+          completionTokens: outcome.deliveredTokens,
+        },
+        {
+          promptTokens: job.promptTokensBound,
+          completionTokens: completionBound({
+            maxTokens: job.maxTokens,
+            deliveredBytes: outcome.deliveredBytes,
+            choices: job.choices,
+          }),
+        },
+      );
+      if (counted.clamped) reportClamp(deps, job, entry, counted);
+      const { promptTokens, completionTokens: deliveredTokens } = counted;
+      const billed = await bill(
+        deps,
+        job,
+        entry,
+        { ...hold, keyHold },
+        promptTokens,
+        deliveredTokens,
+        status,
+        null,
+      );
+      if (sink && !sink.closed) sink.finish({ error: mapJobError(error, job.kind).toBody().error });
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: deliveredTokens,
+        total_tokens: promptTokens + deliveredTokens,
+      };
+      return {
+        nodeId: entry.node.nodeId,
+        response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
+        ...billed,
+      };
+    } finally {
+      slot.release();
+    }
+  }
+  return { lastError, full };
+}
+
+function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSink): Promise<AttemptOutcome> {
+  const { entry } = slot;
+  return new Promise((resolve) => {
+    let deliveredChunks = 0;
+    let deliveredTokens = 0;
+    let deliveredBytes = 0;
+    let clientGone = false;
+    let done = false;
+    let firstSign = false;
+    const deadlineMs = firstSignDeadlineMs(deps.settings, job);
+    const noFirstSign = setTimeout(() => {
+      if (done || firstSign) return;
+      done = true;
+      handle.cancel('no first token in time');
+      deps.router.noteMiss(entry);
+      const error: JobError = {
+        code: 'job_timeout',
+        message: `The node gave no first token within ${deadlineMs} ms.`,
+        retryable: true,
+      };
+      resolve({
+        type: 'failed',
+        error,
+        deliveredChunks: 0,
+        deliveredTokens: 0,
+        deliveredBytes: 0,
+        clientGone,
+      });
+    }, deadlineMs);
+    const seen = () => {
+      if (firstSign) return;
+      firstSign = true;
+      clearTimeout(noFirstSign);
+    };
+    const handle = deps.router.dispatch(
+      slot,
+      {
+        kind: job.kind,
+        model: job.model,
+        request: job.nodeRequest,
+        stream: job.stream,
+        timeoutMs: deps.settings.jobTimeoutMs,
+      },
+      {
+        onChunk: (chunk, _seq, tokens) => {
+          seen();
+          if (done || !sink || sink.closed) return;
+          // The stream's end (finish reason, usage) is the coordinator's to send, once.
+          const relayed = withoutFinish(chunk);
+          deliveredTokens += chunkTokens(chunk, tokens);
+          deliveredBytes += outputBytes(chunk);
+          if (!relayed) return;
+          if (deliveredChunks === 0) sink.start(entry.node.nodeId);
+          sink.write({ ...relayed, id: job.requestId, model: job.model });
+          deliveredChunks++;
+        },
+        onResult: (response) => {
+          seen();
+          if (done) return;
+          done = true;
+          if (sink && !sink.closed && deliveredChunks === 0) {
+            // The node answered a stream request in one piece: stream it as one chunk.
+            sink.start(entry.node.nodeId);
+            sink.write(asChunk(job, response));
+          }
+          resolve({ type: 'result', response, deliveredChunks, deliveredBytes });
+        },
+        onError: (error) => {
+          clearTimeout(noFirstSign);
+          if (done) return;
+          done = true;
+          resolve({ type: 'failed', error, deliveredChunks, deliveredTokens, deliveredBytes, clientGone });
+        },
+      },
+    );
+    sink?.onClose(() => {
+      if (done) return;
+      clientGone = true;
+      handle.cancel('client disconnected');
+    });
+  });
+}
+
+/**
+ * Bills the tokens delivered: the charge is computed here (capped at the hold, as the settlement
+ * caps it) and the settlement — charge, release of the rest, provider credit, usage row, in one
+ * transaction — is queued on the ledger. The answer need not wait for its commit: ledger reads
+ * wait for queued operations, so the client still reads its own usage and balance. Only when the
+ * ledger is backed up does the request wait for its own settlement.
+ */
+async function bill(
+  deps: RouteDeps,
+  job: InferenceJob,
+  entry: Entry,
+  hold: { reservationId: string; amountNano: bigint; keyHold: { done(): void } | undefined },
+  promptTokens: number,
+  completionTokens: number,
+  status: UsageStatus,
+  finishReason: string | null,
+): Promise<{ chargedNano: bigint; settlement: Promise<SettleOutcome> }> {
+  const cost = computeCost({
+    promptTokens,
+    completionTokens,
+    priceInNano: entry.priceInNano,
+    priceOutNano: entry.priceOutNano,
+    feeBps: deps.settings.platformFeeBps,
+  });
+  const { chargedNano } = capCharge(cost.providerNano, cost.feeNano, hold.amountNano);
+  const settlement = deps.ledger
+    .settle({
+      reservationId: hold.reservationId,
+      providerNano: cost.providerNano,
+      feeNano: cost.feeNano,
+      providerAccountId: providerAccountId(entry.node.owner ?? entry.node.nodeId),
+      usage: {
+        requestId: job.requestId,
+        userId: job.userId,
+        keyId: job.keyId,
+        model: job.model,
+        nodeId: entry.node.nodeId,
+        kind: job.kind,
+        promptTokens,
+        completionTokens,
+        status,
+        now: deps.clock.now(),
+        latencyMs: Math.round(performance.now() - job.startedAt),
+        finishReason,
+      },
+    })
+    .then((settled) => {
+      // settle returns null only for a hold no longer held: settled twice (impossible for a fresh
+      // hold), or, with the SQLite writer thread, refused by the database after it was admitted.
+      if (!settled) throw new Error('the reservation was not held');
+      deps.metrics?.tokens.inc({ model: job.model, kind: 'prompt' }, promptTokens);
+      deps.metrics?.tokens.inc({ model: job.model, kind: 'completion' }, completionTokens);
+      deps.metrics?.creditsSpentNano.inc({ model: job.model }, Number(settled.chargedNano));
+      return settled;
+    });
+  // A settlement that fails after the answer left: the hold stays in ledger_reservations for an
+  // operator (the same state a crash between the node's answer and the commit leaves).
+  settlement.then(
+    () => hold.keyHold?.done(),
+    (error: unknown) =>
+      deps.log?.error(
+        { err: error, requestId: job.requestId, reservationId: hold.reservationId },
+        'settlement failed',
+      ),
+  );
+  if (deps.ledger.pending > MAX_LEDGER_BACKLOG) await settlement;
+  return { chargedNano, settlement };
+}
+
+/**
+ * A node claimed more tokens than the coordinator's bound: logged with its id and figures, counted
+ * in gpumesh_usage_clamped_total and against the node (node_usage_violations, what its reputation
+ * will weigh). The bill already uses the bounded counts.
+ */
+function reportClamp(deps: RouteDeps, job: InferenceJob, entry: Entry, counted: BoundedUsage): void {
+  const { claimed, bound } = counted.clamped!;
+  if (claimed.promptTokens > bound.promptTokens) deps.metrics?.usageClamped.inc({ kind: 'prompt' });
+  if (claimed.completionTokens > bound.completionTokens)
+    deps.metrics?.usageClamped.inc({ kind: 'completion' });
+  deps.log?.warn(
+    { nodeId: entry.node.nodeId, model: job.model, requestId: job.requestId, claimed, bound },
+    'node usage over the bound: clamped',
+  );
+  recordUsageViolation(deps.db, { nodeId: entry.node.nodeId, now: deps.clock.now() }).catch((err: unknown) =>
+    deps.log?.error({ err, nodeId: entry.node.nodeId }, 'recording a usage violation failed'),
+  );
+}
+
+function asChunk(job: InferenceJob, response: Record<string, unknown>): Record<string, unknown> {
+  const choice = (response.choices as { message?: { content?: string }; text?: string }[] | undefined)?.[0];
+  const id = job.requestId;
+  const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
+  if (job.kind === 'completion') {
+    return {
+      id,
+      object: 'text_completion',
+      created,
+      model: job.model,
+      choices: [{ index: 0, text: choice?.text ?? '', finish_reason: null }],
+    };
+  }
+  return {
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: job.model,
+    choices: [
+      {
+        index: 0,
+        delta: { role: 'assistant', content: choice?.message?.content ?? '' },
+        finish_reason: null,
+      },
+    ],
+  };
+}
+
+/**
+ * A node's chunk as the client gets it: finish reasons cleared (the coordinator sends the one
+ * finish chunk); undefined for a chunk that carried nothing else (an empty delta with a finish).
+ */
+function withoutFinish(chunk: Record<string, unknown>): Record<string, unknown> | undefined {
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return chunk;
+  if (!choices.some((c) => (c as { finish_reason?: unknown })?.finish_reason != null)) return chunk;
+  const carries = (c: { delta?: Record<string, unknown>; text?: unknown }) =>
+    (typeof c?.text === 'string' && c.text !== '') ||
+    (c?.delta !== undefined && Object.values(c.delta).some((v) => v !== undefined && v !== null && v !== ''));
+  if (!choices.some((c) => carries(c as { delta?: Record<string, unknown>; text?: unknown })))
+    return undefined;
+  const { usage: _usage, ...rest } = chunk;
+  return { ...rest, choices: choices.map((c) => ({ ...(c as object), finish_reason: null })) };
+}
+
+/** The first choice's finish reason in a node's response. */
+function finishReasonOf(response: Record<string, unknown>): string | null {
+  const choice = (response.choices as { finish_reason?: unknown }[] | undefined)?.[0];
+  return typeof choice?.finish_reason === 'string' ? choice.finish_reason.slice(0, 32) : null;
+}
+
+function chunkMeta(job: InferenceJob, response: Record<string, unknown>) {
+  return {
+    id: job.requestId,
+    object: job.kind === 'completion' ? 'text_completion' : 'chat.completion.chunk',
+    created: (response.created as number | undefined) ?? Math.floor(Date.now() / 1000),
+    model: job.model,
+  };
+}
+
+/** The stream's finish chunk: each choice's finish reason, once. */
+function finishChunk(job: InferenceJob, response: Record<string, unknown>): Record<string, unknown> {
+  const choices = (response.choices as { index?: number; finish_reason?: string }[] | undefined) ?? [{}];
+  return {
+    ...chunkMeta(job, response),
+    choices: choices.map((c, i) => ({
+      index: c.index ?? i,
+      ...(job.kind === 'completion' ? { text: '' } : { delta: {} }),
+      finish_reason: c.finish_reason ?? 'stop',
+    })),
+  };
+}
+
+/** The usage chunk OpenAI sends last when stream_options.include_usage is set: no choices, usage with its cost. */
+function usageChunk(
+  job: InferenceJob,
+  response: Record<string, unknown>,
+  usage: UsageWithCost,
+): Record<string, unknown> {
+  return { ...chunkMeta(job, response), choices: [], usage };
+}
+
+/** A node's job error as the API error the client sees. */
+export function mapJobError(error: JobError, kind: JobKind = 'chat'): ApiError {
+  if (error.code === 'job_timeout') return new ApiError('provider_timeout');
+  if (error.code === 'context_length_exceeded') {
+    const param = kind === 'embedding' ? 'input' : kind === 'completion' ? 'prompt' : 'messages';
+    return new ApiError(
+      'context_length_exceeded',
+      `The model's context is too short: ${error.message.slice(0, 200)}`,
+      {
+        param,
+      },
+    );
+  }
+  // Every candidate was busy or leaving: the network is at capacity now, not broken.
+  if (error.code === 'overloaded' || error.code === 'draining') {
+    return new ApiError(
+      'no_provider_available',
+      'Every provider of this model is at capacity; retry shortly.',
+      {
+        retryAfterS: 1,
+      },
+    );
+  }
+  if (error.code === 'invalid_request') {
+    return new ApiError(
+      'invalid_request',
+      `The provider refused the request: ${error.message.slice(0, 200)}`,
+    );
+  }
+  return new ApiError('provider_error', `The provider failed (${error.code}).`);
+}
