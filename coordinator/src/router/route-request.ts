@@ -289,32 +289,41 @@ async function tryCandidates(
   let lastError: JobError | undefined;
   let full = false;
   for (const entry of candidates) {
+    if (!deps.router.index.hasRoom(entry)) {
+      full = true;
+      continue;
+    }
+    if (!deps.router.reachable(entry)) continue;
+    const worst = computeCost({
+      promptTokens: job.promptTokensBound,
+      completionTokens: job.maxTokens * job.choices,
+      priceInNano: entry.priceInNano,
+      priceOutNano: entry.priceOutNano,
+      feeBps: deps.settings.platformFeeBps,
+    });
+    const amountNano = holdFor(worst);
+    const keyHold =
+      job.keyId !== null && job.keyLimitNano !== null
+        ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
+        : undefined;
+    const hold = await deps.ledger.reserve({ userId: job.userId, amountNano });
+    if (!hold.ok) {
+      keyHold?.done();
+      throw new ApiError(
+        'insufficient_credits',
+        `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
+      );
+    }
+    // The slot is taken only now, checked and taken in one step: requests that picked the node at
+    // once and then awaited their holds can't send it more jobs than its slots.
     const slot = deps.router.claim(entry);
     if (!slot) {
-      full ||= !deps.router.index.hasRoom(entry);
+      full = true;
+      await deps.ledger.release(hold.reservationId);
+      keyHold?.done();
       continue;
     }
     try {
-      const worst = computeCost({
-        promptTokens: job.promptTokensBound,
-        completionTokens: job.maxTokens * job.choices,
-        priceInNano: entry.priceInNano,
-        priceOutNano: entry.priceOutNano,
-        feeBps: deps.settings.platformFeeBps,
-      });
-      const amountNano = holdFor(worst);
-      const keyHold =
-        job.keyId !== null && job.keyLimitNano !== null
-          ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
-          : undefined;
-      const hold = await deps.ledger.reserve({ userId: job.userId, amountNano });
-      if (!hold.ok) {
-        keyHold?.done();
-        throw new ApiError(
-          'insufficient_credits',
-          `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
-        );
-      }
       let outcome: AttemptOutcome;
       try {
         outcome = await attempt(deps, slot, job, sink);
