@@ -66,8 +66,11 @@ export const DEFAULT_ROUTER_HEARTBEAT_INTERVAL_MS = 10_000;
 export const DEFAULT_ROUTER_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** How long a node may take for one job. */
 export const DEFAULT_ROUTER_JOB_TIMEOUT_MS = 120_000;
-/** Candidates one request may try (the first plus failovers before the first token). */
-export const DEFAULT_ROUTER_MAX_ATTEMPTS = 3;
+/**
+ * Nodes one request may try: the first, a hedge, and failovers before the first token. Four lets
+ * the first request through three silent nodes cheaper than an honest one (route-request.ts).
+ */
+export const DEFAULT_ROUTER_MAX_ATTEMPTS = 4;
 /** How often a replica announces the nodes it holds (peer.announceMs). */
 export const DEFAULT_PEER_ANNOUNCE_MS = 1_000;
 /** Largest max_tokens a request may ask for. */

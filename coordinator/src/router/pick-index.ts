@@ -125,6 +125,8 @@ export type PickRequest = {
   readonly provider?: ProviderPreferences;
   /** How many candidates to return for failover. */
   readonly limit?: number;
+  /** Node ids left out (the request already tried them). */
+  readonly exclude?: ReadonlySet<string>;
 };
 
 export const EXCLUSION_REASONS = {
@@ -137,6 +139,7 @@ export const EXCLUSION_REASONS = {
   order: 'provider_order',
   only: 'provider_only',
   ignore: 'provider_ignore',
+  tried: 'already_tried',
 } as const;
 export type ExclusionReason = (typeof EXCLUSION_REASONS)[keyof typeof EXCLUSION_REASONS];
 
@@ -469,6 +472,7 @@ function passes(entry: Entry, request: PickRequest): boolean {
 
 /** The first request-specific constraint the (routable) entry fails, or null. */
 function firstExclusion(entry: Entry, request: PickRequest): ExclusionReason | null {
+  if (request.exclude?.has(entry.node.nodeId)) return EXCLUSION_REASONS.tried;
   const scope = request.scope ?? SCOPE_FOR_FAMILY[entry.offer.family as ModelFamily] ?? entry.offer.family;
   if (!entry.node.scopes.has(scope)) return EXCLUSION_REASONS.scope;
   const p = request.provider;
@@ -550,7 +554,8 @@ function explain(slot: ModelSlot, request: PickRequest): Partial<Record<Exclusio
   const onlyOrdered = request.provider?.allowFallbacks === false && order && order.length > 0;
   for (const entry of slot.members.values()) {
     const state = entry.node.state;
-    if (state === 'draining') bump(EXCLUSION_REASONS.draining);
+    if (request.exclude?.has(entry.node.nodeId)) bump(EXCLUSION_REASONS.tried);
+    else if (state === 'draining') bump(EXCLUSION_REASONS.draining);
     else if (state === 'suspended') bump(EXCLUSION_REASONS.suspended);
     else if (state === 'busy' || (state === ROUTABLE_STATE && entry.inflight >= entry.offer.maxConcurrency))
       bump(EXCLUSION_REASONS.atCapacity);

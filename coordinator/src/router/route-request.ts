@@ -128,6 +128,7 @@ type AttemptOutcome =
       /** UTF-8 bytes of output the streamed chunks carried (see outputBytes). */
       deliveredBytes: number;
     }
+  | { type: 'lost' }
   | {
       type: 'failed';
       error: JobError;
@@ -211,15 +212,16 @@ export function pickError(
 }
 
 /**
- * The request's candidates. When every node that could take it is at capacity — or others already
- * wait for this model, whose turn comes first — it waits in the router's queue (wait-queue.ts) and
- * picks again when woken; 503 with Retry-After once the queue's wait is over.
+ * The request's candidates, never a node it already tried. When every node that could take it is
+ * at capacity — or others already wait for this model, whose turn comes first — it waits in the
+ * router's queue (wait-queue.ts) and picks again when woken; 503 with Retry-After once the queue's
+ * wait is over. `wait: false` (a hedge) takes what is free now, if anything.
  */
 async function pickOrWait(
   deps: RouteDeps,
   job: InferenceJob,
-  deadline: number,
-  front: boolean,
+  tried: ReadonlySet<string>,
+  options: { deadline: number; front: boolean; wait: boolean },
 ): Promise<readonly Entry[]> {
   const { queue, index } = deps.router;
   const pickNow = () =>
@@ -227,14 +229,16 @@ async function pickOrWait(
       modelId: job.model,
       ...(job.provider ? { provider: job.provider } : {}),
       limit: deps.settings.maxAttempts,
+      exclude: tried,
     });
   const client = job.keyId ?? job.userId;
-  let pick = queue.waiting(job.model) > 0 && !front ? undefined : pickNow();
-  let woken = front;
+  let pick = options.wait && queue.waiting(job.model) > 0 && !options.front ? undefined : pickNow();
+  let woken = options.front;
   while (!pick?.ok) {
+    if (!options.wait) return [];
     if (pick && !(pick.reason === 'no_provider_available' && (pick.excluded.at_capacity ?? 0) > 0))
       throw pickError(index, pick, job.model);
-    woken = await queue.wait(job.model, client, deadline, woken);
+    woken = await queue.wait(job.model, client, options.deadline, woken);
     if (!woken) throw stayedAtCapacity(job.model);
     pick = pickNow();
   }
@@ -249,10 +253,21 @@ function stayedAtCapacity(model: string): ApiError {
   );
 }
 
+/** At most this many attempts of one request run at once: the first and one hedge. */
+const MAX_PARALLEL_ATTEMPTS = 2;
+
 /**
  * Runs the request. Non-streamed: resolves with the response. Streamed: writes to `sink` and
  * resolves once the stream ended (an error before the first chunk still throws, so the caller can
  * answer with a plain HTTP error).
+ *
+ * Hedged: when the running attempt shows no sign of work within half its first-sign deadline, the
+ * next candidate starts beside it, and from then on two run at once until one answers. The first
+ * to show a sign answers; any other is cancelled at its first sign and pays and earns nothing, or,
+ * silent to its own deadline, is cancelled and counted as a miss against its node — so black
+ * holes are demoted even when another node answered. A failure before the first sign fails over to
+ * a node not yet tried; a request tries at most `maxAttempts` nodes. The user pays for one
+ * attempt, always.
  */
 export async function routeRequest(
   deps: RouteDeps,
@@ -260,199 +275,230 @@ export async function routeRequest(
   sink?: StreamSink,
 ): Promise<InferenceResult> {
   const deadline = deps.router.queue.deadline();
-  for (let lostRace = false; ; lostRace = true) {
-    const candidates = await pickOrWait(deps, job, deadline, lostRace);
-    const tried = await tryCandidates(deps, job, candidates, sink);
-    if ('nodeId' in tried) return tried;
-    if (tried.lastError) throw mapJobError(tried.lastError, job.kind);
-    if (!tried.full) {
-      throw new ApiError('no_provider_available', `No provider for "${job.model}" is connected now.`, {
-        retryAfterS: 1,
-      });
+  const race = new Race();
+  const tried = new Set<string>();
+  const running = new Set<Attempt>();
+  let lastError: JobError | undefined;
+  let hedging = false;
+  let answered = false;
+  const giveUp = (): never => {
+    if (lastError) throw mapJobError(lastError, job.kind);
+    throw new ApiError('no_provider_available', `No provider for "${job.model}" is connected now.`, {
+      retryAfterS: 1,
+    });
+  };
+  try {
+    for (;;) {
+      const canStart = tried.size < deps.settings.maxAttempts && !race.decided;
+      if (canStart && running.size < (hedging ? MAX_PARALLEL_ATTEMPTS : 1)) {
+        // Alone, an attempt waits for a slot (in the queue) as long as the request may wait; a
+        // hedge takes a free slot now or none.
+        const alone = running.size === 0;
+        const started = await startAttempt(deps, job, sink, race, tried, { deadline, wait: alone }).catch(
+          (error: unknown) => {
+            if (!alone) return undefined; // no hedge (no credits for two, a pick error): go on alone
+            // Every node left was excluded (tried, refused): the last node's error explains best.
+            if (lastError && error instanceof ApiError && error.code === 'no_provider_available') giveUp();
+            throw error;
+          },
+        );
+        if (started) running.add(started);
+        else if (alone) giveUp();
+        else hedging = false;
+        continue;
+      }
+      if (running.size === 0) giveUp();
+      const [only] = running.size === 1 ? running : [];
+      const next = await nextEvent(running, canStart && !hedging ? only?.hedgeAt : undefined);
+      if (next.type === 'hedge') {
+        only!.hedgeAt = undefined;
+        hedging = true;
+        continue;
+      }
+      const { attempt, outcome } = next;
+      running.delete(attempt);
+      if (outcome.type === 'lost' || (race.decided && !attempt.won())) {
+        await endUnbilled(deps, attempt);
+        continue;
+      }
+      if (outcome.type === 'result' || outcome.deliveredChunks > 0) {
+        answered = true;
+        return await settleOutcome(deps, job, attempt, outcome, sink);
+      }
+      if (outcome.clientGone) {
+        // The client left before any answer: one attempt's prompt is billed, the hedge's is not.
+        answered = true;
+        return await settleOutcome(deps, job, attempt, outcome, sink);
+      }
+      // Failed before its first sign, the client still there: nothing billed, try another node.
+      await endUnbilled(deps, attempt);
+      lastError = outcome.error;
+      const refusedOption =
+        outcome.error.code === 'invalid_request' && job.provider?.requireParameters === true;
+      if (!failsOver(outcome.error) && !refusedOption) throw mapJobError(outcome.error, job.kind);
+      deps.metrics?.failovers.inc({ model: job.model });
     }
-    // Every candidate filled up between the pick and the claim (other requests took the last
-    // slots while this one awaited): it waits again, at the head of its client's line.
-    if (performance.now() >= deadline) throw stayedAtCapacity(job.model);
+  } finally {
+    // Attempts still running when the request is answered (hedges that lost) end on their own —
+    // cancelled at their first sign, or at their deadline as a miss — and then release their holds;
+    // when the request failed they are cancelled now. Nothing of theirs is billed.
+    for (const attempt of running) {
+      if (!answered) attempt.cancel('the request ended');
+      const end = () => endUnbilled(deps, attempt);
+      attempt.outcome
+        .then(end, end)
+        .catch((err: unknown) =>
+          deps.log?.error({ err, requestId: job.requestId }, 'releasing a hedge failed'),
+        );
+    }
   }
+}
+
+/** What happens next among the running attempts: one ends, or it is time to hedge. */
+function nextEvent(
+  running: ReadonlySet<Attempt>,
+  hedgeAt: number | undefined,
+): Promise<{ type: 'hedge' } | { type: 'ended'; attempt: Attempt; outcome: AttemptOutcome }> {
+  const ended = [...running].map((attempt) =>
+    attempt.outcome.then((outcome) => ({ type: 'ended' as const, attempt, outcome })),
+  );
+  if (hedgeAt === undefined) return Promise.race(ended);
+  let timer: NodeJS.Timeout | undefined;
+  const hedge = new Promise<{ type: 'hedge' }>((resolve) => {
+    timer = setTimeout(() => resolve({ type: 'hedge' }), Math.max(0, hedgeAt - performance.now()));
+  });
+  return Promise.race([...ended, hedge]).finally(() => clearTimeout(timer));
 }
 
 /**
- * Tries the candidates in turn, each on a slot claimed for it: the answer, or why none gave one —
- * the last job error (no failover left), or that candidates were full or unreachable.
+ * Starts an attempt on the best candidate not yet tried that has a free slot: holds its worst case
+ * (402 when the balance can't cover it), then claims the slot. Candidates that filled up between
+ * the pick and the claim (other requests took the last slots while this one awaited its hold) send
+ * it back to the queue, at the head of its client's line. Undefined when no candidate could be
+ * reached (or, with `wait: false`, none is free now).
  */
-async function tryCandidates(
+async function startAttempt(
   deps: RouteDeps,
   job: InferenceJob,
-  candidates: readonly Entry[],
   sink: StreamSink | undefined,
-): Promise<InferenceResult | { lastError: JobError | undefined; full: boolean }> {
-  let lastError: JobError | undefined;
-  let full = false;
-  for (const entry of candidates) {
-    if (!deps.router.index.hasRoom(entry)) {
-      full = true;
-      continue;
-    }
-    if (!deps.router.reachable(entry)) continue;
-    const worst = computeCost({
-      promptTokens: job.promptTokensBound,
-      completionTokens: job.maxTokens * job.choices,
-      priceInNano: entry.priceInNano,
-      priceOutNano: entry.priceOutNano,
-      feeBps: deps.settings.platformFeeBps,
-    });
-    const amountNano = holdFor(worst);
-    const keyHold =
-      job.keyId !== null && job.keyLimitNano !== null
-        ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
-        : undefined;
-    const hold = await deps.ledger.reserve({ userId: job.userId, amountNano });
-    if (!hold.ok) {
-      keyHold?.done();
-      throw new ApiError(
-        'insufficient_credits',
-        `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
-      );
-    }
-    // The slot is taken only now, checked and taken in one step: requests that picked the node at
-    // once and then awaited their holds can't send it more jobs than its slots.
-    const slot = deps.router.claim(entry);
-    if (!slot) {
-      full = true;
-      await deps.ledger.release(hold.reservationId);
-      keyHold?.done();
-      continue;
-    }
-    try {
-      let outcome: AttemptOutcome;
-      try {
-        outcome = await attempt(deps, slot, job, sink);
-      } catch (error) {
-        await deps.ledger.release(hold.reservationId);
-        keyHold?.done();
-        throw error;
+  race: Race,
+  tried: Set<string>,
+  options: { deadline: number; wait: boolean },
+): Promise<Attempt | undefined> {
+  for (let front = false; ; front = true) {
+    if (front && performance.now() >= options.deadline) throw stayedAtCapacity(job.model);
+    const candidates = await pickOrWait(deps, job, tried, { ...options, front });
+    let full = false;
+    for (const entry of candidates) {
+      if (!deps.router.index.hasRoom(entry)) {
+        full = true;
+        continue;
       }
-      if (outcome.type === 'result') {
-        const usage = outcome.response.usage;
-        // The node's counts, never beyond what the coordinator saw (ledger/bound-usage.ts): the
-        // prompt's bound, max_tokens, and the output that reached the client.
-        const deliveredBytes =
-          outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
-        const counted = boundUsage(
-          { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
-          {
-            promptTokens: job.promptTokensBound,
-            completionTokens:
-              job.kind === 'embedding'
-                ? 0
-                : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
-          },
-        );
-        if (counted.clamped) reportClamp(deps, job, entry, counted);
-        const { promptTokens, completionTokens } = counted;
-        const billed = await bill(
-          deps,
-          job,
-          entry,
-          { ...hold, keyHold },
-          promptTokens,
-          completionTokens,
-          USAGE_STATUS.completed,
-          finishReasonOf(outcome.response),
-        );
-        const withCost = {
-          ...outcome.response,
-          // The generation's id is the request's (GET /api/v1/generation?id=).
-          id: job.requestId,
-          model: job.model,
-          usage: {
-            ...usage,
-            prompt_tokens: promptTokens,
-            completion_tokens: completionTokens,
-            total_tokens: promptTokens + completionTokens,
-            cost: nanoToUsd(billed.chargedNano),
-          },
-        };
-        if (sink) {
-          if (!sink.closed) {
-            sink.write(finishChunk(job, outcome.response));
-            sink.finish(job.includeUsage ? usageChunk(job, outcome.response, withCost.usage) : null);
-          }
-        }
-        return { nodeId: entry.node.nodeId, response: withCost, ...billed };
+      if (!deps.router.reachable(entry)) continue;
+      const hold = await holdWorstCase(deps, job, entry);
+      // The slot is taken only now, checked and taken in one step: requests that picked the node at
+      // once and then awaited their holds can't send it more jobs than its slots.
+      const slot = deps.router.claim(entry);
+      if (!slot) {
+        full = true;
+        await releaseHold(deps, hold);
+        continue;
       }
-      const { error, deliveredChunks, clientGone } = outcome;
-      if (deliveredChunks === 0 && !clientGone) {
-        await deps.ledger.release(hold.reservationId);
-        keyHold?.done();
-        lastError = error;
-        const refusedOption = error.code === 'invalid_request' && job.provider?.requireParameters === true;
-        if (failsOver(error) || refusedOption) {
-          deps.metrics?.failovers.inc({ model: job.model });
-          continue;
-        }
-        throw mapJobError(error, job.kind);
-      }
-      // Cut short after the node had the job (the client left, or the node died after its first
-      // token): the prompt was evaluated, so it is billed — the node's count if its error frame
-      // carried one, else the coordinator's bound, never above the bound — plus the completion
-      // tokens delivered (chunk.tokens, bounded like a result's). A failure before the first token
-      // with the client still there failed over above and costs nothing.
-      const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
-      const counted = boundUsage(
-        {
-          promptTokens: error.usage?.prompt_tokens ?? job.promptTokensBound,
-          completionTokens: outcome.deliveredTokens,
-        },
-        {
-          promptTokens: job.promptTokensBound,
-          completionTokens: completionBound({
-            maxTokens: job.maxTokens,
-            deliveredBytes: outcome.deliveredBytes,
-            choices: job.choices,
-          }),
-        },
-      );
-      if (counted.clamped) reportClamp(deps, job, entry, counted);
-      const { promptTokens, completionTokens: deliveredTokens } = counted;
-      const billed = await bill(
-        deps,
-        job,
-        entry,
-        { ...hold, keyHold },
-        promptTokens,
-        deliveredTokens,
-        status,
-        null,
-      );
-      if (sink && !sink.closed) sink.finish({ error: mapJobError(error, job.kind).toBody().error });
-      const usage = {
-        prompt_tokens: promptTokens,
-        completion_tokens: deliveredTokens,
-        total_tokens: promptTokens + deliveredTokens,
-      };
-      return {
-        nodeId: entry.node.nodeId,
-        response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
-        ...billed,
-      };
-    } finally {
-      slot.release();
+      tried.add(entry.node.nodeId);
+      return runAttempt(deps, slot, hold, job, race, sink);
     }
+    if (!full || !options.wait) return undefined;
   }
-  return { lastError, full };
 }
 
-function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSink): Promise<AttemptOutcome> {
+type Hold = { reservationId: string; amountNano: bigint; keyHold: { done(): void } | undefined };
+
+/** Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. */
+async function holdWorstCase(deps: RouteDeps, job: InferenceJob, entry: Entry): Promise<Hold> {
+  const worst = computeCost({
+    promptTokens: job.promptTokensBound,
+    completionTokens: job.maxTokens * job.choices,
+    priceInNano: entry.priceInNano,
+    priceOutNano: entry.priceOutNano,
+    feeBps: deps.settings.platformFeeBps,
+  });
+  const amountNano = holdFor(worst);
+  const keyHold =
+    job.keyId !== null && job.keyLimitNano !== null
+      ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
+      : undefined;
+  const hold = await deps.ledger.reserve({ userId: job.userId, amountNano });
+  if (!hold.ok) {
+    keyHold?.done();
+    throw new ApiError(
+      'insufficient_credits',
+      `This request may cost up to $${nanoToUsd(amountNano)}; the available balance is lower.`,
+    );
+  }
+  return { reservationId: hold.reservationId, amountNano, keyHold };
+}
+
+async function releaseHold(deps: RouteDeps, hold: Hold): Promise<void> {
+  await deps.ledger.release(hold.reservationId);
+  hold.keyHold?.done();
+}
+
+/** An attempt that ends without a bill: its hold released, its slot given back. Idempotent. */
+async function endUnbilled(deps: RouteDeps, attempt: Attempt): Promise<void> {
+  attempt.slot.release();
+  if (attempt.settled) return;
+  attempt.settled = true;
+  await releaseHold(deps, attempt.hold);
+}
+
+/** Which attempt of a request answers: the first to show a sign of work (race.winner). */
+class Race {
+  winner: object | undefined;
+  get decided(): boolean {
+    return this.winner !== undefined;
+  }
+}
+
+/** One attempt of a request on one node: its slot, its hold, and how it ends. */
+type Attempt = {
+  readonly entry: Entry;
+  readonly slot: Slot;
+  readonly hold: Hold;
+  readonly outcome: Promise<AttemptOutcome>;
+  /** performance.now() at which a hedge starts beside it, if it shows no sign by then. */
+  hedgeAt: number | undefined;
+  /** True once its hold was settled or released. */
+  settled: boolean;
+  /** Whether it answers the request (showed the first sign). */
+  won(): boolean;
+  cancel(reason: string): void;
+};
+
+/**
+ * Sends the job on a claimed slot. The attempt resolves its outcome once: a result; a failure
+ * (with what it delivered); `lost` when another attempt of the request showed a sign first (this
+ * one is then cancelled); or a job_timeout failure when it shows no sign within its first-sign
+ * deadline (cancelled and counted as a miss against the node). Only the winner writes to `sink`.
+ */
+function runAttempt(
+  deps: RouteDeps,
+  slot: Slot,
+  hold: Hold,
+  job: InferenceJob,
+  race: Race,
+  sink: StreamSink | undefined,
+): Attempt {
   const { entry } = slot;
-  return new Promise((resolve) => {
+  const me = {};
+  const deadlineMs = firstSignDeadlineMs(deps.settings, job);
+  let cancel: (reason: string) => void = () => {};
+  const outcome = new Promise<AttemptOutcome>((resolve) => {
     let deliveredChunks = 0;
     let deliveredTokens = 0;
     let deliveredBytes = 0;
     let clientGone = false;
     let done = false;
     let firstSign = false;
-    const deadlineMs = firstSignDeadlineMs(deps.settings, job);
     const noFirstSign = setTimeout(() => {
       if (done || firstSign) return;
       done = true;
@@ -472,10 +518,20 @@ function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSi
         clientGone,
       });
     }, deadlineMs);
-    const seen = () => {
-      if (firstSign) return;
-      firstSign = true;
-      clearTimeout(noFirstSign);
+    /** A sign of work: the first makes this attempt the winner unless another was first. */
+    const mayAnswer = (): boolean => {
+      if (!firstSign) {
+        firstSign = true;
+        clearTimeout(noFirstSign);
+        race.winner ??= me;
+      }
+      if (race.winner === me) return true;
+      if (!done) {
+        done = true;
+        handle.cancel('another node answered first');
+        resolve({ type: 'lost' });
+      }
+      return false;
     };
     const handle = deps.router.dispatch(
       slot,
@@ -488,8 +544,7 @@ function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSi
       },
       {
         onChunk: (chunk, _seq, tokens) => {
-          seen();
-          if (done || !sink || sink.closed) return;
+          if (!mayAnswer() || done || !sink || sink.closed) return;
           // The stream's end (finish reason, usage) is the coordinator's to send, once.
           const relayed = withoutFinish(chunk);
           deliveredTokens += chunkTokens(chunk, tokens);
@@ -500,8 +555,7 @@ function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSi
           deliveredChunks++;
         },
         onResult: (response) => {
-          seen();
-          if (done) return;
+          if (!mayAnswer() || done) return;
           done = true;
           if (sink && !sink.closed && deliveredChunks === 0) {
             // The node answered a stream request in one piece: stream it as one chunk.
@@ -514,16 +568,124 @@ function attempt(deps: RouteDeps, slot: Slot, job: InferenceJob, sink?: StreamSi
           clearTimeout(noFirstSign);
           if (done) return;
           done = true;
+          // A winner that failed before delivering anything leaves the answer to another node.
+          if (race.winner === me && deliveredChunks === 0) race.winner = undefined;
           resolve({ type: 'failed', error, deliveredChunks, deliveredTokens, deliveredBytes, clientGone });
         },
       },
     );
+    cancel = (reason) => {
+      if (!done) handle.cancel(reason);
+    };
     sink?.onClose(() => {
       if (done) return;
       clientGone = true;
       handle.cancel('client disconnected');
     });
   });
+  return {
+    entry,
+    slot,
+    hold,
+    outcome,
+    hedgeAt: performance.now() + deadlineMs / 2,
+    settled: false,
+    won: () => race.winner === me,
+    cancel: (reason) => cancel(reason),
+  };
+}
+
+/**
+ * Bills the attempt that answered: a result at the node's usage, bounded by what the coordinator
+ * saw (ledger/bound-usage.ts); a job cut short after the node had it (the client left, or the node
+ * died after its first token) at its prompt — the node's count if its error frame carried one,
+ * else the coordinator's bound, never above it — plus the completion tokens delivered.
+ */
+async function settleOutcome(
+  deps: RouteDeps,
+  job: InferenceJob,
+  attempt: Attempt,
+  outcome: Exclude<AttemptOutcome, { type: 'lost' }>,
+  sink: StreamSink | undefined,
+): Promise<InferenceResult> {
+  const { entry, hold } = attempt;
+  attempt.settled = true;
+  attempt.slot.release();
+  if (outcome.type === 'result') {
+    const usage = outcome.response.usage;
+    const deliveredBytes =
+      outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
+    const counted = boundUsage(
+      { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+      {
+        promptTokens: job.promptTokensBound,
+        completionTokens:
+          job.kind === 'embedding'
+            ? 0
+            : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
+      },
+    );
+    if (counted.clamped) reportClamp(deps, job, entry, counted);
+    const { promptTokens, completionTokens } = counted;
+    const billed = await bill(
+      deps,
+      job,
+      entry,
+      hold,
+      promptTokens,
+      completionTokens,
+      USAGE_STATUS.completed,
+      finishReasonOf(outcome.response),
+    );
+    const withCost = {
+      ...outcome.response,
+      // The generation's id is the request's (GET /api/v1/generation?id=).
+      id: job.requestId,
+      model: job.model,
+      usage: {
+        ...usage,
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+        cost: nanoToUsd(billed.chargedNano),
+      },
+    };
+    if (sink && !sink.closed) {
+      sink.write(finishChunk(job, outcome.response));
+      sink.finish(job.includeUsage ? usageChunk(job, outcome.response, withCost.usage) : null);
+    }
+    return { nodeId: entry.node.nodeId, response: withCost, ...billed };
+  }
+  const { error, clientGone } = outcome;
+  const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
+  const counted = boundUsage(
+    {
+      promptTokens: error.usage?.prompt_tokens ?? job.promptTokensBound,
+      completionTokens: outcome.deliveredTokens,
+    },
+    {
+      promptTokens: job.promptTokensBound,
+      completionTokens: completionBound({
+        maxTokens: job.maxTokens,
+        deliveredBytes: outcome.deliveredBytes,
+        choices: job.choices,
+      }),
+    },
+  );
+  if (counted.clamped) reportClamp(deps, job, entry, counted);
+  const { promptTokens, completionTokens: deliveredTokens } = counted;
+  const billed = await bill(deps, job, entry, hold, promptTokens, deliveredTokens, status, null);
+  if (sink && !sink.closed) sink.finish({ error: mapJobError(error, job.kind).toBody().error });
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: deliveredTokens,
+    total_tokens: promptTokens + deliveredTokens,
+  };
+  return {
+    nodeId: entry.node.nodeId,
+    response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
+    ...billed,
+  };
 }
 
 /**
