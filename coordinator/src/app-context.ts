@@ -22,6 +22,8 @@ export type RouteEntry = {
 /** What every capability's routes get: pass it as the plugin options. */
 export type AppContext = {
   readonly config: CoordinatorConfig;
+  /** This replica's id: its hub's coordinatorId, its holds' holder, its lease (ledger/replica-leases.ts). */
+  readonly replicaId: string;
   /** The database, opened by whoever built the app (it closes it after the app). */
   readonly store: Store;
   /** store.db */

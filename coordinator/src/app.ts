@@ -4,7 +4,7 @@
  * handlers, security headers, CORS, OpenAPI collector and rate limits come before any route, so
  * every route (including those of capabilities added later) gets them.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -31,6 +31,7 @@ import { hubPlugin } from './hub/hub-plugin.js';
 import { AcceptedKeys } from './keys/accepted-keys.js';
 import { keysRoutes } from './keys/routes.js';
 import { Ledger } from './ledger/ledger.js';
+import { ORPHANED_HOLD_SWEEP_MS, REPLICA_RENEW_MS } from './ledger/replica-leases.js';
 import { STALE_HOLD_SWEEP_MS, staleHoldAgeMs } from './ledger/stale-holds.js';
 import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
@@ -83,12 +84,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? (createPublicClient({ transport: http(config.chain.rpcUrl) }) as PublicClient)
     : undefined;
   const routes: RouteEntry[] = [];
+  const replicaId = `coordinator-${randomBytes(6).toString('hex')}`;
   const ctx: AppContext = Object.freeze({
     config,
+    replicaId,
     store,
     db,
     ledger: new Ledger(store, {
       clock,
+      holder: replicaId,
       ...(options.ledgerWriterThread !== undefined ? { writerThread: options.ledgerWriterThread } : {}),
     }),
     clock,
@@ -200,6 +204,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(routerRoutes, { ctx, router: app.router });
   await app.register(activityRoutes, ctx);
   sweepStaleHolds(app, ctx);
+  keepReplicaLease(app, ctx);
   await app.register(discoveryRoutes, ctx);
   // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.
   app.metrics.trackNodes(() => listHubNodes(app.hub, { localOnly: true }));
@@ -288,6 +293,39 @@ function sweepStaleHolds(app: FastifyInstance, ctx: AppContext): void {
     timer = setInterval(() => void sweep(), STALE_HOLD_SWEEP_MS).unref();
   });
   app.addHook('preClose', async () => clearInterval(timer));
+}
+
+/**
+ * Keeps this replica's lease (ledger/replica-leases.ts) and releases the holds of replicas whose
+ * lease ran out: renewed every REPLICA_RENEW_MS, swept every ORPHANED_HOLD_SWEEP_MS, dropped on
+ * close (its leftover holds are then the others' to release at once).
+ */
+function keepReplicaLease(app: FastifyInstance, ctx: AppContext): void {
+  const renew = () =>
+    ctx.ledger
+      .renewLease()
+      .catch((error: unknown) => app.log.error({ err: error }, 'renewing the replica lease failed'));
+  const sweep = async () => {
+    const released = await ctx.ledger.releaseOrphanedHolds().catch((error: unknown) => {
+      app.log.error({ err: error }, 'orphaned hold sweep failed');
+      return 0;
+    });
+    if (released > 0) app.log.warn({ released }, 'released the holds of a replica that stopped');
+  };
+  const timers: NodeJS.Timeout[] = [];
+  app.addHook('onReady', async () => {
+    await ctx.ledger.renewLease();
+    timers.push(setInterval(() => void renew(), REPLICA_RENEW_MS).unref());
+    timers.push(setInterval(() => void sweep(), ORPHANED_HOLD_SWEEP_MS).unref());
+  });
+  app.addHook('preClose', async () => {
+    for (const timer of timers) clearInterval(timer);
+  });
+  app.addHook('onClose', async () => {
+    await ctx.ledger
+      .dropLease()
+      .catch((error: unknown) => app.log.error({ err: error }, 'dropping the replica lease failed'));
+  });
 }
 
 /** `GET /api/router/keys/:id` → `getApiRouterKeysById`: an operation id from the method and path. */

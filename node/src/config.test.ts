@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { DEFAULT_HEALTH_PORT, hubUrl, loadConfig } from './config.js';
+import { DEFAULT_HEALTH_PORT, hubUrl, hubUrls, loadConfig } from './config.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-config-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -60,6 +60,17 @@ describe('loadConfig', () => {
     expect(hubUrl('http://127.0.0.1:8080')).toBe('ws://127.0.0.1:8080/node');
     expect(hubUrl('https://mesh.example/')).toBe('wss://mesh.example/node');
     expect(hubUrl('ws://127.0.0.1:9/custom')).toBe('ws://127.0.0.1:9/custom');
+  });
+
+  test('behavior: several coordinator replicas, comma-separated, each a hub URL in order', () => {
+    const config = loadConfig({
+      flags: { coordinator: 'https://a.mesh.example, wss://b.mesh.example/node', 'state-dir': dir },
+      env: {},
+    });
+    expect(hubUrls(config.coordinator)).toEqual(['wss://a.mesh.example/node', 'wss://b.mesh.example/node']);
+    const env = { GPUMESH_NODE_STATE_DIR: dir };
+    expect(() => loadConfig({ flags: { coordinator: 'http://a,ftp://b' }, env })).toThrow(/coordinator/);
+    expect(() => loadConfig({ flags: { coordinator: 'http://a,' }, env })).toThrow(/coordinator/);
   });
 
   test('error: invalid settings name the setting', () => {

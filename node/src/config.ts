@@ -38,8 +38,11 @@ const ModelSetting = Type.Object({
 });
 
 export const NodeConfigSchema = Type.Object({
-  /** The coordinator: its app URL (http/https, hub at {@link DEFAULT_NODE_HUB_PATH}) or the hub's ws/wss URL. */
-  coordinator: Type.String({ pattern: '^(https?|wss?)://' }),
+  /**
+   * The coordinator: its app URL (http/https, hub at {@link DEFAULT_NODE_HUB_PATH}) or the hub's
+   * ws/wss URL; or several, comma-separated (one per replica), tried in turn on each reconnect.
+   */
+  coordinator: Type.String({ pattern: '^(https?|wss?)://[^,\\s]+(\\s*,\\s*(https?|wss?)://[^,\\s]+)*$' }),
   role: Type.Union([Type.Literal('gpu'), Type.Literal('cpu'), Type.Literal('network')]),
   /** Holds the node key (`node.key`, 0600). Kept across upgrades. */
   stateDir: Type.String({ minLength: 1 }),
@@ -166,6 +169,15 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
     throw new NodeError('config_invalid', { detail: 'runtime openai needs openaiUrl.' });
   }
   return deepFreeze(merged) as NodeConfig;
+}
+
+/** The hubs' WebSocket URLs for a configured coordinator (one URL, or several comma-separated). */
+export function hubUrls(coordinator: string): string[] {
+  return coordinator
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+    .map(hubUrl);
 }
 
 /** The hub's WebSocket URL for a configured coordinator URL. */

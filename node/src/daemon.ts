@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { JobFrame } from '@gpumesh/protocol';
 import type { Llama } from 'node-llama-cpp';
-import { hubUrl, type NodeConfig } from './config.js';
+import { hubUrls, type NodeConfig } from './config.js';
 import { detectHardware } from './hardware/detect-hardware.js';
 import type { HardwareSource } from './hardware/hardware-source.js';
 import { type HealthServer, type HealthStatus, startHealthServer } from './health.js';
@@ -89,7 +89,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       ? { address: config.ownerAddress as `0x${string}`, signature: config.ownerSignature as `0x${string}` }
       : undefined;
   const hub = new HubClient({
-    url: hubUrl(config.coordinator),
+    url: hubUrls(config.coordinator),
     account: identity.account,
     role: config.role,
     ...(owner ? { owner } : {}),

@@ -1,6 +1,6 @@
 import { getLlama } from 'node-llama-cpp';
 import WebSocket from 'ws';
-import { hubUrl, type NodeConfig } from './config.js';
+import { hubUrls, type NodeConfig } from './config.js';
 import { detectHardware } from './hardware/detect-hardware.js';
 import type { HardwareSource } from './hardware/hardware-source.js';
 import { createRuntime } from './runtimes/create-runtime.js';
@@ -22,15 +22,16 @@ export async function runDoctor(
   options: { hardwareSource?: HardwareSource } = {},
 ): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
-  const hub = hubUrl(config.coordinator);
-
-  const reached = await probeHub(hub);
-  checks.push({
-    name: 'coordinator reachable',
-    ok: reached.ok,
-    detail: reached.ok ? `${hub} accepted a WebSocket` : `${hub}: ${reached.error}`,
-    fix: 'check --coordinator (or GPUMESH_COORDINATOR), the network and any firewall between this machine and it',
-  });
+  // Every replica the node may move to must be reachable.
+  for (const hub of hubUrls(config.coordinator)) {
+    const reached = await probeHub(hub);
+    checks.push({
+      name: 'coordinator reachable',
+      ok: reached.ok,
+      detail: reached.ok ? `${hub} accepted a WebSocket` : `${hub}: ${reached.error}`,
+      fix: 'check --coordinator (or GPUMESH_COORDINATOR), the network and any firewall between this machine and it',
+    });
+  }
 
   if (config.runtime === 'llama') {
     const models = await listLocalModels(config).catch(() => []);

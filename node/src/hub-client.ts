@@ -37,8 +37,11 @@ export type HubLogger = {
 };
 
 export type HubClientOptions = {
-  /** The hub's ws/wss URL. */
-  url: string;
+  /**
+   * The hub's ws/wss URL, or several (one per coordinator replica): each reconnect tries the next,
+   * so a node whose replica died moves to another.
+   */
+  url: string | readonly string[];
   account: PrivateKeyAccount;
   role: 'gpu' | 'cpu' | 'network';
   /** The owner wallet's proof for `auth.owner`. */
@@ -89,6 +92,8 @@ export class HubClient {
   private readonly jobs = new Map<string, RunningJob>();
   private heartbeat?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
+  /** Which of the hub URLs the next connection uses. */
+  private urlIndex = 0;
   private lastHeard = 0;
   private attempt = 0;
   private leaving?: Promise<void>;
@@ -139,9 +144,15 @@ export class HubClient {
     this.ws?.terminate();
   }
 
+  /** The hub URL the next connection goes to (the options' URLs in turn). */
+  private get url(): string {
+    const urls = typeof this.options.url === 'string' ? [this.options.url] : this.options.url;
+    return urls[this.urlIndex % urls.length]!;
+  }
+
   private connect() {
     this.state = 'connecting';
-    const ws = new WebSocket(this.options.url, {
+    const ws = new WebSocket(this.url, {
       maxPayload: DEFAULT_MAX_FRAME_BYTES * 2,
       handshakeTimeout: 10_000,
     });
@@ -436,8 +447,9 @@ export class HubClient {
     const { reconnectMinMs, reconnectMaxMs } = this.options;
     const delay = reconnectDelayMs(this.attempt, reconnectMinMs, reconnectMaxMs, this.random);
     this.attempt++;
+    this.urlIndex++;
     this.state = 'connecting';
-    this.log.info('reconnecting', { inMs: delay, attempt: this.attempt });
+    this.log.info('reconnecting', { inMs: delay, attempt: this.attempt, url: this.url });
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 }

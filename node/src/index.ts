@@ -1,5 +1,12 @@
 // Public surface of @gpumesh/node: the daemon, its parts, and the generated test model.
-export { CONFIG_FLAGS, hubUrl, type LoadConfigOptions, loadConfig, type NodeConfig } from './config.js';
+export {
+  CONFIG_FLAGS,
+  hubUrl,
+  hubUrls,
+  type LoadConfigOptions,
+  loadConfig,
+  type NodeConfig,
+} from './config.js';
 export { type Daemon, nodeKeyPath, type StartDaemonOptions, startDaemon } from './daemon.js';
 export { type DoctorCheck, runDoctor } from './doctor.js';
 export { NODE_ERRORS, NodeError, type NodeErrorCode } from './errors.js';

@@ -37,6 +37,7 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   const { ctx } = options;
   const r = ctx.config.router;
   const nodes = new Hub({
+    coordinatorId: ctx.replicaId,
     nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
     heartbeatIntervalMs: r.heartbeatIntervalMs,
     maxFrameBytes: r.maxFrameBytes,

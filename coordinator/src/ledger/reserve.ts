@@ -5,8 +5,8 @@ import { ENTRY_KINDS, RESERVATION_STATUS } from './tables.js';
 import type { Hold, ReserveResult } from './types.js';
 
 const insertReservation = new Statement(
-  `insert into ledger_reservations (id, account_id, amount, status, created_at, updated_at)
-   values (?, ?, ?, '${RESERVATION_STATUS.held}', ?, ?)`,
+  `insert into ledger_reservations (id, account_id, amount, status, created_at, updated_at, holder)
+   values (?, ?, ?, '${RESERVATION_STATUS.held}', ?, ?, ?)`,
 );
 
 /**
@@ -24,7 +24,14 @@ export async function reserveIn(trx: Tx, hold: Hold): Promise<ReserveResult> {
     now: hold.now,
   });
   if (!applied) return { ok: false, reason: 'insufficient_credits' };
-  await insertReservation.all(trx, [hold.reservationId, hold.userId, hold.amountNano, hold.now, hold.now]);
+  await insertReservation.all(trx, [
+    hold.reservationId,
+    hold.userId,
+    hold.amountNano,
+    hold.now,
+    hold.now,
+    hold.holder,
+  ]);
   return {
     ok: true,
     reservationId: hold.reservationId,

@@ -43,12 +43,21 @@ export interface LedgerReservationsTable {
   status: string;
   created_at: TimeColumn;
   updated_at: TimeColumn;
+  /** The replica whose request holds it (null: written before migration 010). */
+  holder: string | null;
+}
+
+/** A replica's liveness: renewed while it runs (replica-leases.ts). */
+export interface ReplicaLeasesTable {
+  replica_id: string;
+  expires_at: TimeColumn;
 }
 
 export interface LedgerTables {
   ledger_accounts: LedgerAccountsTable;
   ledger_entries: LedgerEntriesTable;
   ledger_reservations: LedgerReservationsTable;
+  replica_leases: ReplicaLeasesTable;
 }
 
 /** Entry kinds. `topup` and `adjustment` come from outside (chain top-ups, operators). */

@@ -9,7 +9,14 @@ export type ReserveResult =
   | { ok: false; reason: 'insufficient_credits' };
 
 /** A reservation to place, its id and time decided. */
-export type Hold = { userId: string; amountNano: bigint; reservationId: string; now: number };
+export type Hold = {
+  userId: string;
+  amountNano: bigint;
+  reservationId: string;
+  now: number;
+  /** The replica that holds it (released by the others if it dies). */
+  holder: string | null;
+};
 
 /** What a request's usage row says, besides what it cost (the settlement adds that). */
 export type UsageRow = {

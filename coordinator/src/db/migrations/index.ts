@@ -6,6 +6,7 @@ import { heldReservations005 } from './005-held-reservations.js';
 import { nodeUsageViolations007 } from './007-node-usage-violations.js';
 import { generationsAndKeyLimits008 } from './008-generations-and-key-limits.js';
 import { activityIndex009 } from './009-activity-index.js';
+import { replicaLeases010 } from './010-replica-leases.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -21,4 +22,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   nodeUsageViolations007,
   generationsAndKeyLimits008,
   activityIndex009,
+  replicaLeases010,
 ];
