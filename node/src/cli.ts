@@ -1,13 +1,13 @@
+/**
+ * The gpumesh-node command. Only what parsing needs is imported up front; each command imports its
+ * own modules (the daemon, node-llama-cpp, systeminformation, viem), so `--version` and `--help`
+ * start fast.
+ */
 import { parseArgs } from 'node:util';
-import { ownerProofText } from '@gpumesh/protocol';
 import { CONFIG_FLAGS, loadConfig, type NodeConfig } from './config.js';
-import { nodeKeyPath, startDaemon } from './daemon.js';
-import { runDoctor } from './doctor.js';
 import { NodeError } from './errors.js';
-import { detectHardware, type Hardware } from './hardware/detect-hardware.js';
+import type { Hardware } from './hardware/detect-hardware.js';
 import type { HubLogger } from './hub-client.js';
-import { loadNodeIdentity } from './identity.js';
-import { listLocalModels } from './runtimes/local-models.js';
 import { SOFTWARE } from './software.js';
 
 const USAGE = `Usage: gpumesh-node <command> [flags]
@@ -92,6 +92,7 @@ function logger(): HubLogger {
 }
 
 async function start(config: NodeConfig): Promise<number> {
+  const { startDaemon } = await import('./daemon.js');
   const log = logger();
   let lastShown = '';
   const daemon = await startDaemon(config, {
@@ -118,6 +119,7 @@ async function start(config: NodeConfig): Promise<number> {
 }
 
 async function detect(json: boolean): Promise<number> {
+  const { detectHardware } = await import('./hardware/detect-hardware.js');
   const hardware = await detectHardware();
   if (json) {
     const { backend: _backend, ...manifestPart } = hardware;
@@ -148,6 +150,11 @@ export function formatHardware(hardware: Hardware): string {
 }
 
 async function id(config: NodeConfig): Promise<number> {
+  const [{ ownerProofText }, { nodeKeyPath }, { loadNodeIdentity }] = await Promise.all([
+    import('@gpumesh/protocol'),
+    import('./daemon.js'),
+    import('./identity.js'),
+  ]);
   const identity = await loadNodeIdentity(nodeKeyPath(config));
   console.log(identity.nodeId);
   console.error(
@@ -158,6 +165,7 @@ async function id(config: NodeConfig): Promise<number> {
 }
 
 async function doctor(config: NodeConfig): Promise<number> {
+  const { runDoctor } = await import('./doctor.js');
   const checks = await runDoctor(config);
   for (const check of checks) {
     console.log(
@@ -172,6 +180,7 @@ async function models(config: NodeConfig): Promise<number> {
     console.log(`Models come from ${config.openaiUrl}; run doctor to list them.`);
     return 0;
   }
+  const { listLocalModels } = await import('./runtimes/local-models.js');
   const local = await listLocalModels(config);
   if (local.length === 0) {
     console.log(`No .gguf files in ${config.modelsDir}.`);

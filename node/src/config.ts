@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
+import { DEFAULT_CHUNK_FLUSH_MS } from './chunk-flush.js';
 import { NodeError } from './errors.js';
 
 export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:8080';
