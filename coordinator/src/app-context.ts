@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { PublicClient } from 'viem';
+import type { Catalog } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
@@ -31,6 +32,8 @@ export type AppContext = {
   /** The ledger of record on the store (its writer thread stops when the app closes). */
   readonly ledger: Ledger;
   readonly clock: Clock;
+  /** Canonical model ids by weights hash (catalog/catalog.ts). */
+  readonly catalog: Catalog;
   readonly keyring: Keyring;
   /** HS256 key for session JWTs. */
   readonly jwtKey: Uint8Array;

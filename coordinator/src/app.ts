@@ -20,6 +20,8 @@ import { loadJwtKey } from './auth/load-jwt-key.js';
 import { bearerToken, createRequireUser } from './auth/require-user.js';
 import { authRoutes } from './auth/routes.js';
 import { verifyToken } from './auth/verify-token.js';
+import { loadCatalog } from './catalog/catalog.js';
+import { catalogRoutes } from './catalog/catalog-routes.js';
 import { chainRoutes } from './chain/routes.js';
 import { type Clock, systemClock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
@@ -96,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.ledgerWriterThread !== undefined ? { writerThread: options.ledgerWriterThread } : {}),
     }),
     clock,
+    catalog: loadCatalog(config.catalogFile),
     keyring,
     jwtKey,
     chainClient,
@@ -205,6 +208,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(activityRoutes, ctx);
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
+  await app.register(catalogRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
   // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.
   app.metrics.trackNodes(() => listHubNodes(app.hub, { localOnly: true }));

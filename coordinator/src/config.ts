@@ -106,6 +106,8 @@ export const CoordinatorConfigSchema = Type.Object(
     routerUrl: Type.Optional(Url),
     /** 32-byte master key (64 hex chars) for secrets at rest; else <dataDir>/master.key (0600). */
     masterKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    /** The model catalog (JSON, catalog/catalog.ts); default: the one shipped with the coordinator. */
+    catalogFile: Type.Optional(Type.String({ minLength: 1 })),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
       { default: DEFAULT_LOG_LEVEL },

@@ -19,6 +19,10 @@ Commands:
   id        print the node id (the node key's address) and the text an owner wallet signs
   doctor    check coordinator, models, runtime, GPU backend and clock; each failure with a fix
   models    list local GGUF models and how they will be offered, with prices
+  models pull <ref> [--sha256 HEX]
+            download a GGUF (hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…)
+            into the models folder, resuming a partial download; checked against the
+            coordinator's catalog (or --sha256) and removed on a mismatch
 
 Settings (flags > GPUMESH_* environment > --config file > defaults):
   --coordinator URL  --role gpu|cpu|network  --state-dir DIR  --models-dir DIR  --config FILE
@@ -37,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
-  const { command, values } = parsed;
+  const { command, args, values } = parsed;
   if (values.version) {
     console.log(SOFTWARE.version);
     return 0;
@@ -58,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
       case 'doctor':
         return await doctor(config);
       case 'models':
+        if (args[0] === 'pull') return await pull(config, args[1], values);
+        if (args[0] !== undefined && args[0] !== 'list') {
+          console.error(`Unknown models command ${args[0]}.\n\n${USAGE}`);
+          return 2;
+        }
         return await models(config);
       default:
         console.error(`Unknown command ${command}.\n\n${USAGE}`);
@@ -78,11 +87,12 @@ function parse(argv: string[]) {
       ...CONFIG_FLAGS,
       config: { type: 'string' },
       json: { type: 'boolean' },
+      sha256: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },
   });
-  return { command: positionals[0], values };
+  return { command: positionals[0], args: positionals.slice(1), values };
 }
 
 function logger(): HubLogger {
@@ -188,16 +198,18 @@ async function models(config: NodeConfig): Promise<number> {
   }
   const price = (p: { currency: string; inputPerMTok: string; outputPerMTok: string }) =>
     `${p.inputPerMTok}/${p.outputPerMTok} ${p.currency === 'USD' ? 'nanousd' : 'wei'} per M tokens (in/out)`;
-  const rows = [['FILE', 'OFFERED AS', 'CONCURRENCY', 'PRICE']];
+  const rows = [['FILE', 'SHA-256', 'OFFERED AS', 'CONCURRENCY', 'PRICE']];
   for (const model of local) {
     rows.push([
       model.file,
+      `${model.sha256?.slice(0, 12) ?? '?'}…`,
       `${model.id} (${model.family ?? 'chat'})`,
       String(model.maxConcurrency),
       price(model.price),
     ]);
     if (model.embeddingId)
       rows.push([
+        '',
         '',
         `${model.embeddingId} (embedding)`,
         String(model.maxConcurrency),
@@ -206,6 +218,77 @@ async function models(config: NodeConfig): Promise<number> {
   }
   console.log(table(rows));
   return 0;
+}
+
+async function pull(
+  config: NodeConfig,
+  ref: string | undefined,
+  values: { json?: boolean | undefined; sha256?: string | undefined },
+): Promise<number> {
+  if (!ref) {
+    console.error(`models pull needs a model reference.\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(values.sha256)) {
+    throw new NodeError('config_invalid', { detail: '--sha256: expected 64 hex digits.' });
+  }
+  const { pullModel } = await import('./models/pull-model.js');
+  const catalog = await fetchCatalog(config.coordinator);
+  if (!catalog)
+    console.error(`warning: the coordinator's catalog could not be read; the file is not verified.`);
+  const tty = process.stderr.isTTY === true && values.json !== true;
+  let shownStep = -1;
+  const result = await pullModel({
+    ref,
+    modelsDir: config.modelsDir,
+    ...(catalog ? { catalog } : {}),
+    ...(values.sha256 ? { sha256: values.sha256 } : {}),
+    showCliProgress: tty,
+    onProgress: ({ downloadedBytes, totalBytes, bytesPerSecond, etaS }) => {
+      if (tty || totalBytes <= 0) return;
+      const step = Math.floor((downloadedBytes / totalBytes) * 10);
+      if (step === shownStep) return;
+      shownStep = step;
+      const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+      console.error(
+        `pulling ${ref}: ${step * 10}% (${mib(downloadedBytes)} of ${mib(totalBytes)}, ${mib(bytesPerSecond)}/s, about ${Math.ceil(etaS / 1000)} s left)`,
+      );
+    },
+  });
+  if (values.json) {
+    console.log(JSON.stringify(result));
+    return 0;
+  }
+  console.log(`${result.path}\nsha256 ${result.sha256}`);
+  console.log(
+    result.verified === 'catalog'
+      ? `verified against the catalog: served as ${result.modelId}`
+      : result.verified === 'pinned'
+        ? 'verified against --sha256'
+        : 'not in the catalog: served under this node\u2019s own id (<nodeId>/<name>), unverified',
+  );
+  return 0;
+}
+
+/** The coordinator's catalog files (GET /api/models/catalog), or undefined when it can't be read. */
+async function fetchCatalog(
+  coordinator: string,
+): Promise<{ modelId: string; file: string; sha256: string }[] | undefined> {
+  const url = new URL(coordinator.split(',')[0]!.trim());
+  url.protocol = url.protocol === 'wss:' || url.protocol === 'https:' ? 'https:' : 'http:';
+  url.pathname = '/api/models/catalog';
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as {
+      models: { id: string; files: { file: string; sha256: string }[] }[];
+    };
+    return body.models.flatMap((model) =>
+      model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 function table(rows: string[][]): string {

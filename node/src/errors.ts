@@ -28,6 +28,12 @@ export const NODE_ERRORS = {
     message: 'The local inference server could not be reached.',
   },
   runtime_error: { wire: 'runtime_error', retryable: true, message: 'The inference runtime failed.' },
+  model_download_failed: { wire: null, retryable: true, message: 'The model could not be downloaded.' },
+  model_checksum_mismatch: {
+    wire: null,
+    retryable: false,
+    message: "The downloaded file's SHA-256 is not the expected one; it was removed.",
+  },
 } as const satisfies Record<string, { wire: ProtocolErrorCode | null; retryable: boolean; message: string }>;
 
 export type NodeErrorCode = keyof typeof NODE_ERRORS;

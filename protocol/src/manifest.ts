@@ -55,6 +55,13 @@ export const ModelOfferSchema = Type.Object({
   contextLength: Count,
   maxConcurrency: Type.Integer({ minimum: 1 }),
   price: PriceSchema,
+  /**
+   * SHA-256 (lowercase hex) of the weights file served (a GGUF), when the node serves a local
+   * file: the coordinator lists a known hash under the catalog's canonical id, so every node
+   * serving the same weights competes under one id. Absent for runtimes that can't hash their
+   * weights (an OpenAI-compatible upstream).
+   */
+  sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
 });
 
 /** The capability manifest a node publishes, signed by its node key (see `signManifest`). */

@@ -38,6 +38,7 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   const r = ctx.config.router;
   const nodes = new Hub({
     coordinatorId: ctx.replicaId,
+    catalog: ctx.catalog,
     nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
     heartbeatIntervalMs: r.heartbeatIntervalMs,
     maxFrameBytes: r.maxFrameBytes,

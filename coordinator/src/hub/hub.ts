@@ -12,6 +12,7 @@ import {
   ttlMsFor,
 } from '@gpumesh/protocol';
 import type { WebSocket } from 'ws';
+import type { Catalog } from '../catalog/catalog.js';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type Entry, PickIndex } from '../router/pick-index.js';
 import type { JobTransport } from '../router/router.js';
@@ -30,6 +31,8 @@ export type HubOptions = {
   nativeUsdPriceNano: bigint;
   /** The owner's tier from its stake; `none` when the node names no owner. */
   tierOf?: (owner: string) => Promise<TierName>;
+  /** Lists offers under catalog ids (catalog/catalog.ts); absent: under the nodes' own ids. */
+  catalog?: Catalog;
   clock?: { now(): number };
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
@@ -47,6 +50,7 @@ export class Hub implements JobTransport {
   readonly maxFrameBytes: number;
   readonly clock: { now(): number };
   readonly tierOf: (owner: string) => Promise<TierName>;
+  readonly catalog: Catalog | undefined;
   readonly log: NonNullable<HubOptions['log']>;
   readonly #sessions = new Map<string, NodeSession>();
   readonly #pending = new Set<NodeSession>();
@@ -61,6 +65,7 @@ export class Hub implements JobTransport {
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.clock = options.clock ?? { now: () => Date.now() };
     this.tierOf = options.tierOf ?? (async () => 'none');
+    this.catalog = options.catalog;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     const price = options.nativeUsdPriceNano;
     this.index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, price) });

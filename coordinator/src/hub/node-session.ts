@@ -40,6 +40,7 @@ import {
   verifyOwnerProof,
 } from '@gpumesh/protocol';
 import WebSocket from 'ws';
+import type { Catalog } from '../catalog/catalog.js';
 import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
 import type { JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from './jobs.js';
 
@@ -56,6 +57,8 @@ export type SessionHost = {
   readonly maxFrameBytes: number;
   readonly clock: { now(): number };
   readonly tierOf: (owner: string) => Promise<TierName>;
+  /** Lists each offer under its catalog id (catalog/catalog.ts); absent: under the node's own ids. */
+  readonly catalog: Catalog | undefined;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   register(session: NodeSession): void;
   unregister(session: NodeSession): void;
@@ -175,7 +178,8 @@ export class NodeSession {
       createFrame('job', {
         jobId,
         kind: spec.kind,
-        model: spec.model,
+        // The node's own name for the model (the index may list it under the catalog's).
+        model: entry.offer.nodeModelId ?? spec.model,
         request: spec.request,
         stream: spec.stream,
         timeoutMs: spec.timeoutMs,
@@ -341,7 +345,7 @@ export class NodeSession {
       throw new ProtocolError('manifest_rejected', 'owner differs from the proven owner.');
     }
     const scopes = grantScopes(this.#tier, manifest.scopes);
-    const models = routableModels(manifest, scopes, this.#tier);
+    const models = routableModels(manifest, scopes, this.#tier, this.#hub.catalog);
     const firstManifest = !this.#order.ready;
     this.#role = manifest.role;
     this.#signedManifest = { manifest, signature: frame.signature };
@@ -355,7 +359,9 @@ export class NodeSession {
       models,
     });
     // Sending the ack makes the session ready.
-    this.#send(createFrame('manifest_ack', { scopes, models: models.map((m) => m.modelId) }));
+    this.#send(
+      createFrame('manifest_ack', { scopes, models: models.map((m) => m.nodeModelId ?? m.modelId) }),
+    );
     if (firstManifest)
       this.#hub.log.info({ nodeId: this.#nodeId, tier: this.#tier, models: models.length }, 'node ready');
   }
@@ -488,18 +494,33 @@ function registryError(code: ProtocolErrorCode, message: string, usage?: JobUsag
   return { code, protocolCode: code, message, retryable, ...(usage ? { usage } : {}) };
 }
 
-/** The models the coordinator routes to a node: those whose family's scope was granted. */
-function routableModels(manifest: Manifest, scopes: readonly Scope[], tier: TierName): ModelOffer[] {
+/**
+ * The models the coordinator routes to a node: those whose family's scope was granted, each under
+ * the id the catalog lists it by (a canonical id for known weights, `<nodeId>/<name>` for unknown
+ * ones); the first offer wins when two map to one id.
+ */
+function routableModels(
+  manifest: Manifest,
+  scopes: readonly Scope[],
+  tier: TierName,
+  catalog: Catalog | undefined,
+): ModelOffer[] {
   const tierCap = TIER_BENEFITS[tier].maxConcurrency;
-  return manifest.models
-    .filter((m) => scopes.includes(SCOPE_FOR_FAMILY[m.family]))
-    .map((m) => ({
-      modelId: m.id,
+  const byId = new Map<string, ModelOffer>();
+  for (const m of manifest.models) {
+    if (!scopes.includes(SCOPE_FOR_FAMILY[m.family])) continue;
+    const modelId = catalog ? catalog.listedId(m, manifest.nodeId) : m.id;
+    if (byId.has(modelId)) continue;
+    byId.set(modelId, {
+      modelId,
+      ...(modelId !== m.id ? { nodeModelId: m.id } : {}),
       family: m.family,
       contextLength: m.contextLength,
       maxConcurrency: Math.min(m.maxConcurrency, tierCap),
       priceIn: BigInt(m.price.inputPerMTok),
       priceOut: BigInt(m.price.outputPerMTok),
       currency: m.price.currency,
-    }));
+    });
+  }
+  return [...byId.values()];
 }

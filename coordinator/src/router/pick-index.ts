@@ -17,7 +17,10 @@ import { type Currency, type ModelFamily, SCOPE_FOR_FAMILY } from '@gpumesh/prot
 
 /** Per-model state of one node in the index. */
 export type ModelOffer = {
+  /** The id the model is listed and routed under (the catalog's, catalog/catalog.ts). */
   readonly modelId: string;
+  /** The node's own id for it, when listed under another (jobs name the model by this one). */
+  readonly nodeModelId?: string;
   readonly family: string;
   readonly contextLength: number;
   readonly maxConcurrency: number;

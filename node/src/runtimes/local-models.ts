@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import type { Price } from '@gpumesh/protocol';
 import type { NodeConfig } from '../config.js';
 import { NodeError } from '../errors.js';
+import { fileSha256 } from '../models/file-sha256.js';
 import type { LlamaModelSpec } from './llama/llama-runtime.js';
 
 /** A GGUF file in the models folder and how it will be offered. */
@@ -20,21 +21,26 @@ export async function listLocalModels(config: NodeConfig): Promise<LocalModel[]>
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new NodeError('config_invalid', { detail: `Cannot read ${config.modelsDir}.`, cause: error });
   }
-  return files.map((file) => {
+  const hashes = join(config.stateDir, 'model-hashes.json');
+  const models: LocalModel[] = [];
+  for (const file of files) {
     const setting = config.models.find((model) => model.file === file);
     const id = setting?.id ?? basename(file, '.gguf');
     const embeddingId = setting?.embeddingId ?? (config.offerEmbeddings ? `${id}-embed` : undefined);
     const price = setting?.price ?? config.price;
-    return {
+    const path = join(config.modelsDir, file);
+    models.push({
       file,
       id,
-      path: join(config.modelsDir, file),
+      path,
+      sha256: await fileSha256(path, hashes),
       maxConcurrency: setting?.maxConcurrency ?? config.maxConcurrency,
       ...(setting?.contextLength ? { contextLength: setting.contextLength } : {}),
       ...(setting?.family ? { family: setting.family } : {}),
       ...(embeddingId ? { embeddingId } : {}),
       price,
       embeddingPrice: { ...price, outputPerMTok: '0' },
-    };
-  });
+    });
+  }
+  return models;
 }

@@ -12,6 +12,8 @@ export type ServedModel = {
   contextLength: number;
   /** Jobs this model runs at once. */
   maxConcurrency: number;
+  /** SHA-256 of the weights file served (local files only): the manifest's model identity. */
+  sha256?: string;
 };
 
 export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };

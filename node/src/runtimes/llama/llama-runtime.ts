@@ -58,6 +58,8 @@ export type LlamaModelSpec = {
   family?: ModelFamily;
   /** Also offer this decoder model's pooled embeddings, under this id. */
   embeddingId?: string;
+  /** SHA-256 of the file, announced with its offers (the catalog maps it to a canonical id). */
+  sha256?: string;
 };
 
 export type LlamaRuntimeOptions = {
@@ -144,8 +146,9 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     const contextLength = Math.min(spec.contextLength ?? DEFAULT_CONTEXT_TOKENS, trained);
     const architecture = model.fileInfo.metadata.general.architecture;
     const family = spec.family ?? (ENCODER_ARCHITECTURES.has(String(architecture)) ? 'embedding' : 'chat');
+    const sha256 = spec.sha256 ? { sha256: spec.sha256 } : {};
     const offers: ServedModel[] = [
-      { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency },
+      { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency, ...sha256 },
     ];
     if (spec.embeddingId && family !== 'embedding') {
       offers.push({
@@ -153,6 +156,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         family: 'embedding',
         contextLength,
         maxConcurrency: spec.maxConcurrency,
+        ...sha256,
       });
     }
     const entry: Loaded = {

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeTinyModel } from '@gpumesh/node';
+import { describe, expect, test } from 'vitest';
+import { Catalog, loadCatalog } from './catalog.js';
+
+const NODE = '0xAbCdEf0000000000000000000000000000000001';
+const KNOWN = 'a'.repeat(64);
+const catalog = new Catalog([
+  {
+    id: 'vendor/model',
+    name: 'a model',
+    family: 'chat',
+    contextLength: 4096,
+    embeddingId: 'vendor/model-embed',
+    files: [{ quant: 'Q4_K_M', file: 'model.Q4_K_M.gguf', sizeBytes: 1, sha256: KNOWN }],
+    priceBand: { inputPerMTok: ['0', '1'], outputPerMTok: ['0', '1'] },
+  },
+]);
+
+describe('Catalog.listedId', () => {
+  test('behavior: a known hash is listed under the canonical id, whatever the node named it', () => {
+    expect(catalog.listedId({ id: 'my-file', family: 'chat', sha256: KNOWN }, NODE)).toBe('vendor/model');
+    expect(catalog.listedId({ id: 'my-file-embed', family: 'embedding', sha256: KNOWN }, NODE)).toBe(
+      'vendor/model-embed',
+    );
+  });
+
+  test('behavior: an unknown hash, or a catalog name without a hash, is node-scoped', () => {
+    const scoped = `${NODE.toLowerCase()}/`;
+    expect(catalog.listedId({ id: 'vendor/model', family: 'chat', sha256: 'b'.repeat(64) }, NODE)).toBe(
+      `${scoped}vendor/model`,
+    );
+    expect(catalog.listedId({ id: 'vendor/model', family: 'chat' }, NODE)).toBe(`${scoped}vendor/model`);
+    expect(catalog.listedId({ id: 'vendor/model-embed', family: 'embedding' }, NODE)).toBe(
+      `${scoped}vendor/model-embed`,
+    );
+  });
+
+  test('behavior: an unhashed offer the catalog does not name keeps its name (a relay runtime)', () => {
+    expect(catalog.listedId({ id: 'upstream-model', family: 'chat' }, NODE)).toBe('upstream-model');
+  });
+});
+
+describe('loadCatalog', () => {
+  test('default: the shipped catalog holds the generated tiny model’s exact file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gm-catalog-'));
+    try {
+      const file = path.join(dir, 'tiny.gguf');
+      await writeTinyModel({ path: file });
+      const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
+      const model = loadCatalog().byHash(sha256);
+      expect(model?.id).toBe('gpumesh/tiny-chat');
+      expect(model?.files[0]?.sizeBytes).toBe(statSync(file).size);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('error: a catalog that does not match the schema is refused, naming the setting', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gm-catalog-'));
+    try {
+      const file = path.join(dir, 'bad.json');
+      writeFileSync(file, JSON.stringify({ models: [{ id: 'no-slash' }] }));
+      expect(() => loadCatalog(file)).toThrow(/catalogFile/);
+      expect(() => loadCatalog(path.join(dir, 'absent.json'))).toThrow(/catalogFile/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

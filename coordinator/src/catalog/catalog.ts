@@ -1,0 +1,110 @@
+/**
+ * The model catalog: canonical model ids (`vendor/model`, OpenRouter-style) with the GGUF files
+ * known to hold each model's weights, by SHA-256. A node's offer carries the hash of the file it
+ * serves (NODE_PROTOCOL.md "Model identity"): a known hash is listed and routed under the
+ * catalog's id, whatever the node called it, so every node serving the same weights competes on
+ * price under one id; an unknown hash only under a node-scoped id, `<nodeId>/<name>`, shown as
+ * unverified. The catalog ships as models.json beside this file (or `catalogFile`).
+ */
+import { readFileSync } from 'node:fs';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ApiError } from '../errors.js';
+
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+const Decimal = Type.String({ pattern: '^[0-9]{1,30}$' });
+export const CatalogModelSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*$', maxLength: 128 }),
+    name: Type.String({ maxLength: 200 }),
+    family: Type.Union(['chat', 'text', 'embedding', 'vision', 'voice'].map((f) => Type.Literal(f))),
+    contextLength: Type.Integer({ minimum: 1 }),
+    /** The id of this model's pooled embeddings, when a node offers them from the same file. */
+    embeddingId: Type.Optional(Type.String({ maxLength: 128 })),
+    files: Type.Array(
+      Type.Object(
+        {
+          quant: Type.String({ maxLength: 32 }),
+          file: Type.String({ maxLength: 200 }),
+          sizeBytes: Type.Integer({ minimum: 1 }),
+          sha256: Sha256,
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 64 },
+    ),
+    /** A suggested price band per million tokens, nanousd: [low, high]. */
+    priceBand: Type.Object(
+      { inputPerMTok: Type.Tuple([Decimal, Decimal]), outputPerMTok: Type.Tuple([Decimal, Decimal]) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export const CatalogSchema = Type.Object(
+  { models: Type.Array(CatalogModelSchema, { maxItems: 10_000 }) },
+  { additionalProperties: false },
+);
+export type CatalogModel = Static<typeof CatalogModelSchema>;
+
+/** What a node offers, as far as its identity goes. */
+export type OfferIdentity = { id: string; family: string; sha256?: string | undefined };
+
+export class Catalog {
+  readonly models: readonly CatalogModel[];
+  readonly #byHash = new Map<string, CatalogModel>();
+  readonly #ids = new Set<string>();
+
+  constructor(models: readonly CatalogModel[]) {
+    this.models = models;
+    for (const model of models) {
+      this.#ids.add(model.id);
+      if (model.embeddingId) this.#ids.add(model.embeddingId);
+      for (const file of model.files) this.#byHash.set(file.sha256, model);
+    }
+  }
+
+  /** The catalog model whose weights have this hash. */
+  byHash(sha256: string): CatalogModel | undefined {
+    return this.#byHash.get(sha256);
+  }
+
+  /**
+   * The id a node's offer is listed and routed under: the catalog's canonical id for a known
+   * hash (its embedding id for an embedding offer); `<nodeId>/<id>` for an unknown hash, or for
+   * an unhashed offer claiming a catalog id; the node's own id for an unhashed offer the catalog
+   * does not name (a relay runtime's upstream model: unverified, first-come).
+   */
+  listedId(offer: OfferIdentity, nodeId: string): string {
+    const scoped = `${nodeId.toLowerCase()}/${offer.id}`;
+    if (!offer.sha256) return this.#ids.has(offer.id) ? scoped : offer.id;
+    const model = this.#byHash.get(offer.sha256);
+    if (!model) return scoped;
+    if (offer.family === 'embedding' && model.family !== 'embedding') return model.embeddingId ?? scoped;
+    return model.id;
+  }
+}
+
+/** The catalog shipped with the coordinator (models.json beside this file), or the one at `file`. */
+export function loadCatalog(file?: string): Catalog {
+  const url = file ?? new URL('./models.json', import.meta.url);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(url, 'utf8'));
+  } catch (error) {
+    throw new ApiError(
+      'invalid_config',
+      `catalogFile: cannot read ${String(url)}: ${(error as Error).message}`,
+      {
+        param: 'catalogFile',
+      },
+    );
+  }
+  const first = Value.Errors(CatalogSchema, parsed).First();
+  if (first) {
+    throw new ApiError('invalid_config', `catalogFile: ${first.path || '(root)'}: ${first.message}`, {
+      param: 'catalogFile',
+    });
+  }
+  return new Catalog((parsed as Static<typeof CatalogSchema>).models);
+}
