@@ -35,7 +35,10 @@ export const CatalogModelSchema = Type.Object(
     ),
     /** A suggested price band per million tokens, nanousd: [low, high]. */
     priceBand: Type.Object(
-      { inputPerMTok: Type.Tuple([Decimal, Decimal]), outputPerMTok: Type.Tuple([Decimal, Decimal]) },
+      {
+        inputPerMTok: Type.Array(Decimal, { minItems: 2, maxItems: 2 }),
+        outputPerMTok: Type.Array(Decimal, { minItems: 2, maxItems: 2 }),
+      },
       { additionalProperties: false },
     ),
   },
