@@ -3,7 +3,8 @@
 #
 #   curl -fsSL <app_url>/install.sh | sh -s -- --role gpu --coordinator <url>
 #
-# Checks the OS, architecture and Node.js; detects NVIDIA/AMD GPUs; installs @gpumesh/node with the
+# Checks the OS, architecture and Node.js; detects NVIDIA/AMD GPUs; installs @gpumesh/node — by
+# default the package the coordinator itself serves, its SHA-256 checked — with the
 # node-llama-cpp build the machine needs (CUDA or Vulkan only on GPU nodes); writes the config;
 # runs the node as a systemd service under a dedicated user with Restart=always (a user-level
 # service, or a restart loop started at boot, where there is no system systemd). The node key in the
@@ -28,6 +29,7 @@ COORDINATOR="$DEFAULT_COORDINATOR"
 PREFIX=""
 STATE_DIR=""
 FROM=""
+REGISTRY=0
 VERSION="latest"
 DRY_RUN=0
 UNINSTALL=0
@@ -41,9 +43,11 @@ Usage: install.sh [options]
   --coordinator URL        coordinator app URL (default: $DEFAULT_COORDINATOR)
   --prefix DIR             install folder (root: /opt/gpumesh-node; user: ~/.local/share/gpumesh-node)
   --state-dir DIR          node key, config-independent state, models (root: /var/lib/gpumesh-node; user: ~/.gpumesh-node)
-  --from PATH              install from a gpumesh repository checkout instead of the npm registry
+                           (default: the package the coordinator serves, its SHA-256 checked)
+  --registry               install from the npm registry instead of the coordinator
+  --from PATH              install from a gpumesh repository checkout instead of the coordinator
                            (after npm ci there: packing it compiles the packages)
-  --version V              package version from the registry (default: latest)
+  --version V              with --registry: the package version (default: latest)
   --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)
   --dry-run                print the plan, change nothing
@@ -93,6 +97,7 @@ while [ $# -gt 0 ]; do
     --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
     --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
     --from) FROM="${2:?--from needs a value}"; shift 2 ;;
+    --registry) REGISTRY=1; shift ;;
     --version) VERSION="${2:?--version needs a value}"; shift 2 ;;
     --service) SERVICE="${2:?--service needs a value}"; shift 2 ;;
     --no-service) SERVICE=none; shift ;;
@@ -221,7 +226,10 @@ if [ "$GPU_BUILD" = none ]; then
   LLAMA_BUILD="cpu"
   GPU_SETTING="cpu"
 fi
-SOURCE="$PACKAGE@$VERSION"
+# The coordinator's own origin (an http(s) URL), where it serves the node package.
+PACKAGES_BASE="$(printf '%s' "$COORDINATOR" | sed -e 's#^ws://#http://#' -e 's#^wss://#https://#' -e 's#^\(https*://[^/]*\).*#\1#')"
+SOURCE="$PACKAGE from $PACKAGES_BASE/install/packages.json (SHA-256 checked)"
+[ "$REGISTRY" = 1 ] && SOURCE="$PACKAGE@$VERSION from the npm registry"
 if [ -n "$FROM" ]; then
   if [ ! -f "$FROM/node/package.json" ] || [ ! -f "$FROM/protocol/package.json" ]; then
     die "--from $FROM is not a gpumesh checkout"
@@ -289,6 +297,35 @@ gpu_overrides() {
   done
 }
 
+# Downloads the coordinator's node package tarballs (GET /install/packages.json lists them with
+# their SHA-256) into a folder; a tarball whose SHA-256 differs is refused.
+fetch_packages() {
+  node - "$1" "$2" <<'NODE'
+const { createHash } = require('node:crypto');
+const { writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+const [base, dir] = process.argv.slice(2);
+(async () => {
+  const listed = await fetch(new URL('/install/packages.json', base));
+  if (!listed.ok) throw new Error(`${listed.url}: HTTP ${listed.status}`);
+  const { packages } = await listed.json();
+  for (const { file, sha256 } of packages) {
+    if (!/^gpumesh-[a-z]+-[0-9A-Za-z.+-]+\.tgz$/.test(file)) throw new Error(`unexpected package name ${file}`);
+    const res = await fetch(new URL(`/install/packages/${file}`, base));
+    if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status}`);
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const actual = createHash('sha256').update(bytes).digest('hex');
+    if (actual !== sha256) throw new Error(`${file}: SHA-256 ${actual}, but the coordinator lists ${sha256}; refusing it`);
+    writeFileSync(join(dir, file), bytes);
+    console.log(`  ${file} (${bytes.length} bytes, SHA-256 ${actual.slice(0, 16)}…) verified`);
+  }
+})().catch((error) => {
+  console.error(`install.sh: ${error.message}`);
+  process.exit(1);
+});
+NODE
+}
+
 write_app_package() {
   deps="\"$PACKAGE\": \"$1\""
   [ -n "${2:-}" ] && deps="$deps, \"@gpumesh/protocol\": \"$2\""
@@ -307,6 +344,21 @@ write_app_package() {
 EOF
 }
 
+# A first install that fails leaves nothing behind (an upgrade that fails keeps what was there).
+FRESH_PREFIX=0
+[ -e "$PREFIX" ] || FRESH_PREFIX=1
+undo_failed_install() {
+  status=$?
+  [ "$status" = 0 ] && return 0
+  if [ "$DRY_RUN" = 0 ] && [ "$FRESH_PREFIX" = 1 ]; then
+    warn "the install failed: removing $PREFIX"
+    rm -rf "$PREFIX"
+    [ "$FRESH_STATE" = 1 ] && rm -rf "$STATE_DIR"
+  fi
+  exit "$status"
+}
+trap undo_failed_install EXIT
+
 say ""
 say "Installing"
 run mkdir -p "$PREFIX/bin" "$PREFIX/etc" "$PREFIX/run" "$APP" "$STATE_DIR/models"
@@ -318,12 +370,21 @@ if [ -n "$FROM" ]; then
   if [ "$DRY_RUN" = 1 ]; then
     say "  would pack $FROM/protocol and $FROM/node, then npm install them into $APP"
   else
+    rm -f "$APP"/gpumesh-*.tgz
     (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
     (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
     write_app_package "file:$(ls "$APP"/gpumesh-node-*.tgz)" "file:$(ls "$APP"/gpumesh-protocol-*.tgz)"
   fi
-else
+elif [ "$REGISTRY" = 1 ]; then
   if [ "$DRY_RUN" = 1 ]; then say "  would npm install $PACKAGE@$VERSION into $APP"; else write_app_package "$VERSION"; fi
+else
+  if [ "$DRY_RUN" = 1 ]; then
+    say "  would download the node package from $PACKAGES_BASE/install/packages.json, check its SHA-256, npm install it into $APP"
+  else
+    rm -f "$APP"/gpumesh-*.tgz
+    fetch_packages "$PACKAGES_BASE" "$APP" || die "the node package from $PACKAGES_BASE could not be installed (see above)"
+    write_app_package "file:$(ls "$APP"/gpumesh-node-*.tgz)" "file:$(ls "$APP"/gpumesh-protocol-*.tgz)"
+  fi
 fi
 if [ "$GPU_BUILD" = cuda ]; then
   say "  node-llama-cpp CUDA build (@node-llama-cpp/linux-$ARCH-cuda@$NODE_LLAMA_CPP_VERSION)"

@@ -9,6 +9,7 @@
  * tsc builds), ~75 s installing (better-sqlite3 compiles from source; npm's cache serves the rest).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +41,8 @@ async function copyCheckout(into: string): Promise<void> {
     });
   }
   await mkdir(join(into, 'scripts'));
-  await cp(join(ROOT, 'scripts', 'build-package.mjs'), join(into, 'scripts', 'build-package.mjs'));
+  for (const script of ['build-package.mjs', 'pack-node-packages.mjs'])
+    await cp(join(ROOT, 'scripts', script), join(into, 'scripts', script));
   for (const file of ['tsconfig.base.json', 'install.sh']) await cp(join(ROOT, file), join(into, file));
   // tsc and the type packages the build needs: the checkout's own.
   await symlink(join(ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
@@ -142,7 +144,7 @@ describe('packed packages', () => {
     expect(installed.filter((name) => name === 'tsx' || name === 'typescript')).toEqual([]);
   });
 
-  test('behavior: the installed coordinator serves its pages, their assets and install.sh; SIGTERM exits 143', {
+  test('behavior: the installed coordinator serves its pages, their assets, install.sh and the node package; SIGTERM exits 143', {
     timeout: 60_000,
   }, async () => {
     const bin = join(app, 'node_modules', '.bin', 'gpumesh-coordinator');
@@ -167,6 +169,18 @@ describe('packed packages', () => {
     const install = await fetch(`${url}/install.sh`);
     expect(install.status).toBe(200);
     expect(await install.text()).toContain('gpumesh provider node installer');
+    // The node package it was built with, for install.sh: listed with hashes, served as listed.
+    const list = (await (await fetch(`${url}/install/packages.json`)).json()) as {
+      packages: { file: string; sha256: string }[];
+    };
+    expect(list.packages.map((p) => p.file.replace(/-[\d.]+\.tgz$/, ''))).toEqual([
+      'gpumesh-protocol',
+      'gpumesh-node',
+    ]);
+    for (const { file, sha256 } of list.packages) {
+      const bytes = Buffer.from(await (await fetch(`${url}/install/packages/${file}`)).arrayBuffer());
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
+    }
     const page = await fetch(`${url}/network`);
     expect(page.status).toBe(200);
     const assets = [...(await page.text()).matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map(

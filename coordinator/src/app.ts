@@ -39,6 +39,7 @@ import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
+import { NodePackages } from './pages/node-packages.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
 import { peerPlugin } from './peer/peer-plugin.js';
@@ -220,6 +221,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
     staking: config.staking,
     network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(ctx) },
+    nodePackages: new NodePackages({ dir: config.nodePackagesDir, dataDir: config.dataDir }),
     now: () => clock.now(),
   });
   await app.register(chainRoutes, ctx);

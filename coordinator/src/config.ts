@@ -106,6 +106,11 @@ export const CoordinatorConfigSchema = Type.Object(
     routerUrl: Type.Optional(Url),
     /** 32-byte master key (64 hex chars) for secrets at rest; else <dataDir>/master.key (0600). */
     masterKey: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    /**
+     * Where the node package tarballs install.sh installs are (pages/node-packages.ts); default:
+     * the compiled coordinator's own, or packed from a source checkout on first request.
+     */
+    nodePackagesDir: Type.Optional(Type.String({ minLength: 1 })),
     /** The model catalog (JSON, catalog/catalog.ts); default: the one shipped with the coordinator. */
     catalogFile: Type.Optional(Type.String({ minLength: 1 })),
     logLevel: Type.Union(

@@ -18,6 +18,8 @@ Commands:
   detect    show this machine's hardware (--json: the manifest's hardware part)
   id        print the node id (the node key's address) and the text an owner wallet signs
   doctor    check coordinator, models, runtime, GPU backend and clock; each failure with a fix
+  status    the running node's state from its health endpoint (--json): connection, presence,
+            jobs, tokens served, estimated earnings; exit 1 when it is not running or not online
   models    list local GGUF models and how they will be offered, with prices
   models pull <ref> [--sha256 HEX]
             download a GGUF (hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…)
@@ -61,6 +63,8 @@ export async function main(argv: string[]): Promise<number> {
         return await id(config);
       case 'doctor':
         return await doctor(config);
+      case 'status':
+        return await status(config, values.json === true);
       case 'models':
         if (args[0] === 'pull') return await pull(config, args[1], values);
         if (args[0] !== undefined && args[0] !== 'list') {
@@ -172,6 +176,43 @@ async function id(config: NodeConfig): Promise<number> {
       `--owner-address and --owner-signature:\n\n${ownerProofText(identity.nodeId)}\n`,
   );
   return 0;
+}
+
+/** What the running daemon's health endpoint says (health.ts), on this machine. */
+async function status(config: NodeConfig, json: boolean): Promise<number> {
+  const host = config.healthHost.includes(':') ? `[${config.healthHost}]` : config.healthHost;
+  const url = `http://${host}:${config.healthPort}/health`;
+  let body: Record<string, unknown>;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    body = (await res.json()) as Record<string, unknown>;
+  } catch {
+    const message = `the node is not running (no answer at ${url}; --health-port names another port)`;
+    if (json) console.log(JSON.stringify({ running: false, online: false, error: message }));
+    else console.error(`gpumesh-node: ${message}`);
+    return 1;
+  }
+  const online = body.hubConnected === true && body.presence === 'online';
+  if (json) {
+    console.log(JSON.stringify({ running: true, online, ...body }));
+    return online ? 0 : 1;
+  }
+  const tokens = body.tokensServed as { prompt: number; completion: number } | undefined;
+  const earnings = body.estimatedEarnings as { currency: string; amount: string } | undefined;
+  console.log(
+    table([
+      ['node', String(body.nodeId)],
+      ['coordinator', body.hubConnected === true ? 'connected' : 'not connected'],
+      ['presence', String(body.presence)],
+      ['jobs', `${body.jobsInFlight} running of ${body.capacity}; ${body.jobsServed} served`],
+      ['tokens', `${tokens?.prompt ?? 0} prompt, ${tokens?.completion ?? 0} completion`],
+      [
+        'earnings',
+        `${earnings?.amount ?? '0'} ${earnings?.currency === 'USD' ? 'nanousd' : 'wei'} (estimated)`,
+      ],
+    ]),
+  );
+  return online ? 0 : 1;
 }
 
 async function doctor(config: NodeConfig): Promise<number> {

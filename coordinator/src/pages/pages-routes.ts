@@ -4,6 +4,7 @@ import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { loadAssets } from './load-assets.js';
 import { buildNetworkStats, type NetworkSource } from './network-stats.js';
+import type { NodePackages } from './node-packages.js';
 import { renderDashboardPage, type TierRung } from './render-dashboard-page.js';
 import { renderInstallScript } from './render-install-script.js';
 import { ASSETS_PREFIX } from './render-layout.js';
@@ -55,6 +56,8 @@ export type PagesRoutesOptions = {
   /** The hub's live nodes and the usage totals; default: no node, no usage. */
   readonly network?: NetworkSource;
   readonly installScriptPath?: string;
+  /** The node package tarballs install.sh installs (node-packages.ts); absent: not served. */
+  readonly nodePackages?: NodePackages;
   /** Milliseconds since the epoch (the app's clock). */
   readonly now?: () => number;
 };
@@ -122,6 +125,32 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
       return reply.type(asset.type).send(asset.body);
     },
   );
+
+  const { nodePackages } = options;
+  if (nodePackages) {
+    app.get(
+      '/install/packages.json',
+      {
+        schema: {
+          summary: 'The node package tarballs install.sh installs, with their SHA-256',
+          tags: ['network'],
+        },
+      },
+      async (_request, reply) => {
+        reply.header('cache-control', 'no-cache');
+        return nodePackages.list();
+      },
+    );
+    app.get<{ Params: { file: string } }>(
+      '/install/packages/:file',
+      { schema: { hide: true, params: { type: 'object', properties: { file: { type: 'string' } } } } },
+      async (request, reply) => {
+        const bytes = await nodePackages.read(request.params.file);
+        if (!bytes) return reply.callNotFound();
+        return reply.type('application/gzip').header('cache-control', 'no-cache').send(bytes);
+      },
+    );
+  }
 
   app.get('/install.sh', { schema: { hide: true } }, async (_request, reply) => {
     let script: string;
