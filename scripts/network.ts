@@ -12,6 +12,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { devnetChainConfig, startDevnet } from '@gpumesh/coordinator/devnet';
 import { type RunningServer, startServer } from '@gpumesh/coordinator/server';
 import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
@@ -99,12 +100,26 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     // 2. The coordinator, in this process.
     // Port 0 means "any free port": resolve it now so the coordinator's public URLs are right.
     const port = options.port === 0 ? await freePort() : (options.port ?? DEFAULT_APP_PORT);
+    // The node package install.sh installs from this coordinator, packed in the background (about
+    // 20 s; until then /install/packages.json answers 503 with Retry-After).
+    const nodePackagesDir = path.join(dataDir, 'packages');
+    const packing = spawn(
+      process.execPath,
+      [fileURLToPath(new URL('./pack-node-packages.mjs', import.meta.url)), nodePackagesDir],
+      {
+        stdio: 'ignore',
+      },
+    );
+    stops.push(async () => {
+      if (packing.exitCode === null) packing.kill();
+    });
     const server: RunningServer = await startServer({
       argv: [],
       env: { GPUMESH_LOG_LEVEL: 'warn', ...options.env },
       overrides: {
         dataDir,
         port,
+        nodePackagesDir,
         ...(devnet ? devnetChainConfig(devnet) : { chain: { rpcUrl } }),
       },
     });

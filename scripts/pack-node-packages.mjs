@@ -1,17 +1,37 @@
 // Packs @gpumesh/protocol and @gpumesh/node (each compiled by its prepack) into a folder: the
-// compiled coordinator serves these to install.sh (coordinator/src/pages/node-packages.ts).
-//   node ../scripts/pack-node-packages.mjs dist/packages   (from coordinator/)
+// compiled coordinator serves these to install.sh (coordinator/src/pages/node-packages.ts), and
+// `npm start` packs them for its coordinator. Packs from a copy of the two package folders (no
+// dist/, the checkout's node_modules linked), so the checkout's own dist/ is never rewritten while
+// something else reads or packs it.
+//   node scripts/pack-node-packages.mjs <dest>
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const dest = resolve(process.argv[2] ?? 'dist/packages');
-const root = new URL('../', import.meta.url);
-rmSync(dest, { recursive: true, force: true });
-mkdirSync(dest, { recursive: true });
-for (const folder of ['protocol', 'node']) {
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], {
-    cwd: new URL(`${folder}/`, root),
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+const root = fileURLToPath(new URL('../', import.meta.url));
+const copy = mkdtempSync(join(tmpdir(), 'gpumesh-node-packages-'));
+try {
+  for (const folder of ['protocol', 'node']) {
+    cpSync(join(root, folder), join(copy, folder), {
+      recursive: true,
+      filter: (source) => !/[/\\](dist|node_modules)$/.test(source),
+    });
+  }
+  mkdirSync(join(copy, 'scripts'));
+  cpSync(join(root, 'scripts', 'build-package.mjs'), join(copy, 'scripts', 'build-package.mjs'));
+  cpSync(join(root, 'tsconfig.base.json'), join(copy, 'tsconfig.base.json'));
+  symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  for (const folder of ['protocol', 'node']) {
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], {
+      cwd: join(copy, folder),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+} finally {
+  rmSync(copy, { recursive: true, force: true });
 }

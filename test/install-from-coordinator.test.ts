@@ -15,9 +15,9 @@ import { writeTinyModel } from '@gpumesh/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestApp, type TestApp, testBackends } from '../coordinator/src/testing/index.js';
 import { until } from '../coordinator/src/testing/until.js';
+import { copyCheckout } from './support/copy-checkout.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
 
 function freePort(): Promise<number> {
@@ -39,8 +39,13 @@ describe('install.sh from the coordinator (fresh HOME, no repository)', () => {
   const started: ReturnType<typeof spawn>[] = [];
 
   beforeAll(async () => {
-    // What the compiled coordinator ships in dist/packages (its build runs this script).
-    await run(process.execPath, [path.join(ROOT, 'scripts/pack-node-packages.mjs'), packages], { cwd: ROOT });
+    // What the compiled coordinator ships in dist/packages (its build runs this script), packed
+    // from a copy of the checkout (install.sh's test packs the checkout itself at the same time).
+    const checkout = path.join(dir, 'checkout');
+    await copyCheckout(checkout, ['protocol', 'node']);
+    await run(process.execPath, [path.join(checkout, 'scripts/pack-node-packages.mjs'), packages], {
+      cwd: checkout,
+    });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     t = await createTestApp(sqlite, {

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { copyCheckout } from './support/copy-checkout.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const PACKAGES = ['protocol', 'coordinator', 'node'] as const;
@@ -31,22 +32,6 @@ afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
-
-/** The checkout's package folders without dist/, beside what their build reads, in `into`. */
-async function copyCheckout(into: string): Promise<void> {
-  for (const name of PACKAGES) {
-    await cp(join(ROOT, name), join(into, name), {
-      recursive: true,
-      filter: (source) => !/[/\\](dist|node_modules)$/.test(source),
-    });
-  }
-  await mkdir(join(into, 'scripts'));
-  for (const script of ['build-package.mjs', 'pack-node-packages.mjs'])
-    await cp(join(ROOT, 'scripts', script), join(into, 'scripts', script));
-  for (const file of ['tsconfig.base.json', 'install.sh']) await cp(join(ROOT, file), join(into, file));
-  // tsc and the type packages the build needs: the checkout's own.
-  await symlink(join(ROOT, 'node_modules'), join(into, 'node_modules'), 'dir');
-}
 
 /** An installing project: the three tarballs, and the checkout's overrides (no GPU builds). */
 async function writeAppPackage(): Promise<void> {
@@ -85,7 +70,7 @@ beforeAll(async () => {
   const checkout = join(dir, 'checkout');
   const packed = join(dir, 'tarballs');
   await mkdir(packed, { recursive: true });
-  await copyCheckout(checkout);
+  await copyCheckout(checkout, PACKAGES);
   for (const name of PACKAGES) {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', packed], {
       cwd: join(checkout, name),

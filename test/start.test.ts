@@ -190,6 +190,22 @@ describe('npm start', () => {
         )
         .toBe(true);
 
+      // install.sh's package, packed by npm start in the background, is served with its hashes.
+      const appUrl = new URL(endpoint).origin;
+      await expect
+        .poll(async () => (await fetch(`${appUrl}/install/packages.json`)).status, {
+          timeout: 90_000,
+          interval: 1_000,
+        })
+        .toBe(200);
+      const { packages } = (await (await fetch(`${appUrl}/install/packages.json`)).json()) as {
+        packages: { file: string; sha256: string }[];
+      };
+      expect(packages.map((p) => p.file)).toEqual([
+        expect.stringMatching(/^gpumesh-protocol-/),
+        expect.stringMatching(/^gpumesh-node-/),
+      ]);
+
       expect(await stopWith(first, 'SIGINT')).toBe(130);
       await expect.poll(() => processesUnder(dataDir), { timeout: STOP_TIMEOUT_MS }).toEqual([]);
 

@@ -221,7 +221,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
     staking: config.staking,
     network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(ctx) },
-    nodePackages: new NodePackages({ dir: config.nodePackagesDir, dataDir: config.dataDir }),
+    nodePackages: new NodePackages({ dir: config.nodePackagesDir }),
     now: () => clock.now(),
   });
   await app.register(chainRoutes, ctx);

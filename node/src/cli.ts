@@ -28,7 +28,8 @@ Commands:
 
 Settings (flags > GPUMESH_* environment > --config file > defaults):
   --coordinator URL  --role gpu|cpu|network  --state-dir DIR  --models-dir DIR  --config FILE
-  --runtime llama|openai  --openai-url URL  --gpu auto|cpu  --threads N  --max-concurrency N
+  --runtime llama|openai  --openai-url URL  --gpu auto|cpu  --gpu-layers auto|max|N  --gpus 0,1
+  --threads N  --max-concurrency N
   --offer-embeddings  --health-port N  --owner-address 0x…  --owner-signature 0x…`;
 
 /** Exit codes after a signal: 128 + its number, as shells report it. */

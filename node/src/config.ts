@@ -52,6 +52,13 @@ export const NodeConfigSchema = Type.Object({
   openaiUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
   openaiApiKey: Type.Optional(Type.String()),
   gpu: Type.Union([Type.Literal('auto'), Type.Literal('cpu')]),
+  /**
+   * Model layers offloaded to the GPU: `auto` (node-llama-cpp fits as many as free VRAM allows),
+   * `max` (all), or a count (0: none).
+   */
+  gpuLayers: Type.String({ pattern: '^(auto|max|[0-9]{1,4})$' }),
+  /** Which GPUs to use, by index (`0,1`); default all. */
+  gpus: Type.Optional(Type.String({ pattern: '^[0-9]{1,2}(,[0-9]{1,2}){0,31}$' })),
   /** Threads per model context; default depends on the core count. */
   threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 })),
   maxConcurrency: Type.Integer({ minimum: 1, maximum: 256 }),
@@ -88,6 +95,8 @@ const SCALARS: [field: Field, flag: string, env: string, kind: Kind][] = [
   ['openaiUrl', 'openai-url', 'GPUMESH_NODE_OPENAI_URL', 'string'],
   ['openaiApiKey', 'openai-api-key', 'GPUMESH_NODE_OPENAI_API_KEY', 'string'],
   ['gpu', 'gpu', 'GPUMESH_NODE_GPU', 'string'],
+  ['gpuLayers', 'gpu-layers', 'GPUMESH_NODE_GPU_LAYERS', 'string'],
+  ['gpus', 'gpus', 'GPUMESH_NODE_GPUS', 'string'],
   ['threads', 'threads', 'GPUMESH_NODE_THREADS', 'integer'],
   ['maxConcurrency', 'max-concurrency', 'GPUMESH_NODE_MAX_CONCURRENCY', 'integer'],
   ['offerEmbeddings', 'offer-embeddings', 'GPUMESH_NODE_OFFER_EMBEDDINGS', 'boolean'],
@@ -139,6 +148,7 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
     role: 'cpu',
     runtime: 'llama',
     gpu: 'auto',
+    gpuLayers: 'auto',
     maxConcurrency: DEFAULT_MAX_CONCURRENCY,
     offerEmbeddings: false,
     price: {

@@ -5,18 +5,16 @@
  * the coordinator it will connect to, with nothing else reachable but npm's registry for the
  * packages' own dependencies.
  *
- * Where the tarballs come from: `nodePackagesDir` when configured; in the compiled coordinator,
- * `dist/packages/` (packed by its build); in a source checkout, packed from the checkout's
- * protocol/ and node/ on first request (about 20 s) into `<dataDir>/packages`.
+ * Where the tarballs come from: `nodePackagesDir` when configured (`npm start` packs them there,
+ * scripts/pack-node-packages.mjs); in the compiled coordinator, `dist/packages/` (packed by its
+ * build). A coordinator run from the sources without `nodePackagesDir` serves none (404): install
+ * with `--from <checkout>` there. Tarballs not there yet (still being packed) are a 503.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { ApiError } from '../errors.js';
 
 export type NodePackage = { name: string; file: string; sha256: string; sizeBytes: number };
 export type NodePackageList = { version: string; packages: NodePackage[] };
@@ -30,13 +28,12 @@ const PACKAGES = [
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
 export class NodePackages {
-  readonly #configured: string | undefined;
-  readonly #cacheDir: string;
+  readonly #dir: string | undefined;
   #list: Promise<{ dir: string; list: NodePackageList }> | undefined;
 
-  constructor(options: { dir?: string | undefined; dataDir: string }) {
-    this.#configured = options.dir;
-    this.#cacheDir = join(options.dataDir, 'packages');
+  constructor(options: { dir?: string | undefined }) {
+    this.#dir =
+      options.dir ?? (FROM_SOURCE ? undefined : fileURLToPath(new URL('../packages/', import.meta.url)));
   }
 
   /** The tarballs with their hashes (packed first, from a source checkout). */
@@ -60,25 +57,25 @@ export class NodePackages {
   }
 
   async #resolve(): Promise<{ dir: string; list: NodePackageList }> {
-    let dir = this.#configured;
-    if (!dir && !FROM_SOURCE) dir = fileURLToPath(new URL('../packages/', import.meta.url));
+    const dir = this.#dir;
     if (!dir) {
-      dir = this.#cacheDir;
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-      const root = fileURLToPath(new URL('../../../', import.meta.url));
-      for (const { folder } of PACKAGES) {
-        await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: join(root, folder) });
-      }
+      throw new ApiError(
+        'not_found',
+        'This coordinator runs from the sources and serves no node package: set nodePackagesDir, or install with --from <checkout>.',
+      );
     }
-    const files = await readdir(dir);
+    const files = await readdir(dir).catch(() => [] as string[]);
+    if (!PACKAGES.every(({ prefix }) => files.some((f) => f.startsWith(prefix) && f.endsWith('.tgz')))) {
+      throw new ApiError('not_ready', 'The node package is being prepared; retry in a few seconds.', {
+        retryAfterS: 5,
+      });
+    }
     const packages: NodePackage[] = [];
     for (const { name, prefix } of PACKAGES) {
       const file = files
         .filter((f) => f.startsWith(prefix) && f.endsWith('.tgz'))
         .sort()
-        .at(-1);
-      if (!file) throw new Error(`no ${prefix}*.tgz in ${dir}`);
+        .at(-1)!;
       const bytes = await readFile(join(dir, file));
       packages.push({
         name,

@@ -2,6 +2,7 @@ import type { Price } from '@gpumesh/protocol';
 import type { Llama } from 'node-llama-cpp';
 import type { NodeConfig } from '../config.js';
 import { createLlamaRuntime } from './llama/llama-runtime.js';
+import { parseGpuLayers } from './llama/llama-settings.js';
 import { listLocalModels } from './local-models.js';
 import { createOpenAiRuntime } from './openai/openai-runtime.js';
 import type { Runtime } from './runtime.js';
@@ -39,6 +40,8 @@ export async function createRuntime(
   const runtime = createLlamaRuntime({
     models,
     gpu: config.gpu === 'cpu' ? false : 'auto',
+    gpuLayers: parseGpuLayers(config.gpuLayers),
+    ...(config.gpus ? { gpus: config.gpus.split(',').map(Number) } : {}),
     ...(config.threads ? { threads: config.threads } : {}),
     ...(options.llama ? { llama: options.llama } : {}),
   });

@@ -44,6 +44,7 @@ import type {
   Usage,
 } from '../runtime.js';
 import { generateText } from './generate-text.js';
+import { llamaSettings } from './llama-settings.js';
 
 /** One GGUF file to serve. */
 export type LlamaModelSpec = {
@@ -68,6 +69,10 @@ export type LlamaRuntimeOptions = {
   threads?: number;
   /** `false` forces the CPU build; `'auto'` lets node-llama-cpp pick CUDA, Vulkan or Metal. */
   gpu?: false | 'auto';
+  /** Layers offloaded to the GPU (default `auto`: as many as free VRAM fits). */
+  gpuLayers?: 'auto' | 'max' | number;
+  /** GPU indices to use (default all). */
+  gpus?: readonly number[];
   /** Shares an already loaded llama.cpp binding (tests, benchmarks). */
   llama?: Llama;
 };
@@ -131,6 +136,11 @@ const MAX_GRAMMARS = 64;
  * model's own chat template; usage counts are the exact tokens evaluated and sampled.
  */
 export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
+  const settings = llamaSettings({
+    gpu: options.gpu ?? 'auto',
+    gpuLayers: options.gpuLayers ?? 'auto',
+    ...(options.gpus ? { gpus: options.gpus } : {}),
+  });
   /** Offer id → the loaded model serving it (a model may be offered twice: chat and embedding). */
   const loaded = new Map<string, { offer: ServedModel; entry: Loaded }>();
   const entries: Loaded[] = [];
@@ -141,7 +151,11 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   const threads = options.threads ?? defaultThreads();
 
   async function loadOne(spec: LlamaModelSpec, report: (fraction: number) => void): Promise<Loaded> {
-    const model = await llama!.loadModel({ modelPath: spec.path, onLoadProgress: report });
+    const model = await llama!.loadModel({
+      modelPath: spec.path,
+      onLoadProgress: report,
+      ...settings.loadModel,
+    });
     const trained = model.trainContextSize;
     const contextLength = Math.min(spec.contextLength ?? DEFAULT_CONTEXT_TOKENS, trained);
     const architecture = model.fileInfo.metadata.general.architecture;
@@ -346,7 +360,11 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
 
     async load(onProgress?: (progress: LoadProgress) => void) {
       try {
-        llama = options.llama ?? (await getLlama({ gpu: options.gpu ?? 'auto' }));
+        if (!options.llama) {
+          // The GPU backends read their device lists when the binding loads: set them first.
+          for (const [name, value] of Object.entries(settings.env)) process.env[name] ??= value;
+        }
+        llama = options.llama ?? (await getLlama(settings.getLlama));
         this.info.version = (await getModuleVersion()) ?? 'unknown';
         for (const [index, spec] of options.models.entries()) {
           const report = (fraction: number) =>
