@@ -17,6 +17,9 @@ PACKAGE="@gpumesh/node"
 # node-llama-cpp version the node is tested with; GPU builds must match it exactly.
 NODE_LLAMA_CPP_VERSION="3.22.1"
 MIN_NODE_MAJOR=20
+MIN_NODE_MINOR=19
+# node-llama-cpp's CUDA build needs a driver that supports at least this CUDA major version.
+MIN_CUDA_MAJOR=12
 SERVICE_NAME="gpumesh-node"
 SERVICE_USER="gpumesh"
 # Where the system-wide unit and the command's link go (overridable for packaging and tests).
@@ -200,9 +203,16 @@ case "$OS" in Linux | Darwin) ;; *) die "unsupported OS $OS (Linux or macOS)" ;;
 case "$ARCH" in x86_64 | amd64) ARCH=x64 ;; aarch64 | arm64) ARCH=arm64 ;; *) die "unsupported architecture $ARCH" ;; esac
 
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || say 0; }
+# 1 when the installed Node.js is at least $MIN_NODE_MAJOR.$MIN_NODE_MINOR.
+node_recent() {
+  node -e "const [a, b] = process.versions.node.split('.').map(Number); process.exit(a > $MIN_NODE_MAJOR || (a === $MIN_NODE_MAJOR && b >= $MIN_NODE_MINOR) ? 0 : 1)" 2>/dev/null
+}
 NODE_OK=0
-if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && [ "$(node_major)" -ge "$MIN_NODE_MAJOR" ]; then
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && node_recent; then
   NODE_OK=1
+elif command -v node >/dev/null 2>&1 && [ "$(node_major)" -ge "$MIN_NODE_MAJOR" ]; then
+  die "Node.js $(node -v) is too old: gpumesh-node needs $MIN_NODE_MAJOR.$MIN_NODE_MINOR or newer (node-llama-cpp's requirement).
+  Get it from https://nodejs.org/en/download (or: curl -fsSL https://deb.nodesource.com/setup_22.x | sudo -E bash - && sudo apt-get install -y nodejs), then re-run this script."
 fi
 
 GPU_VENDOR="none"
@@ -218,6 +228,21 @@ if [ "$ROLE" = gpu ] && [ "$OS" = Linux ]; then
   case "$GPU_VENDOR" in nvidia) GPU_BUILD="cuda" ;; amd) GPU_BUILD="vulkan" ;; *) GPU_BUILD="vulkan" ;; esac
 fi
 [ "$ROLE" = gpu ] && [ "$GPU_VENDOR" = none ] && warn "--role gpu but no NVIDIA or AMD GPU found; installing the Vulkan build"
+
+# The CUDA build runs only on a driver that supports its CUDA version: check what nvidia-smi says.
+CUDA_DRIVER=""
+if [ "$GPU_BUILD" = cuda ]; then
+  CUDA_DRIVER="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1)"
+  if [ -z "$CUDA_DRIVER" ]; then
+    warn "nvidia-smi did not answer (is the NVIDIA driver installed and loaded?); installing the Vulkan build.
+  Install the driver (e.g. sudo apt-get install nvidia-driver), reboot, and re-run this script for the CUDA build."
+    GPU_BUILD=vulkan
+  elif [ "${CUDA_DRIVER%%.*}" -lt "$MIN_CUDA_MAJOR" ]; then
+    warn "the NVIDIA driver supports CUDA $CUDA_DRIVER; node-llama-cpp's CUDA build needs $MIN_CUDA_MAJOR or newer. Installing the Vulkan build.
+  Update the driver (e.g. sudo apt-get install nvidia-driver-550) and re-run this script for the CUDA build."
+    GPU_BUILD=vulkan
+  fi
+fi
 
 KIND="$(service_kind)"
 LLAMA_BUILD="$GPU_BUILD"
@@ -241,7 +266,7 @@ fi
 say "gpumesh node install plan"
 say "  role:         $ROLE"
 say "  coordinator:  $COORDINATOR"
-say "  system:       $OS $ARCH, GPU: $GPU_VENDOR, node-llama-cpp build: $LLAMA_BUILD"
+say "  system:       $OS $ARCH, GPU: $GPU_VENDOR${CUDA_DRIVER:+ (driver CUDA $CUDA_DRIVER)}, node-llama-cpp build: $LLAMA_BUILD"
 say "  package:      $SOURCE"
 say "  install into: $PREFIX"
 say "  state:        $STATE_DIR (node key kept across upgrades)"
@@ -438,6 +463,12 @@ case "$KIND" in
     if ! id "$SERVICE_USER" >/dev/null 2>&1; then
       run useradd --system --home-dir "$STATE_DIR" --shell /usr/sbin/nologin "$SERVICE_USER"
       record user "$SERVICE_USER"
+    fi
+    # The GPU's device files (/dev/dri, /dev/kfd, /dev/nvidia*) belong to these groups.
+    if [ "$GPU_BUILD" != none ]; then
+      for group in render video; do
+        if getent group "$group" >/dev/null 2>&1; then run usermod -aG "$group" "$SERVICE_USER"; fi
+      done
     fi
     run chown -R "$SERVICE_USER" "$STATE_DIR"
     UNIT="$SYSTEMD_DIR/$SERVICE_NAME.service"

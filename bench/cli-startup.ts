@@ -4,10 +4,10 @@
  * time that is Node.js starting, not ours. Goal (issue 18): under 300 ms each.
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/cli-startup.ts [--runs 15]
- * Builds node/ and protocol/ dist first (npm run build in each).
+ * Packs the two packages first (scripts/pack-node-packages.mjs, about 20 s).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,33 +16,23 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' 
 const RUNS = Number(values.runs);
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-for (const folder of ['protocol', 'node'])
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: path.join(ROOT, folder) });
-// An installed layout: the package without src/ (so the bin loads dist/), its dependencies beside it.
+// The installed layout: the packed tarballs unpacked under node_modules/@gpumesh (no src/, so the
+// command loads dist/), the checkout's node_modules for their dependencies.
 const app = mkdtempSync(path.join(tmpdir(), 'gm-cli-startup-'));
-const pkg = path.join(app, 'node_modules', '@gpumesh', 'node');
-mkdirSync(pkg, { recursive: true });
-for (const part of ['bin', 'dist', 'package.json'])
-  cpSync(path.join(ROOT, 'node', part), path.join(pkg, part), { recursive: true });
-for (const dep of [
-  '@gpumesh/protocol',
-  '@sinclair',
-  'viem',
-  'ws',
-  'node-llama-cpp',
-  'systeminformation',
-  'ox',
-  '@noble',
-  '@scure',
-  'abitype',
-  'isows',
-])
-  try {
-    symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(app, 'node_modules', dep));
-  } catch {
-    // absent or already linked
-  }
-const bin = path.join(pkg, 'bin', 'gpumesh-node.js');
+const packs = path.join(app, 'packs');
+execFileSync(process.execPath, [path.join(ROOT, 'scripts/pack-node-packages.mjs'), packs]);
+const scope = path.join(app, 'node_modules', '@gpumesh');
+mkdirSync(scope, { recursive: true });
+for (const file of readdirSync(packs)) {
+  const name = file.startsWith('gpumesh-node-') ? 'node' : 'protocol';
+  mkdirSync(path.join(scope, name));
+  execFileSync('tar', ['-xzf', path.join(packs, file), '-C', path.join(scope, name), '--strip-components=1']);
+}
+for (const dep of readdirSync(path.join(ROOT, 'node_modules'))) {
+  if (dep === '@gpumesh' || dep.startsWith('.')) continue;
+  symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(app, 'node_modules', dep));
+}
+const bin = path.join(scope, 'node', 'bin', 'gpumesh-node.js');
 
 function medianMs(args: string[]): number {
   const times: number[] = [];

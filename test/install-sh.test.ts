@@ -86,6 +86,58 @@ describe('install.sh', () => {
     expect(result.status).toBe(0);
   });
 
+  test('behavior: GPU branches with a stand-in nvidia-smi — CUDA on a CUDA 12 driver; Vulkan and what to do on an older one or none; the service user joins the GPU groups', async () => {
+    // Stand-in for nvidia-smi (no NVIDIA GPU here): prints the header line that names the driver's CUDA.
+    const gpuBin = await mkdtemp(join(tmpdir(), 'gpumesh-nvidia-'));
+    const plan = async (cuda: string | null) => {
+      await writeFile(
+        join(gpuBin, 'nvidia-smi'),
+        script(
+          cuda ? `echo "| NVIDIA-SMI 550.54  Driver Version: 550.54  CUDA Version: ${cuda} |"` : 'exit 9',
+        ),
+        { mode: 0o755 },
+      );
+      const { stdout, stderr } = await promisify(execFile)(
+        'sh',
+        [
+          SCRIPT,
+          '--dry-run',
+          '--role',
+          'gpu',
+          '--service',
+          'system',
+          '--prefix',
+          prefix,
+          '--state-dir',
+          state,
+          '--from',
+          ROOT,
+        ],
+        { env: { ...env, PATH: `${gpuBin}:${env.PATH}` } },
+      );
+      return { stdout, stderr };
+    };
+    try {
+      const cuda12 = await plan('12.4');
+      expect(cuda12.stdout).toContain('GPU: nvidia (driver CUDA 12.4), node-llama-cpp build: cuda');
+      expect(cuda12.stderr).toBe('');
+      // The unit's user may open the GPU's device files (whichever of the groups this machine has).
+      const groups = ['render', 'video'].filter((g) => spawnSync('getent', ['group', g]).status === 0);
+      expect(groups.length).toBeGreaterThan(0);
+      for (const group of groups) expect(cuda12.stdout).toContain(`would run: usermod -aG ${group} gpumesh`);
+      const cuda11 = await plan('11.4');
+      expect(cuda11.stdout).toContain('node-llama-cpp build: vulkan');
+      expect(cuda11.stderr).toContain("supports CUDA 11.4; node-llama-cpp's CUDA build needs 12 or newer");
+      expect(cuda11.stderr).toContain('Update the driver');
+      const silent = await plan(null);
+      expect(silent.stdout).toContain('node-llama-cpp build: vulkan');
+      expect(silent.stderr).toContain('nvidia-smi did not answer');
+      expect(await exists(prefix)).toBe(false);
+    } finally {
+      await rm(gpuBin, { recursive: true, force: true });
+    }
+  });
+
   test('behavior: --dry-run prints the plan and changes nothing', async () => {
     const { stdout } = await install(
       '--dry-run',
