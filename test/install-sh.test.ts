@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { writeTinyModel } from '@gpumesh/node';
 import { afterAll, describe, expect, test } from 'vitest';
 import { until } from '../coordinator/src/testing/until.js';
 
@@ -234,6 +235,8 @@ describe('install.sh', () => {
     // The upgrade installs the service this machine can have without systemd: a restart loop
     // running the node. Upgraded again, the old loop and its node stop first: one node runs.
     const node = join(prefix, 'bin', 'gpumesh-node start');
+    // A node with no model exits at once (exit 3, by design): give it one to serve.
+    await writeTinyModel({ path: join(state, 'models', 'tiny.gguf') });
     const upgrade = await install(...args, '--from', ROOT, '--service', 'loop');
     expect(upgrade.stdout).toContain(`Node id: ${nodeId}`);
     // The user unit it replaces is stopped and removed.

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { main } from './cli.js';
 
@@ -22,5 +24,36 @@ describe('main', () => {
       expect.stringContaining('Usage: gpumesh-node <command>'),
       expect.stringContaining('Usage: gpumesh-node <command>'),
     ]);
+  });
+
+  test('error: start with no model to serve says where to get one and exits 3', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gm-cli-'));
+    try {
+      const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const models = join(dir, 'models');
+      expect(
+        await main([
+          'start',
+          '--state-dir',
+          dir,
+          '--models-dir',
+          models,
+          '--coordinator',
+          'http://127.0.0.1:9',
+        ]),
+      ).toBe(3);
+      expect(String(error.mock.calls[0]?.[0])).toContain(`no model to serve: no .gguf file in ${models}`);
+      expect(String(error.mock.calls[0]?.[0])).toContain('gpumesh-node models pull');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('error: status with no node running says so, as JSON too, and exits 1', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    // A port nothing listens on (the discard port).
+    expect(await main(['status', '--json', '--health-port', '9'])).toBe(1);
+    expect(JSON.parse(String(log.mock.calls[0]?.[0]))).toMatchObject({ running: false, online: false });
   });
 });

@@ -78,6 +78,12 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      console.error(
+        'gpumesh-node: the health port is taken (is another gpumesh-node running?); pass --health-port N (0: any free port).',
+      );
+      return 1;
+    }
     const code = error instanceof NodeError ? error.code : 'internal_error';
     console.error(`gpumesh-node: ${code}: ${(error as Error).message}`);
     return 1;
@@ -107,6 +113,17 @@ function logger(): HubLogger {
 }
 
 async function start(config: NodeConfig): Promise<number> {
+  if (config.runtime === 'llama') {
+    // A node with nothing to serve would sit idle, earning nothing: say so and stop.
+    const { listLocalModels } = await import('./runtimes/local-models.js');
+    if ((await listLocalModels(config)).length === 0) {
+      console.error(
+        `gpumesh-node: no model to serve: no .gguf file in ${config.modelsDir}. Get one with\n` +
+          '  gpumesh-node models pull hf:<user>/<repo>/<file>.gguf\n(or set --models-dir).',
+      );
+      return 3;
+    }
+  }
   const { startDaemon } = await import('./daemon.js');
   const log = logger();
   let lastShown = '';
@@ -238,8 +255,11 @@ async function models(config: NodeConfig): Promise<number> {
     console.log(`No .gguf files in ${config.modelsDir}.`);
     return 0;
   }
+  // USD prices as dollars (the config's unit is nanousd); native ones in whole tokens.
+  const unit = (base: string, currency: string) =>
+    currency === 'USD' ? `$${(Number(base) / 1e9).toFixed(4)}` : `${(Number(base) / 1e18).toFixed(6)} native`;
   const price = (p: { currency: string; inputPerMTok: string; outputPerMTok: string }) =>
-    `${p.inputPerMTok}/${p.outputPerMTok} ${p.currency === 'USD' ? 'nanousd' : 'wei'} per M tokens (in/out)`;
+    `${unit(p.inputPerMTok, p.currency)} in / ${unit(p.outputPerMTok, p.currency)} out per M tokens`;
   const rows = [['FILE', 'SHA-256', 'OFFERED AS', 'CONCURRENCY', 'PRICE']];
   for (const model of local) {
     rows.push([
