@@ -140,10 +140,17 @@ async function start(config: NodeConfig): Promise<number> {
     health: daemon.health.url,
     models: daemon.runtime.models(),
   });
-  const signal = await new Promise<keyof typeof EXIT_AFTER>((resolve) => {
+  const signal = await new Promise<keyof typeof EXIT_AFTER | { refused: string }>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
+    void daemon.refused.then((reason) => resolve({ refused: reason }));
   });
+  if (typeof signal === 'object') {
+    // Retrying can't help: a wrong owner address or signature (see `gpumesh-node id`).
+    console.error(`gpumesh-node: auth_failed: the coordinator refused this node: ${signal.refused}`);
+    await daemon.shutdown('refused');
+    return 1;
+  }
   log.info('draining before exit', { signal, inFlight: daemon.hub.inFlight });
   await daemon.shutdown(signal);
   log.info('node stopped', { signal });

@@ -29,6 +29,11 @@ export type Daemon = {
   health: HealthServer;
   runtime: Runtime;
   status(): HealthStatus;
+  /**
+   * Resolves with the reason when the coordinator refuses this node for good (auth_failed: a bad
+   * owner proof); the node then stopped reconnecting. Never resolves otherwise.
+   */
+  refused: Promise<string>;
   /** Drains in-flight jobs (up to the configured timeout), goes offline, closes everything. */
   shutdown(reason?: string): Promise<void>;
 };
@@ -88,7 +93,12 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     config.ownerAddress && config.ownerSignature
       ? { address: config.ownerAddress as `0x${string}`, signature: config.ownerSignature as `0x${string}` }
       : undefined;
+  let onRefused: (reason: string) => void = () => {};
+  const refused = new Promise<string>((resolve) => {
+    onRefused = resolve;
+  });
   const hub = new HubClient({
+    onRefused: (reason) => onRefused(reason),
     url: hubUrls(config.coordinator),
     account: identity.account,
     role: config.role,
@@ -134,6 +144,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     health,
     runtime,
     status,
+    refused,
     shutdown: (reason = 'shutdown') => {
       closing ??= (async () => {
         await hub.shutdown(config.drainTimeoutMs, reason);

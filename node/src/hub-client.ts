@@ -70,6 +70,11 @@ export type HubClientOptions = {
   log?: HubLogger;
   /** Jitter source (tests pass a fixed one). */
   random?: () => number;
+  /**
+   * The coordinator refused this node for good (auth_failed: a bad owner proof, say): the client
+   * stops reconnecting, and this gets the reason.
+   */
+  onRefused?: (reason: string) => void;
 };
 
 type RunningJob = { controller: AbortController; done: Promise<void> };
@@ -94,6 +99,8 @@ export class HubClient {
   private reconnectTimer?: NodeJS.Timeout;
   /** Which of the hub URLs the next connection uses. */
   private urlIndex = 0;
+  /** The message of the hub's last session-level error frame (said before it closes). */
+  private lastHubError: string | undefined;
   private lastHeard = 0;
   private attempt = 0;
   private leaving?: Promise<void>;
@@ -189,6 +196,12 @@ export class HubClient {
       if (ws !== this.ws) return;
       this.log.info('hub session closed', { code, reason: reason.toString() });
       this.endSession();
+      // Retrying can't fix a refused signature or owner proof: stop, and say why.
+      if (code === PROTOCOL_ERRORS.auth_failed.closeCode) {
+        this.state = 'stopped';
+        this.options.onRefused?.(this.lastHubError ?? PROTOCOL_ERRORS.auth_failed.message);
+        return;
+      }
       this.scheduleReconnect();
     });
     ws.on('error', (error) => {
@@ -249,6 +262,7 @@ export class HubClient {
         });
         return;
       case 'error':
+        if (!frame.jobId && frame.message) this.lastHubError = frame.message;
         this.log.warn('hub reported an error', {
           code: frame.code,
           message: frame.message,
