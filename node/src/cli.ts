@@ -229,6 +229,7 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
       ['node', String(body.nodeId)],
       ['coordinator', body.hubConnected === true ? 'connected' : 'not connected'],
       ['presence', String(body.presence)],
+      ['tier', String(body.tierSummary ?? 'not admitted yet')],
       ['jobs', `${body.jobsInFlight} running of ${body.capacity}; ${body.jobsServed} served`],
       ['tokens', `${tokens?.prompt ?? 0} prompt, ${tokens?.completion ?? 0} completion`],
       [

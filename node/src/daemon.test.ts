@@ -37,6 +37,9 @@ describe('startDaemon', () => {
       hubConnected: true,
       runtimeAlive: true,
       presence: 'online',
+      // The tier the coordinator's welcome granted, and what it means for this node.
+      tier: 'basic',
+      tierSummary: expect.stringContaining('at most 4 jobs at a time per model'),
       jobsInFlight: 0,
       capacity: 2,
     });

@@ -10,6 +10,7 @@ import { loadNodeIdentity } from './identity.js';
 import { buildManifest } from './manifest.js';
 import { createRuntime } from './runtimes/create-runtime.js';
 import type { LoadProgress, Runtime } from './runtimes/runtime.js';
+import { tierSummary } from './tier-summary.js';
 
 export type StartDaemonOptions = {
   log?: HubLogger;
@@ -128,6 +129,8 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     hubConnected: hub.connected,
     runtimeAlive: runtime.alive(),
     presence: hub.presence,
+    tier: hub.tier ?? null,
+    tierSummary: hub.tier ? tierSummary(hub.tier) : null,
     jobsInFlight: hub.inFlight,
     capacity,
     jobsServed: served.jobs,

@@ -9,6 +9,9 @@ export type HealthStatus = {
   hubConnected: boolean;
   runtimeAlive: boolean;
   presence: string;
+  /** The tier the coordinator granted (null before a session), and what it means. */
+  tier: string | null;
+  tierSummary: string | null;
   jobsInFlight: number;
   capacity: number;
   jobsServed: number;

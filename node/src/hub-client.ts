@@ -16,6 +16,7 @@ import {
   sendCoalesced,
   signChallenge,
   signManifest,
+  type TierName,
   ttlMsFor,
   type WelcomeFrame,
 } from '@gpumesh/protocol';
@@ -26,6 +27,7 @@ import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
 import type { JobResponse, JsonObject } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
+import { tierSummary } from './tier-summary.js';
 
 /** Where the connection is. Only `online` and `draining` sessions are admitted ones. */
 export const HUB_STATES = ['idle', 'connecting', 'handshake', 'online', 'draining', 'stopped'] as const;
@@ -99,6 +101,11 @@ export class HubClient {
   private reconnectTimer?: NodeJS.Timeout;
   /** Which of the hub URLs the next connection uses. */
   private urlIndex = 0;
+  /** The tier the coordinator granted in this session's welcome (undefined before one). */
+  get tier(): TierName | undefined {
+    return this.welcome?.tier;
+  }
+
   /** The message of the hub's last session-level error frame (said before it closes). */
   private lastHubError: string | undefined;
   private lastHeard = 0;
@@ -237,7 +244,11 @@ export class HubClient {
           throw new ProtocolError('out_of_order', 'manifest_ack');
         this.state = 'online';
         this.attempt = 0;
-        this.log.info('hub session admitted', { sessionId: this.welcome.sessionId, models: frame.models });
+        this.log.info('hub session admitted', {
+          sessionId: this.welcome.sessionId,
+          models: frame.models,
+          tier: tierSummary(this.welcome.tier),
+        });
         this.reportPresence();
         return;
       }
