@@ -56,4 +56,36 @@ describe('main', () => {
     expect(await main(['status', '--json', '--health-port', '9'])).toBe(1);
     expect(JSON.parse(String(log.mock.calls[0]?.[0]))).toMatchObject({ running: false, online: false });
   });
+
+  test('behavior: id, models and doctor print one JSON document with --json', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gm-cli-'));
+    try {
+      const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+      vi.spyOn(console, 'error').mockImplementation(() => {});
+      const common = [
+        '--state-dir',
+        dir,
+        '--models-dir',
+        join(dir, 'models'),
+        '--coordinator',
+        'http://127.0.0.1:9',
+      ];
+      expect(await main(['id', '--json', ...common])).toBe(0);
+      const id = JSON.parse(String(log.mock.calls.at(-1)?.[0]));
+      expect(id.nodeId).toMatch(/^0x[0-9a-fA-F]{40}$/);
+      expect(id.ownerProofText.toLowerCase()).toContain(id.nodeId.toLowerCase());
+      expect(await main(['models', '--json', ...common])).toBe(0);
+      expect(JSON.parse(String(log.mock.calls.at(-1)?.[0]))).toEqual({
+        modelsDir: join(dir, 'models'),
+        models: [],
+      });
+      // Nothing listens on port 9 and there is no model: the checks fail, as JSON.
+      expect(await main(['doctor', '--json', ...common])).toBe(1);
+      const doctor = JSON.parse(String(log.mock.calls.at(-1)?.[0]));
+      expect(doctor.ok).toBe(false);
+      expect(doctor.checks.map((c: { name: string }) => c.name)).toContain('coordinator reachable');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -15,6 +15,7 @@ const USAGE = `Usage: gpumesh-node <command> [flags]
 
 Commands:
   start     connect to the coordinator and serve inference (SIGTERM/SIGINT drain, then exit)
+            (every other command takes --json: one JSON document on stdout)
   detect    show this machine's hardware (--json: the manifest's hardware part)
   id        print the node id (the node key's address) and the text an owner wallet signs
   doctor    check coordinator, models, runtime, GPU backend and clock; each failure with a fix
@@ -61,9 +62,9 @@ export async function main(argv: string[]): Promise<number> {
       case 'detect':
         return await detect(values.json === true);
       case 'id':
-        return await id(config);
+        return await id(config, values.json === true);
       case 'doctor':
-        return await doctor(config);
+        return await doctor(config, values.json === true);
       case 'status':
         return await status(config, values.json === true);
       case 'models':
@@ -72,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
           console.error(`Unknown models command ${args[0]}.\n\n${USAGE}`);
           return 2;
         }
-        return await models(config);
+        return await models(config, values.json === true);
       default:
         console.error(`Unknown command ${command}.\n\n${USAGE}`);
         return 2;
@@ -188,13 +189,17 @@ export function formatHardware(hardware: Hardware): string {
   return table(rows);
 }
 
-async function id(config: NodeConfig): Promise<number> {
+async function id(config: NodeConfig, json: boolean): Promise<number> {
   const [{ ownerProofText }, { nodeKeyPath }, { loadNodeIdentity }] = await Promise.all([
     import('@gpumesh/protocol'),
     import('./daemon.js'),
     import('./identity.js'),
   ]);
   const identity = await loadNodeIdentity(nodeKeyPath(config));
+  if (json) {
+    console.log(JSON.stringify({ nodeId: identity.nodeId, ownerProofText: ownerProofText(identity.nodeId) }));
+    return 0;
+  }
   console.log(identity.nodeId);
   console.error(
     `\nTo link this node to your staking wallet, sign this exact text with it (personal_sign) and set\n` +
@@ -241,9 +246,14 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
   return online ? 0 : 1;
 }
 
-async function doctor(config: NodeConfig): Promise<number> {
+async function doctor(config: NodeConfig, json: boolean): Promise<number> {
   const { runDoctor } = await import('./doctor.js');
   const checks = await runDoctor(config);
+  const ok = checks.every((check) => check.ok);
+  if (json) {
+    console.log(JSON.stringify({ ok, checks }));
+    return ok ? 0 : 1;
+  }
   for (const check of checks) {
     console.log(
       `${check.ok ? 'ok  ' : 'FAIL'}  ${check.name}: ${check.detail}${check.ok ? '' : `\n      fix: ${check.fix}`}`,
@@ -252,13 +262,35 @@ async function doctor(config: NodeConfig): Promise<number> {
   return checks.every((check) => check.ok) ? 0 : 1;
 }
 
-async function models(config: NodeConfig): Promise<number> {
+async function models(config: NodeConfig, json: boolean): Promise<number> {
+  if (config.runtime === 'openai' && json) {
+    console.log(JSON.stringify({ runtime: 'openai', openaiUrl: config.openaiUrl, models: [] }));
+    return 0;
+  }
   if (config.runtime === 'openai') {
     console.log(`Models come from ${config.openaiUrl}; run doctor to list them.`);
     return 0;
   }
   const { listLocalModels } = await import('./runtimes/local-models.js');
   const local = await listLocalModels(config);
+  if (json) {
+    console.log(
+      JSON.stringify({
+        modelsDir: config.modelsDir,
+        models: local.map(({ file, path, sha256, id, embeddingId, family, maxConcurrency, price }) => ({
+          file,
+          path,
+          sha256,
+          id,
+          family: family ?? 'chat',
+          ...(embeddingId ? { embeddingId } : {}),
+          maxConcurrency,
+          price,
+        })),
+      }),
+    );
+    return 0;
+  }
   if (local.length === 0) {
     console.log(`No .gguf files in ${config.modelsDir}.`);
     return 0;
