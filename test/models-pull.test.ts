@@ -150,6 +150,38 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
     ).toHaveLength(1);
   }, 180_000);
 
+  test('behavior: models info reads the pulled file, recommend lists the catalog models that fit, rm removes it', async () => {
+    const modelsDir = path.join(dir, 'good', 'models');
+    const [file] = readdirSync(modelsDir).filter((f) => f.endsWith('.gguf'));
+    const common = ['--coordinator', base, '--models-dir', modelsDir, '--state-dir', path.join(dir, 'state')];
+    const cli = (...args: string[]) =>
+      run(process.execPath, [BIN, 'models', ...args, ...common], {
+        env: { ...process.env, GPUMESH_COORDINATOR: '' },
+      });
+    const info = JSON.parse((await cli('info', file!, '--json')).stdout);
+    expect(info).toMatchObject({
+      file,
+      sizeBytes: weights.length,
+      architecture: 'llama',
+      trainedContext: 2048,
+    });
+    expect(info.parameters).toBeGreaterThan(0);
+    expect(['gpu', 'cpu']).toContain(info.fits);
+    const recommended = JSON.parse((await cli('recommend', '--json')).stdout) as {
+      models: { modelId: string }[];
+    };
+    expect(recommended.models.map((m) => m.modelId)).toContain('gpumesh/tiny-chat');
+    const outside = await cli('rm', '../config.json').then(
+      () => undefined,
+      (error: { code: number }) => error,
+    );
+    expect(outside?.code).toBe(1);
+    await node?.stop();
+    node = undefined;
+    await cli('rm', file!);
+    expect(readdirSync(modelsDir).filter((f) => f.endsWith('.gguf'))).toEqual([]);
+  }, 120_000);
+
   test('error: a tampered file under the catalog’s name is refused and leaves nothing', async () => {
     const modelsDir = path.join(dir, 'evil', 'models');
     const failed = await pull('hf:gpumesh/evil/gpumesh-tiny.gguf', modelsDir).then(

@@ -3,6 +3,7 @@
  * own modules (the daemon, node-llama-cpp, systeminformation, viem), so `--version` and `--help`
  * start fast.
  */
+import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CONFIG_FLAGS, loadConfig, type NodeConfig } from './config.js';
 import { NodeError } from './errors.js';
@@ -22,6 +23,9 @@ Commands:
   status    the running node's state from its health endpoint (--json): connection, presence,
             jobs, tokens served, estimated earnings; exit 1 when it is not running or not online
   models    list local GGUF models and how they will be offered, with prices
+  models info <file>    architecture, quantisation, parameters, context, memory on GPU/CPU, fit
+  models rm <file>      remove a model file from the models folder
+  models recommend      the coordinator's catalog models that fit this machine
   models pull <ref> [--sha256 HEX]
             download a GGUF (hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…)
             into the models folder, resuming a partial download; checked against the
@@ -69,6 +73,9 @@ export async function main(argv: string[]): Promise<number> {
         return await status(config, values.json === true);
       case 'models':
         if (args[0] === 'pull') return await pull(config, args[1], values);
+        if (args[0] === 'info') return await info(config, args[1], values.json === true);
+        if (args[0] === 'rm') return await removeModel(config, args[1]);
+        if (args[0] === 'recommend') return await recommend(config, values.json === true);
         if (args[0] !== undefined && args[0] !== 'list') {
           console.error(`Unknown models command ${args[0]}.\n\n${USAGE}`);
           return 2;
@@ -372,22 +379,133 @@ async function pull(
   return 0;
 }
 
+/** A model file in the models folder, by its name (never a path elsewhere). */
+function modelFile(config: NodeConfig, file: string | undefined): string {
+  if (!file || file !== basename(file) || !file.endsWith('.gguf')) {
+    throw new NodeError('config_invalid', { detail: `expected a .gguf file name in ${config.modelsDir}.` });
+  }
+  return join(config.modelsDir, file);
+}
+
+async function info(config: NodeConfig, file: string | undefined, json: boolean): Promise<number> {
+  const path = modelFile(config, file);
+  const [{ modelInfo }, { detectHardware }] = await Promise.all([
+    import('./models/model-info.js'),
+    import('./hardware/detect-hardware.js'),
+  ]);
+  const model = await modelInfo(path, await detectHardware()).catch((error: unknown) => {
+    throw new NodeError('model_load_failed', {
+      detail: `${path}: ${(error as Error).message}`,
+      cause: error,
+    });
+  });
+  if (json) {
+    console.log(JSON.stringify(model));
+    return 0;
+  }
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+  const count = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : `${(n / 1e6).toFixed(2)} M`);
+  console.log(
+    table([
+      ['file', `${model.file} (${gib(model.sizeBytes)})`],
+      [
+        'model',
+        `${model.architecture}, ${model.quantization}, ${(model.parameters / 1e9).toFixed(2)} B parameters, ${model.layers} layers`,
+      ],
+      ['context', `${model.trainedContext ?? '?'} tokens trained; estimates for ${model.contextTokens}`],
+      ['on the GPU', gib(model.gpuBytes)],
+      ['on the CPU', gib(model.cpuBytes)],
+      [
+        'fits',
+        model.fits === 'gpu' ? 'on this GPU' : model.fits === 'cpu' ? 'in RAM (CPU)' : 'not on this machine',
+      ],
+    ]),
+  );
+  return 0;
+}
+
+async function removeModel(config: NodeConfig, file: string | undefined): Promise<number> {
+  const path = modelFile(config, file);
+  const { rm } = await import('node:fs/promises');
+  await rm(path).catch((error: unknown) => {
+    throw new NodeError('config_invalid', { detail: `${path}: ${(error as Error).message}`, cause: error });
+  });
+  console.log(`removed ${path}`);
+  return 0;
+}
+
+/**
+ * The catalog's files that fit this machine, smallest first: a file fits the GPU when its size plus
+ * a fifth (context and buffers) is within the most free VRAM of one GPU, the CPU when within 80 % of RAM.
+ */
+async function recommend(config: NodeConfig, json: boolean): Promise<number> {
+  const { detectHardware } = await import('./hardware/detect-hardware.js');
+  const [catalog, hardware] = await Promise.all([fetchCatalogModels(config.coordinator), detectHardware()]);
+  if (!catalog)
+    throw new NodeError('model_download_failed', { detail: "the coordinator's catalog could not be read." });
+  const freeVram = Math.max(0, ...hardware.gpus.map((gpu) => gpu.vramFreeBytes));
+  const fitting = catalog
+    .flatMap((model) =>
+      model.files.map((file) => {
+        const need = file.sizeBytes * 1.2;
+        const fits = freeVram >= need ? 'gpu' : hardware.ramBytes * 0.8 >= need ? 'cpu' : 'no';
+        return {
+          modelId: model.id,
+          family: model.family,
+          quant: file.quant,
+          file: file.file,
+          sizeBytes: file.sizeBytes,
+          fits,
+        };
+      }),
+    )
+    .filter((file) => file.fits !== 'no')
+    .sort((a, b) => a.sizeBytes - b.sizeBytes);
+  if (json) {
+    console.log(JSON.stringify({ freeVramBytes: freeVram, ramBytes: hardware.ramBytes, models: fitting }));
+    return 0;
+  }
+  const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
+  console.log(
+    table([
+      ['MODEL', 'QUANT', 'SIZE', 'FITS', 'FILE'],
+      ...fitting.map((f) => [
+        f.modelId,
+        f.quant,
+        mib(f.sizeBytes),
+        f.fits === 'gpu' ? 'GPU' : 'CPU (RAM)',
+        f.file,
+      ]),
+    ]),
+  );
+  return 0;
+}
+
+type CatalogModels = {
+  id: string;
+  family: string;
+  files: { quant: string; file: string; sizeBytes: number; sha256: string }[];
+}[];
+
 /** The coordinator's catalog files (GET /api/models/catalog), or undefined when it can't be read. */
 async function fetchCatalog(
   coordinator: string,
 ): Promise<{ modelId: string; file: string; sha256: string }[] | undefined> {
+  const models = await fetchCatalogModels(coordinator);
+  return models?.flatMap((model) =>
+    model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
+  );
+}
+
+/** The coordinator's catalog (GET /api/models/catalog on its app URL), or undefined. */
+async function fetchCatalogModels(coordinator: string): Promise<CatalogModels | undefined> {
   const url = new URL(coordinator.split(',')[0]!.trim());
   url.protocol = url.protocol === 'wss:' || url.protocol === 'https:' ? 'https:' : 'http:';
   url.pathname = '/api/models/catalog';
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
     if (!res.ok) return undefined;
-    const body = (await res.json()) as {
-      models: { id: string; files: { file: string; sha256: string }[] }[];
-    };
-    return body.models.flatMap((model) =>
-      model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
-    );
+    return ((await res.json()) as { models: CatalogModels }).models;
   } catch {
     return undefined;
   }
