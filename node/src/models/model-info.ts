@@ -34,7 +34,10 @@ export async function modelInfo(path: string, hardware: Hardware, contextSize = 
   const contextTokens = Math.min(contextSize, insights.trainContextSize ?? contextSize);
   const need = (gpuLayers: number) => {
     const model = insights.estimateModelResourceRequirements({ gpuLayers });
-    const context = insights.estimateContextResourceRequirements({ contextSize: contextTokens, modelGpuLayers: gpuLayers });
+    const context = insights.estimateContextResourceRequirements({
+      contextSize: contextTokens,
+      modelGpuLayers: gpuLayers,
+    });
     return { vram: model.gpuVram + context.gpuVram, ram: model.cpuRam + context.cpuRam };
   };
   const onGpu = need(layers);
@@ -52,7 +55,8 @@ export async function modelInfo(path: string, hardware: Hardware, contextSize = 
     gpuBytes: onGpu.vram + onGpu.ram,
     cpuBytes: onCpu.ram,
     contextTokens,
-    fits: freeVram > 0 && onGpu.vram <= freeVram ? 'gpu' : onCpu.ram <= hardware.ramBytes * 0.8 ? 'cpu' : 'no',
+    fits:
+      freeVram > 0 && onGpu.vram <= freeVram ? 'gpu' : onCpu.ram <= hardware.ramBytes * 0.8 ? 'cpu' : 'no',
   };
 }
 
