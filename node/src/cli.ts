@@ -410,7 +410,7 @@ async function info(config: NodeConfig, file: string | undefined, json: boolean)
       ['file', `${model.file} (${gib(model.sizeBytes)})`],
       [
         'model',
-        `${model.architecture}, ${model.quantization}, ${(model.parameters / 1e9).toFixed(2)} B parameters, ${model.layers} layers`,
+        `${model.architecture}, ${model.quantization}, ${count(model.parameters)} parameters, ${model.layers} layers`,
       ],
       ['context', `${model.trainedContext ?? '?'} tokens trained; estimates for ${model.contextTokens}`],
       ['on the GPU', gib(model.gpuBytes)],
