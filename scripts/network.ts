@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { devnetChainConfig, startDevnet } from '@gpumesh/coordinator/devnet';
 import { type RunningServer, startServer } from '@gpumesh/coordinator/server';
-import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
+import { loadNodeIdentity, pullModel, tinyModelPath } from '@gpumesh/node';
 import { signOwnerProof } from '@gpumesh/protocol';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -45,6 +45,11 @@ export type StartNetworkOptions = {
   rpcPort?: number;
   /** Local nodes to start (0 for none). */
   nodes?: number;
+  /**
+   * A model to pull and serve instead of the generated one (`hf:<user>/<repo>/<file>.gguf`,
+   * `hf:<user>/<repo>:<quant>`, `https://…/x.gguf`), checked against the coordinator's catalog.
+   */
+  model?: string;
   /** Use this chain instead of starting the devnet (its addresses come from the environment). */
   rpcUrl?: string;
   /** One line of progress; default silent. */
@@ -168,14 +173,46 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     }
     // 4. The nodes, each its own process, serving the generated model at its own price, owned by the
     //    dev wallet on the devnet, and restarted when one dies.
-    const modelsDir = path.join(dataDir, 'models');
-    const modelFile = path.basename(await tinyModelPath({ dir: modelsDir }));
+    //    With --model, the pulled model instead (its own folder, so it is the only one served).
     const nodeCount = options.nodes ?? 1;
+    const served = options.model
+      ? await pullServedModel(options.model, path.join(dataDir, 'pulled-models'), appUrl, log)
+      : {
+          modelsDir: path.join(dataDir, 'models'),
+          modelFile: path.basename(await tinyModelPath({ dir: path.join(dataDir, 'models') })),
+          id: CHAT_MODEL_ID,
+          embeddingId: EMBEDDING_MODEL_ID,
+          catalogId: CHAT_MODEL_ID as string | undefined,
+          catalogEmbeddingId: EMBEDDING_MODEL_ID as string | undefined,
+        };
+    const { modelsDir, modelFile } = served;
     const nodes: LocalNode[] = [];
     stops.push(() => Promise.all(nodes.map((n) => n.stop())).then(() => {}));
     const owner = info.devWallet ? privateKeyToAccount(info.devWallet.privateKey) : undefined;
     for (let i = 0; i < nodeCount; i++) {
-      nodes.push(await startNode({ dataDir, modelsDir, modelFile, appUrl, index: i, owner, log }));
+      nodes.push(
+        await startNode({
+          dataDir,
+          modelsDir,
+          modelFile,
+          modelId: served.id,
+          embeddingId: served.embeddingId,
+          appUrl,
+          index: i,
+          owner,
+          log,
+        }),
+      );
+    }
+    // The ids the coordinator lists: the catalog's for known weights, else node 0's own scope.
+    if (nodeCount > 0) {
+      const scope = (
+        await loadNodeIdentity(path.join(dataDir, 'nodes', '0', NODE_KEY_FILE))
+      ).nodeId.toLowerCase();
+      info.models = {
+        chat: served.catalogId ?? `${scope}/${served.id}`,
+        embedding: served.catalogEmbeddingId ?? `${scope}/${served.embeddingId}`,
+      };
     }
     if (nodeCount > 0) {
       // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
@@ -184,7 +221,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         NODE_READY_TIMEOUT_MS,
         'the nodes to come online',
       );
-      log(`nodes     ${nodeCount} serving ${CHAT_MODEL_ID} and ${EMBEDDING_MODEL_ID}`);
+      log(`nodes     ${nodeCount} serving ${info.models.chat} and ${info.models.embedding}`);
     }
 
     const file = path.join(dataDir, NETWORK_FILE_NAME);
@@ -195,6 +232,44 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     await stop();
     throw error;
   }
+}
+
+/**
+ * `npm start -- --model <ref>`: pulls the model (node-llama-cpp's downloader, progress logged every
+ * 10 %) and checks it against the coordinator's catalog, which gives its canonical ids.
+ */
+async function pullServedModel(ref: string, modelsDir: string, appUrl: string, log: (line: string) => void) {
+  const res = await fetch(`${appUrl}/api/models/catalog`);
+  const { models } = (await res.json()) as {
+    models: { id: string; embeddingId?: string; files: { file: string; sha256: string }[] }[];
+  };
+  const catalog = models.flatMap((m) =>
+    m.files.map((f) => ({ modelId: m.id, file: f.file, sha256: f.sha256 })),
+  );
+  let shown = -1;
+  const pulled = await pullModel({
+    ref,
+    modelsDir,
+    catalog,
+    onProgress: ({ downloadedBytes, totalBytes }) => {
+      const step = totalBytes > 0 ? Math.floor((downloadedBytes / totalBytes) * 10) : 0;
+      if (step !== shown) log(`pulling   ${ref}: ${step * 10}%`);
+      shown = step;
+    },
+  });
+  const known = models.find((m) => m.id === pulled.modelId);
+  log(
+    `model     ${path.basename(pulled.path)} (${pulled.verified === 'catalog' ? `catalog: ${pulled.modelId}` : 'not in the catalog: unverified'})`,
+  );
+  const id = path.basename(pulled.path, '.gguf');
+  return {
+    modelsDir,
+    modelFile: path.basename(pulled.path),
+    id,
+    embeddingId: `${id}-embed`,
+    catalogId: known?.id,
+    catalogEmbeddingId: known?.embeddingId,
+  };
 }
 
 /** Reads `<dataDir>/network.json` of an earlier start, if any. */
@@ -220,12 +295,14 @@ async function startNode(options: {
   dataDir: string;
   modelsDir: string;
   modelFile: string;
+  modelId: string;
+  embeddingId: string;
   appUrl: string;
   index: number;
   owner: ReturnType<typeof privateKeyToAccount> | undefined;
   log: (line: string) => void;
 }): Promise<LocalNode> {
-  const { dataDir, modelsDir, modelFile, appUrl, index, owner, log } = options;
+  const { dataDir, modelsDir, modelFile, modelId, embeddingId, appUrl, index, owner, log } = options;
   const stateDir = path.join(dataDir, 'nodes', String(index));
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   // The dev wallet owns the node: the proof that binds its node key to the wallet (its stake's tier).
@@ -245,9 +322,9 @@ async function startNode(options: {
     models: [
       {
         file: modelFile,
-        id: CHAT_MODEL_ID,
+        id: modelId,
         family: 'chat',
-        embeddingId: EMBEDDING_MODEL_ID,
+        embeddingId,
         price: {
           currency: 'USD',
           inputPerMTok: String(BASE_INPUT_PRICE_NANO_PER_MTOK * factor),

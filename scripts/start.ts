@@ -4,10 +4,17 @@
  *
  * Flags: --port N (coordinator, default 8080), --data-dir DIR (default ./.gpumesh), --nodes N
  * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain), --rpc-port N
- * (the devnet's port, default 8545).
+ * (the devnet's port, default 8545), --model REF (pull and serve a real model instead of the
+ * generated one: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant> or https://…).
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_APP_PORT, DEFAULT_DATA_DIR, DEFAULT_RPC_PORT, startNetwork } from './network.js';
+import {
+  CHAT_MODEL_ID,
+  DEFAULT_APP_PORT,
+  DEFAULT_DATA_DIR,
+  DEFAULT_RPC_PORT,
+  startNetwork,
+} from './network.js';
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +24,7 @@ const { values } = parseArgs({
     'no-node': { type: 'boolean', default: false },
     'rpc-url': { type: 'string' },
     'rpc-port': { type: 'string', default: String(DEFAULT_RPC_PORT) },
+    model: { type: 'string' },
   },
 });
 
@@ -29,7 +37,7 @@ if (
   nodes < 0
 ) {
   console.error(
-    'usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N]',
+    'usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF]',
   );
   process.exit(2);
 }
@@ -41,6 +49,7 @@ const network = await startNetwork({
   rpcPort,
   nodes,
   rpcUrl: values['rpc-url'],
+  ...(values.model ? { model: values.model } : {}),
   env: process.env,
   log: (line) => console.log(`  ${line}`),
 }).catch((error: unknown) => {
@@ -53,6 +62,11 @@ console.log(`
 gpumesh is running.
   App API      ${network.appUrl}/api      (dashboard: ${network.appUrl}/dashboard, network: ${network.appUrl}/network)
   Router       ${network.routerUrl}/v1
+  Model        ${network.models.chat}${
+    network.models.chat === CHAT_MODEL_ID
+      ? ' (generated, random weights: its replies are noise; npm start -- --model <ref> serves a real one)'
+      : ''
+  }
   Chain RPC    ${network.rpcUrl}      (chain id ${network.chainId})
   Node hub     ${network.nodeWsUrl}
   Network file ${values['data-dir']}/network.json${

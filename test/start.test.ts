@@ -4,11 +4,15 @@
  * into a shell; Ctrl-C stops every process it started; a second start keeps the key and balance.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { writeTinyModel } from '@gpumesh/node';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -209,9 +213,20 @@ describe('npm start', () => {
       expect(await stopWith(first, 'SIGINT')).toBe(130);
       await expect.poll(() => processesUnder(dataDir), { timeout: STOP_TIMEOUT_MS }).toEqual([]);
 
-      const second = await npmStart(args);
+      // Restarted with --model: a GGUF pulled over HTTP (one the catalog does not know) is served
+      // under the node's own scope, and the printed example names it.
+      const weights = path.join(dataDir, 'mine.gguf');
+      await writeTinyModel({ path: weights, seed: 7 });
+      const files = http.createServer((_req, res) => createReadStream(weights).pipe(res.writeHead(200)));
+      await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+      const modelUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/models/mine.gguf`;
+      const second = await npmStart([...args, '--model', modelUrl]);
+      files.close();
       expect(/API key {6}(sk-\S+)/.exec(second.output())?.[1]).toBe(key);
-      const again = JSON.parse((await run('bash', ['-c', printedCurl(second.output())])).stdout) as {
+      expect(second.output()).toContain('not in the catalog: unverified');
+      const pulledCurl = printedCurl(second.output());
+      expect(pulledCurl).toMatch(/"model":"0x[0-9a-f]{40}\/mine"/);
+      const again = JSON.parse((await run('bash', ['-c', pulledCurl])).stdout) as {
         usage: { cost: number };
       };
       expect(again.usage.cost).toBeGreaterThan(0);

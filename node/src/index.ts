@@ -23,6 +23,7 @@ export {
   DEFAULT_TINY_MODEL_SEED,
   type TinyModelOptions,
 } from './models/build-tiny-model.js';
+export { type PullOptions, type PullResult, pullModel } from './models/pull-model.js';
 export { tinyModelPath } from './models/tiny-model-path.js';
 export { type WriteTinyModelOptions, writeTinyModel } from './models/write-tiny-model.js';
 export { createRuntime } from './runtimes/create-runtime.js';
