@@ -51,6 +51,12 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
     // Resolve URLs as Hugging Face serves them: /<user>/<repo>/resolve/<branch>/<file>.
     hub = http.createServer((req, res) => {
       requests.push({ url: req.url ?? '', range: req.headers.range });
+      // hf:<user>/<repo>:<quant> first asks the hub's manifest API which file holds that quantisation.
+      if (req.url === '/v2/gpumesh/tiny/manifests/F32') {
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ggufFile: { rfilename: 'gpumesh-tiny.gguf' } }));
+      }
       const match = /^\/gpumesh\/(tiny|evil|big)\/resolve\/main\/(gpumesh-tiny|big)\.gguf/.exec(
         req.url ?? '',
       );
@@ -129,6 +135,14 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
       { timeout: 60_000, interval: 50 },
     );
   }, 180_000);
+
+  test('behavior: hf:<user>/<repo>:<quant> resolves through the hub’s manifest and is verified by its hash', async () => {
+    const modelsDir = path.join(dir, 'quant', 'models');
+    const { stdout } = await pull('hf:gpumesh/tiny:F32', modelsDir);
+    expect(stdout).toContain('verified against the catalog: served as gpumesh/tiny-chat');
+    const [file] = readdirSync(modelsDir).filter((f) => f.endsWith('.gguf'));
+    expect(readFileSync(path.join(modelsDir, file!)).equals(weights)).toBe(true);
+  }, 120_000);
 
   test('behavior: a download the server drops half way is resumed, not restarted', async () => {
     const modelsDir = path.join(dir, 'big', 'models');
