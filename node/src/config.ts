@@ -61,7 +61,8 @@ export const NodeConfigSchema = Type.Object({
   gpus: Type.Optional(Type.String({ pattern: '^[0-9]{1,2}(,[0-9]{1,2}){0,31}$' })),
   /** Threads per model context; default depends on the core count. */
   threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 })),
-  maxConcurrency: Type.Integer({ minimum: 1, maximum: 256 }),
+  /** Jobs at once per model; unset: sized from free VRAM on a GPU, {@link DEFAULT_MAX_CONCURRENCY} on the CPU. */
+  maxConcurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
   /** Also offer each decoder model's embeddings, as `<id>-embed`. */
   offerEmbeddings: Type.Boolean(),
   price: Price,
@@ -149,7 +150,6 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
     runtime: 'llama',
     gpu: 'auto',
     gpuLayers: 'auto',
-    maxConcurrency: DEFAULT_MAX_CONCURRENCY,
     offerEmbeddings: false,
     price: {
       currency: 'USD',

@@ -1,6 +1,6 @@
 import type { Price } from '@gpumesh/protocol';
 import type { Llama } from 'node-llama-cpp';
-import type { NodeConfig } from '../config.js';
+import { DEFAULT_MAX_CONCURRENCY, type NodeConfig } from '../config.js';
 import { createLlamaRuntime } from './llama/llama-runtime.js';
 import { parseGpuLayers } from './llama/llama-settings.js';
 import { listLocalModels } from './local-models.js';
@@ -25,7 +25,7 @@ export async function createRuntime(
               ...(model.upstream ? { upstream: model.upstream } : {}),
               ...(model.family ? { family: model.family } : {}),
               ...(model.contextLength ? { contextLength: model.contextLength } : {}),
-              maxConcurrency: model.maxConcurrency ?? config.maxConcurrency,
+              maxConcurrency: model.maxConcurrency ?? config.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
             })),
           }
         : {}),

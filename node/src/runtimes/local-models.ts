@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Price } from '@gpumesh/protocol';
-import type { NodeConfig } from '../config.js';
+import { DEFAULT_MAX_CONCURRENCY, type NodeConfig } from '../config.js';
 import { NodeError } from '../errors.js';
 import { fileSha256 } from '../models/file-sha256.js';
 import type { LlamaModelSpec } from './llama/llama-runtime.js';
@@ -34,7 +34,10 @@ export async function listLocalModels(config: NodeConfig): Promise<LocalModel[]>
       id,
       path,
       sha256: await fileSha256(path, hashes),
-      maxConcurrency: setting?.maxConcurrency ?? config.maxConcurrency,
+      maxConcurrency: setting?.maxConcurrency ?? config.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
+      ...(setting?.maxConcurrency === undefined && config.maxConcurrency === undefined
+        ? { autoConcurrency: true }
+        : {}),
       ...(setting?.contextLength ? { contextLength: setting.contextLength } : {}),
       ...(setting?.family ? { family: setting.family } : {}),
       ...(embeddingId ? { embeddingId } : {}),

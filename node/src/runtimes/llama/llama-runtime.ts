@@ -45,6 +45,7 @@ import type {
 } from '../runtime.js';
 import { generateText } from './generate-text.js';
 import { llamaSettings } from './llama-settings.js';
+import { sequencesForVram } from './sequences-for-vram.js';
 
 /** One GGUF file to serve. */
 export type LlamaModelSpec = {
@@ -61,6 +62,11 @@ export type LlamaModelSpec = {
   embeddingId?: string;
   /** SHA-256 of the file, announced with its offers (the catalog maps it to a canonical id). */
   sha256?: string;
+  /**
+   * `maxConcurrency` was not set: on a GPU, size it from the VRAM left after the weights load
+   * (sequences-for-vram.ts); on the CPU keep `maxConcurrency`.
+   */
+  autoConcurrency?: boolean;
 };
 
 export type LlamaRuntimeOptions = {
@@ -158,18 +164,27 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     });
     const trained = model.trainContextSize;
     const contextLength = Math.min(spec.contextLength ?? DEFAULT_CONTEXT_TOKENS, trained);
+    const maxConcurrency =
+      spec.autoConcurrency && llama!.gpu !== false && model.gpuLayers > 0
+        ? sequencesForVram({
+            freeVramBytes: (await llama!.getVramState()).free,
+            sequenceVramBytes: model.fileInsights.estimateContextResourceRequirements({
+              contextSize: contextLength,
+              modelGpuLayers: model.gpuLayers,
+              sequences: 1,
+            }).gpuVram,
+          })
+        : spec.maxConcurrency;
     const architecture = model.fileInfo.metadata.general.architecture;
     const family = spec.family ?? (ENCODER_ARCHITECTURES.has(String(architecture)) ? 'embedding' : 'chat');
     const sha256 = spec.sha256 ? { sha256: spec.sha256 } : {};
-    const offers: ServedModel[] = [
-      { id: spec.id, family, contextLength, maxConcurrency: spec.maxConcurrency, ...sha256 },
-    ];
+    const offers: ServedModel[] = [{ id: spec.id, family, contextLength, maxConcurrency, ...sha256 }];
     if (spec.embeddingId && family !== 'embedding') {
       offers.push({
         id: spec.embeddingId,
         family: 'embedding',
         contextLength,
-        maxConcurrency: spec.maxConcurrency,
+        maxConcurrency,
         ...sha256,
       });
     }
@@ -182,15 +197,15 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     };
     if (family !== 'embedding') {
       const context = await model.createContext({
-        sequences: spec.maxConcurrency,
+        sequences: maxConcurrency,
         contextSize: contextLength,
         threads,
         batching: {
-          dispatchSchedule: decodeDispatchSchedule(() => spec.maxConcurrency - entry.idle.length),
+          dispatchSchedule: decodeDispatchSchedule(() => maxConcurrency - entry.idle.length),
         },
       });
       entry.context = context;
-      for (let i = 0; i < spec.maxConcurrency; i++) entry.idle.push(context.getSequence());
+      for (let i = 0; i < maxConcurrency; i++) entry.idle.push(context.getSequence());
       entry.chatWrapper = resolveChatWrapper(model);
     }
     return entry;
