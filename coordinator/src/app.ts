@@ -43,6 +43,7 @@ import { NodePackages } from './pages/node-packages.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
 import { peerPlugin } from './peer/peer-plugin.js';
+import { providerRoutes } from './provider/provider-routes.js';
 import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 import { activityRoutes } from './usage/activity-routes.js';
@@ -207,6 +208,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(peerPlugin, ctx);
   await app.register(routerRoutes, { ctx, router: app.router });
   await app.register(activityRoutes, ctx);
+  await app.register(providerRoutes, { ctx, index: app.hub.index });
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
   await app.register(catalogRoutes, ctx);

@@ -235,7 +235,9 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
     return online ? 0 : 1;
   }
   const tokens = body.tokensServed as { prompt: number; completion: number } | undefined;
-  const earnings = body.estimatedEarnings as { currency: string; amount: string } | undefined;
+  const earnings = body.estimatedEarnings as
+    | { currency: string; amount: string; unit: string; usd?: number }
+    | undefined;
   console.log(
     table([
       ['node', String(body.nodeId)],
@@ -246,7 +248,9 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
       ['tokens', `${tokens?.prompt ?? 0} prompt, ${tokens?.completion ?? 0} completion`],
       [
         'earnings',
-        `${earnings?.amount ?? '0'} ${earnings?.currency === 'USD' ? 'nanousd' : 'wei'} (estimated)`,
+        earnings?.usd !== undefined
+          ? `$${earnings.usd.toFixed(6)} since start (estimated from its prices; the coordinator's ledger is authoritative)`
+          : `${earnings?.amount ?? '0'} ${earnings?.unit ?? 'wei'} since start (estimated)`,
       ],
     ]),
   );

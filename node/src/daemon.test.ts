@@ -59,7 +59,12 @@ describe('startDaemon', () => {
     expect(served.tokensServed).toEqual({ prompt: response.usage.prompt_tokens, completion: 3 });
     // Default prices: 100_000_000 and 200_000_000 nanousd per million tokens.
     const expected = (BigInt(response.usage.prompt_tokens) * 100_000_000n + 3n * 200_000_000n) / 1_000_000n;
-    expect(served.estimatedEarnings).toEqual({ currency: 'USD', amount: expected.toString() });
+    expect(served.estimatedEarnings).toEqual({
+      currency: 'USD',
+      amount: expected.toString(),
+      unit: 'nanousd',
+      usd: Number(expected) / 1e9,
+    });
 
     await peer.close();
     await expect.poll(async () => (await fetch(daemon.health.url)).status, { timeout: 5_000 }).toBe(503);

@@ -135,7 +135,15 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     capacity,
     jobsServed: served.jobs,
     tokensServed: { prompt: served.prompt, completion: served.completion },
-    estimatedEarnings: { currency: config.price.currency, amount: served.earnings.toString() },
+    estimatedEarnings:
+      config.price.currency === 'USD'
+        ? {
+            currency: 'USD',
+            amount: served.earnings.toString(),
+            unit: 'nanousd',
+            usd: Number(served.earnings) / 1e9,
+          }
+        : { currency: config.price.currency, amount: served.earnings.toString(), unit: 'wei' },
   });
   const health = await startHealthServer({ host: config.healthHost, port: config.healthPort, status });
   hub.start();

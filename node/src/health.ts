@@ -16,8 +16,11 @@ export type HealthStatus = {
   capacity: number;
   jobsServed: number;
   tokensServed: { prompt: number; completion: number };
-  /** Sum of served tokens × advertised prices, in base units (the coordinator's ledger is authoritative). */
-  estimatedEarnings: { currency: string; amount: string };
+  /**
+   * Sum of served tokens × advertised prices since this process started (the coordinator's ledger
+   * is authoritative): `amount` in base units, `unit` naming them, and `usd` for USD prices.
+   */
+  estimatedEarnings: { currency: string; amount: string; unit: 'nanousd' | 'wei'; usd?: number };
 };
 
 export type HealthServer = { url: string; close(): Promise<void> };

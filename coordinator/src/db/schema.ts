@@ -8,6 +8,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { ChainTables } from '../chain/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
+import type { ProviderTables } from '../provider/tables.js';
 import type { UsageTables } from '../usage/tables.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
@@ -94,7 +95,8 @@ export type Database = {
   api_keys: ApiKeysTable;
 } & LedgerTables &
   UsageTables &
-  ChainTables;
+  ChainTables &
+  ProviderTables;
 
 // Kept so capabilities adding auto-increment columns have the helper at hand.
 export type { Generated };

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app-context.js';
+import { linkNode } from '../provider/link-node.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
 import { Hub } from './hub.js';
@@ -39,6 +40,14 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   const nodes = new Hub({
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
+    onOwnerProved: (nodeId, owner) => {
+      linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() })
+        .then(({ movedNano }) => {
+          if (movedNano > 0n)
+            app.log.info({ nodeId, owner, movedNano: String(movedNano) }, 'earnings moved to the owner');
+        })
+        .catch((err: unknown) => app.log.error({ err, nodeId }, 'recording the node owner failed'));
+    },
     nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
     heartbeatIntervalMs: r.heartbeatIntervalMs,
     maxFrameBytes: r.maxFrameBytes,

@@ -33,6 +33,8 @@ export type HubOptions = {
   tierOf?: (owner: string) => Promise<TierName>;
   /** Lists offers under catalog ids (catalog/catalog.ts); absent: under the nodes' own ids. */
   catalog?: Catalog;
+  /** Called when a node proves its owner wallet at connect (the link is recorded there). */
+  onOwnerProved?: (nodeId: string, owner: string) => void;
   clock?: { now(): number };
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
@@ -51,6 +53,7 @@ export class Hub implements JobTransport {
   readonly clock: { now(): number };
   readonly tierOf: (owner: string) => Promise<TierName>;
   readonly catalog: Catalog | undefined;
+  readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   readonly log: NonNullable<HubOptions['log']>;
   readonly #sessions = new Map<string, NodeSession>();
   readonly #pending = new Set<NodeSession>();
@@ -66,6 +69,7 @@ export class Hub implements JobTransport {
     this.clock = options.clock ?? { now: () => Date.now() };
     this.tierOf = options.tierOf ?? (async () => 'none');
     this.catalog = options.catalog;
+    this.onOwnerProved = options.onOwnerProved;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     const price = options.nativeUsdPriceNano;
     this.index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, price) });

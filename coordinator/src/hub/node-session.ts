@@ -59,6 +59,8 @@ export type SessionHost = {
   readonly tierOf: (owner: string) => Promise<TierName>;
   /** Lists each offer under its catalog id (catalog/catalog.ts); absent: under the node's own ids. */
   readonly catalog: Catalog | undefined;
+  /** A node proved its owner: record the link (its earlier earnings follow, provider/link-node.ts). */
+  readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   register(session: NodeSession): void;
   unregister(session: NodeSession): void;
@@ -304,6 +306,7 @@ export class NodeSession {
         throw new ProtocolError('auth_failed', 'The owner proof is not valid.');
       }
       this.#owner = frame.owner.address;
+      this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
     }
     let tier: TierName = 'none';
     if (this.#owner) {

@@ -71,6 +71,8 @@ export const ENTRY_KINDS = {
   providerCredit: 'provider_credit',
   fee: 'fee',
   adjustment: 'adjustment',
+  /** Earnings moved from a node's own provider account to its owner's, when it is linked. */
+  earningsTransfer: 'earnings_transfer',
 } as const;
 export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
 

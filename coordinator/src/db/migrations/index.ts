@@ -7,6 +7,7 @@ import { nodeUsageViolations007 } from './007-node-usage-violations.js';
 import { generationsAndKeyLimits008 } from './008-generations-and-key-limits.js';
 import { activityIndex009 } from './009-activity-index.js';
 import { replicaLeases010 } from './010-replica-leases.js';
+import { nodeOwners011 } from './011-node-owners.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -23,4 +24,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   generationsAndKeyLimits008,
   activityIndex009,
   replicaLeases010,
+  nodeOwners011,
 ];

@@ -1,0 +1,207 @@
+/**
+ * The provider API, for a node owner signed in with the wallet that owns the nodes (JWT):
+ * `GET /api/provider/nodes` — each node the wallet owns (linked by its owner proof): live state,
+ * tier, models with prices, jobs, tokens, failures and earnings today / 7 days / total;
+ * `GET /api/provider/earnings?from&to&by=day|node|model` — earnings in USD grouped, and the
+ * earnings account's balance (what a payout can send).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { AppContext } from '../app-context.js';
+import { toBigInt } from '../db/bigint.js';
+import { ApiError } from '../errors.js';
+import { nanoToUsd } from '../ledger/money.js';
+import { providerAccountId } from '../ledger/tables.js';
+import type { PickIndex } from '../router/pick-index.js';
+import { USAGE_STATUS } from '../usage/tables.js';
+
+const DAY_MS = 86_400_000;
+/** The widest window `GET /api/provider/earnings` sums over. */
+const MAX_EARNINGS_WINDOW_MS = 366 * DAY_MS;
+
+const Usd = Type.Number({ description: 'USD' });
+const NodeFigures = Type.Object({
+  nodeId: Type.String(),
+  linkedAt: Type.String({ description: 'ISO 8601' }),
+  live: Type.Boolean(),
+  state: Type.Union([Type.String(), Type.Null()]),
+  tierRank: Type.Union([Type.Integer(), Type.Null()]),
+  models: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      family: Type.String(),
+      pricePerMTok: Type.Object({ input: Type.String(), output: Type.String(), currency: Type.String() }),
+    }),
+  ),
+  jobs: Type.Integer(),
+  failedJobs: Type.Integer(),
+  tokens: Type.Object({ prompt: Type.Integer(), completion: Type.Integer() }),
+  earnings: Type.Object({ today: Usd, last7Days: Usd, total: Usd }),
+});
+
+export async function providerRoutes(
+  app: FastifyInstance,
+  options: { ctx: AppContext; index: PickIndex },
+): Promise<void> {
+  const { ctx, index } = options;
+  app.get(
+    '/api/provider/nodes',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        summary: 'The nodes your wallet owns: state, models, jobs, tokens, earnings (USD)',
+        tags: ['provider'],
+        security: [{ bearerJwt: [] }],
+        response: {
+          200: Type.Object({ owner: Type.String(), balance: Usd, nodes: Type.Array(NodeFigures) }),
+        },
+      },
+    },
+    async (request) => {
+      const owner = request.user!.address.toLowerCase();
+      const now = ctx.clock.now();
+      const linked = await ctx.db
+        .selectFrom('node_owners')
+        .select(['node_id', 'linked_at'])
+        .where('owner', '=', owner)
+        .orderBy('linked_at')
+        .execute();
+      const ids = linked.map((row) => row.node_id);
+      const figures = ids.length === 0 ? [] : await nodeFigures(ctx, ids, now);
+      const nodes = linked.map((row) => {
+        const live = findNode(index, row.node_id);
+        const f = figures.find((x) => x.node_id === row.node_id);
+        return {
+          nodeId: live?.nodeId ?? row.node_id,
+          linkedAt: new Date(Number(row.linked_at)).toISOString(),
+          live: live !== undefined,
+          state: live?.state ?? null,
+          tierRank: live?.tierRank ?? null,
+          models: live
+            ? [...live.entries.values()].map((e) => ({
+                id: e.offer.modelId,
+                family: e.offer.family,
+                pricePerMTok: {
+                  input: String(e.offer.priceIn),
+                  output: String(e.offer.priceOut),
+                  currency: e.offer.currency,
+                },
+              }))
+            : [],
+          jobs: Number(f?.jobs ?? 0),
+          failedJobs: Number(f?.failed ?? 0),
+          tokens: { prompt: Number(f?.prompt ?? 0), completion: Number(f?.completion ?? 0) },
+          earnings: {
+            today: nanoToUsd(toBigInt(f?.today ?? 0)),
+            last7Days: nanoToUsd(toBigInt(f?.week ?? 0)),
+            total: nanoToUsd(toBigInt(f?.total ?? 0)),
+          },
+        };
+      });
+      return {
+        owner,
+        balance: nanoToUsd((await ctx.ledger.balance(providerAccountId(owner))).balanceNano),
+        nodes,
+      };
+    },
+  );
+
+  app.get<{ Querystring: { from?: string; to?: string; by?: 'day' | 'node' | 'model' } }>(
+    '/api/provider/earnings',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        summary: 'Your nodes’ earnings (USD) by day, node or model, and the balance a payout can send',
+        tags: ['provider'],
+        security: [{ bearerJwt: [] }],
+        querystring: Type.Object(
+          {
+            from: Type.Optional(Type.String({ format: 'date-time', description: 'default: 30 days ago' })),
+            to: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
+            by: Type.Optional(Type.Union([Type.Literal('day'), Type.Literal('node'), Type.Literal('model')])),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            owner: Type.String(),
+            balance: Usd,
+            by: Type.String(),
+            rows: Type.Array(Type.Object({ key: Type.String(), jobs: Type.Integer(), earnings: Usd })),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const owner = request.user!.address.toLowerCase();
+      const now = ctx.clock.now();
+      const to = request.query.to ? Date.parse(request.query.to) : now;
+      const from = request.query.from ? Date.parse(request.query.from) : to - 30 * DAY_MS;
+      if (!(from <= to) || to - from > MAX_EARNINGS_WINDOW_MS) {
+        throw new ApiError('invalid_request', 'from must be before to, at most 366 days apart.', {
+          param: 'from',
+        });
+      }
+      const by = request.query.by ?? 'day';
+      const column = by === 'day' ? 'u.day' : by === 'node' ? 'u.node_id' : 'u.model';
+      const rows = await ctx.db
+        .selectFrom('usage_records as u')
+        .innerJoin('node_owners as o', (join) => join.on(sql`lower(u.node_id)`, '=', sql.ref('o.node_id')))
+        .where('o.owner', '=', owner)
+        .where('u.created_at', '>=', from)
+        .where('u.created_at', '<=', to)
+        .select([
+          sql<string>`${sql.ref(column)}`.as('key'),
+          sql<string | number>`count(*)`.as('jobs'),
+          sql<string | number | bigint>`coalesce(sum(u.provider_nano), 0)`.as('earned'),
+        ])
+        .groupBy(sql.ref(column))
+        .orderBy(sql.ref(column))
+        .execute();
+      return {
+        owner,
+        balance: nanoToUsd((await ctx.ledger.balance(providerAccountId(owner))).balanceNano),
+        by,
+        rows: rows.map((r) => ({
+          key: r.key,
+          jobs: Number(r.jobs),
+          earnings: nanoToUsd(toBigInt(r.earned)),
+        })),
+      };
+    },
+  );
+}
+
+/** The index's node for a (lowercase) id, whatever its case there. */
+function findNode(index: PickIndex, id: string) {
+  for (const node of index.nodes()) if (node.nodeId.toLowerCase() === id) return node;
+  return undefined;
+}
+
+/** Jobs, failures, tokens and provider earnings of these nodes: today, last 7 days, total. */
+async function nodeFigures(ctx: AppContext, ids: string[], now: number) {
+  const today = now - (now % DAY_MS);
+  const week = now - 7 * DAY_MS;
+  return ctx.db
+    .selectFrom('usage_records as u')
+    .where(sql`lower(u.node_id)`, 'in', ids)
+    .select([
+      sql<string>`lower(u.node_id)`.as('node_id'),
+      sql<string | number>`count(*)`.as('jobs'),
+      sql<string | number>`sum(case when u.status = ${USAGE_STATUS.completed} then 0 else 1 end)`.as(
+        'failed',
+      ),
+      sql<string | number>`coalesce(sum(u.prompt_tokens), 0)`.as('prompt'),
+      sql<string | number>`coalesce(sum(u.completion_tokens), 0)`.as('completion'),
+      sql<
+        string | number | bigint
+      >`coalesce(sum(case when u.created_at >= ${today} then u.provider_nano else 0 end), 0)`.as('today'),
+      sql<
+        string | number | bigint
+      >`coalesce(sum(case when u.created_at >= ${week} then u.provider_nano else 0 end), 0)`.as('week'),
+      sql<string | number | bigint>`coalesce(sum(u.provider_nano), 0)`.as('total'),
+    ])
+    .groupBy(sql`lower(u.node_id)`)
+    .execute();
+}
