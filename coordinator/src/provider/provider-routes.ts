@@ -119,7 +119,7 @@ export async function providerRoutes(
           {
             from: Type.Optional(Type.String({ format: 'date-time', description: 'default: 30 days ago' })),
             to: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
-            by: Type.Optional(Type.Union([Type.Literal('day'), Type.Literal('node'), Type.Literal('model')])),
+            by: Type.Optional(Type.String({ enum: ['day', 'node', 'model'], description: 'default: day' })),
           },
           { additionalProperties: false },
         ),
