@@ -5,7 +5,12 @@
  * transaction. The owner, signed in with that wallet, sees the node, its jobs, tokens and earnings,
  * and the balance a payout can send. On SQLite and PostgreSQL; the books balance.
  */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { startNodeDaemon, usdOffer } from '@gpumesh/node/testing';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -22,6 +27,8 @@ import {
 import { until } from '../coordinator/src/testing/until.js';
 
 const USD = 1_000_000_000n;
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '../node/bin/gpumesh-node.js');
 
 describe.each(testBackends())('provider earnings [$name]', (backend) => {
   let t: TestApp;
@@ -140,5 +147,93 @@ describe.each(testBackends())('provider earnings [$name]', (backend) => {
     });
     expect(none.json()).toMatchObject({ balance: 0, nodes: [] });
     linked.kill();
+  }, 60_000);
+
+  test('behavior: linked from the dashboard with the node key’s consent: earnings follow, and the next connection is the owner’s', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gm-link-'));
+    try {
+      const nodeKey = generatePrivateKey();
+      const nodeId = privateKeyToAccount(nodeKey).address;
+      const owner = privateKeyToAccount(generatePrivateKey());
+      const url = `${base.replace('http', 'ws')}${HUB_PATH}`;
+      const models = [usdOffer('m', USD, 2n * USD)];
+      const first = await startNodeDaemon({
+        url,
+        models,
+        privateKey: nodeKey,
+        promptTokens: 10,
+        replyTokens: ['a'],
+      });
+      await until(() => t.app.hub.index.node(nodeId)?.state === 'online', 10_000);
+      expect((await chat()).status).toBe(200);
+      await t.app.ctx.ledger.idle();
+      const stranded = (await t.app.ctx.ledger.balance(providerAccountId(nodeId))).balanceNano;
+      expect(stranded).toBeGreaterThan(0n);
+
+      // The operator's consent, from the real command (its key file written where the CLI reads it).
+      const stateDir = path.join(dir, 'state');
+      mkdirSync(stateDir, { recursive: true });
+      writeFileSync(path.join(stateDir, 'node.key'), `${nodeKey}\n`, { mode: 0o600 });
+      const { stdout } = await run(process.execPath, [
+        BIN,
+        'link',
+        '--owner',
+        owner.address,
+        '--json',
+        '--state-dir',
+        stateDir,
+      ]);
+      const consent = JSON.parse(stdout) as { nodeId: string; nodeSignature: string };
+      expect(consent.nodeId).toBe(nodeId);
+
+      const jwt = await signIn(t.app, owner);
+      const link = (payload: Record<string, unknown>, token = jwt) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/provider/nodes/link',
+          headers: { authorization: `Bearer ${token}` },
+          payload,
+        });
+      // Someone else can't use that consent: it names this owner.
+      const thief = await signIn(t.app, privateKeyToAccount(generatePrivateKey()));
+      const stolen = await link({ nodeId, nodeSignature: consent.nodeSignature }, thief);
+      expect(stolen.statusCode).toBe(400);
+      expect(stolen.json()).toMatchObject({ error: { code: 'invalid_request', param: 'nodeSignature' } });
+      const linked = await link({ nodeId, nodeSignature: consent.nodeSignature });
+      expect(linked.statusCode).toBe(200);
+      expect(linked.json()).toMatchObject({
+        owner: owner.address.toLowerCase(),
+        movedEarnings: Number(stranded) / 1e9,
+      });
+      // Repeated: nothing left to move.
+      expect((await link({ nodeId, nodeSignature: consent.nodeSignature })).json()).toMatchObject({
+        movedEarnings: 0,
+      });
+      expect((await t.app.ctx.ledger.balance(providerAccountId(nodeId))).balanceNano).toBe(0n);
+
+      // At its next connection, with no owner flags, the node is the owner's: its earnings go there.
+      first.kill();
+      await until(() => t.app.hub.index.node(nodeId) === undefined, 20_000);
+      const again = await startNodeDaemon({
+        url,
+        models,
+        privateKey: nodeKey,
+        promptTokens: 10,
+        replyTokens: ['a'],
+      });
+      await until(
+        () => t.app.hub.index.node(nodeId)?.owner?.toLowerCase() === owner.address.toLowerCase(),
+        10_000,
+      );
+      expect((await chat()).status).toBe(200);
+      await t.app.ctx.ledger.idle();
+      expect((await t.app.ctx.ledger.balance(providerAccountId(nodeId))).balanceNano).toBe(0n);
+      expect((await t.app.ctx.ledger.balance(providerAccountId(owner.address))).balanceNano).toBeGreaterThan(
+        stranded,
+      );
+      again.kill();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -19,6 +19,9 @@ Commands:
             (every other command takes --json: one JSON document on stdout)
   detect    show this machine's hardware (--json: the manifest's hardware part)
   id        print the node id (the node key's address) and the text an owner wallet signs
+  link --owner 0x…
+            the node key's consent to that wallet claiming this node from the dashboard
+            (paste the signature there: POST /api/provider/nodes/link)
   doctor    check coordinator, models, runtime, GPU backend and clock; each failure with a fix
   status    the running node's state from its health endpoint (--json): connection, presence,
             jobs, tokens served, estimated earnings; exit 1 when it is not running or not online
@@ -67,6 +70,8 @@ export async function main(argv: string[]): Promise<number> {
         return await detect(values.json === true);
       case 'id':
         return await id(config, values.json === true);
+      case 'link':
+        return await link(config, values.owner, values.json === true);
       case 'doctor':
         return await doctor(config, values.json === true);
       case 'status':
@@ -107,6 +112,7 @@ function parse(argv: string[]) {
       config: { type: 'string' },
       json: { type: 'boolean' },
       sha256: { type: 'string' },
+      owner: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },
@@ -211,6 +217,31 @@ async function id(config: NodeConfig, json: boolean): Promise<number> {
   console.error(
     `\nTo link this node to your staking wallet, sign this exact text with it (personal_sign) and set\n` +
       `--owner-address and --owner-signature:\n\n${ownerProofText(identity.nodeId)}\n`,
+  );
+  return 0;
+}
+
+/** The node key's signature of `nodeLinkText(nodeId, owner)`: its consent to the owner's claim. */
+async function link(config: NodeConfig, owner: string | undefined, json: boolean): Promise<number> {
+  if (!owner || !/^0x[0-9a-fA-F]{40}$/.test(owner)) {
+    throw new NodeError('config_invalid', {
+      detail: '--owner: the owner wallet address (0x and 40 hex digits).',
+    });
+  }
+  const [{ nodeLinkText }, { nodeKeyPath }, { loadNodeIdentity }] = await Promise.all([
+    import('@gpumesh/protocol'),
+    import('./daemon.js'),
+    import('./identity.js'),
+  ]);
+  const identity = await loadNodeIdentity(nodeKeyPath(config));
+  const nodeSignature = await identity.account.signMessage({ message: nodeLinkText(identity.nodeId, owner) });
+  if (json) {
+    console.log(JSON.stringify({ nodeId: identity.nodeId, owner: owner.toLowerCase(), nodeSignature }));
+    return 0;
+  }
+  console.log(`node      ${identity.nodeId}\nowner     ${owner.toLowerCase()}\nsignature ${nodeSignature}`);
+  console.error(
+    '\nSigned in with the owner wallet, paste the signature into the dashboard (or POST /api/provider/nodes/link).',
   );
   return 0;
 }

@@ -21,6 +21,7 @@ export {
 export { frameJsonSchema } from './frame-json-schema.js';
 export { canonicalJson } from './identity/canonical-json.js';
 export { challengeText } from './identity/challenge-text.js';
+export { nodeLinkText, verifyNodeLink } from './identity/node-link-text.js';
 export { ownerProofText } from './identity/owner-proof-text.js';
 export { signChallenge } from './identity/sign-challenge.js';
 export { signManifest } from './identity/sign-manifest.js';

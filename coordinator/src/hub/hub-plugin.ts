@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app-context.js';
-import { linkNode } from '../provider/link-node.js';
+import { linkNode, ownerOfNode } from '../provider/link-node.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
 import { Hub } from './hub.js';
@@ -40,6 +40,7 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   const nodes = new Hub({
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
+    ownerOf: (nodeId) => ownerOfNode(ctx.store, nodeId),
     onOwnerProved: (nodeId, owner) => {
       linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() })
         .then(({ movedNano }) => {

@@ -35,6 +35,8 @@ export type HubOptions = {
   catalog?: Catalog;
   /** Called when a node proves its owner wallet at connect (the link is recorded there). */
   onOwnerProved?: (nodeId: string, owner: string) => void;
+  /** The owner a node was linked to, for a node that proves none at connect. */
+  ownerOf?: (nodeId: string) => Promise<string | undefined>;
   clock?: { now(): number };
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
@@ -54,6 +56,7 @@ export class Hub implements JobTransport {
   readonly tierOf: (owner: string) => Promise<TierName>;
   readonly catalog: Catalog | undefined;
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
+  readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: NonNullable<HubOptions['log']>;
   readonly #sessions = new Map<string, NodeSession>();
   readonly #pending = new Set<NodeSession>();
@@ -70,6 +73,7 @@ export class Hub implements JobTransport {
     this.tierOf = options.tierOf ?? (async () => 'none');
     this.catalog = options.catalog;
     this.onOwnerProved = options.onOwnerProved;
+    this.ownerOf = options.ownerOf;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     const price = options.nativeUsdPriceNano;
     this.index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, price) });

@@ -61,6 +61,8 @@ export type SessionHost = {
   readonly catalog: Catalog | undefined;
   /** A node proved its owner: record the link (its earlier earnings follow, provider/link-node.ts). */
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
+  /** The owner a node was linked to from the dashboard, for a node that names none itself. */
+  readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   register(session: NodeSession): void;
   unregister(session: NodeSession): void;
@@ -307,6 +309,9 @@ export class NodeSession {
       }
       this.#owner = frame.owner.address;
       this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
+    } else {
+      // Linked from the dashboard with the node key's consent (provider/provider-routes.ts).
+      this.#owner = (await this.#hub.ownerOf?.(this.#nodeId).catch(() => undefined)) ?? null;
     }
     let tier: TierName = 'none';
     if (this.#owner) {

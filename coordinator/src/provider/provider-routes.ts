@@ -3,8 +3,11 @@
  * `GET /api/provider/nodes` — each node the wallet owns (linked by its owner proof): live state,
  * tier, models with prices, jobs, tokens, failures and earnings today / 7 days / total;
  * `GET /api/provider/earnings?from&to&by=day|node|model` — earnings in USD grouped, and the
- * earnings account's balance (what a payout can send).
+ * earnings account's balance (what a payout can send); `POST /api/provider/nodes/link` — link a
+ * node with its operator's consent (the node key's signature of `nodeLinkText`), its earlier
+ * earnings following; the coordinator attaches the owner to the node at its next connection.
  */
+import { verifyNodeLink } from '@gpumesh/protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -15,6 +18,7 @@ import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { PickIndex } from '../router/pick-index.js';
 import { USAGE_STATUS } from '../usage/tables.js';
+import { linkNode } from './link-node.js';
 
 const DAY_MS = 86_400_000;
 /** The widest window `GET /api/provider/earnings` sums over. */
@@ -104,6 +108,43 @@ export async function providerRoutes(
         balance: nanoToUsd((await ctx.ledger.balance(providerAccountId(owner))).balanceNano),
         nodes,
       };
+    },
+  );
+
+  app.post<{ Body: { nodeId: string; nodeSignature: string } }>(
+    '/api/provider/nodes/link',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        summary: 'Link a node to your wallet (the node key signs `gpumesh-node link --owner <you>`)',
+        tags: ['provider'],
+        security: [{ bearerJwt: [] }],
+        body: Type.Object(
+          {
+            nodeId: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
+            nodeSignature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ nodeId: Type.String(), owner: Type.String(), movedEarnings: Usd }),
+        },
+      },
+    },
+    async (request) => {
+      const owner = request.user!.address.toLowerCase();
+      const { nodeId, nodeSignature } = request.body;
+      // The owner's session is the owner's consent; the node key's signature of this owner, the
+      // node operator's. Either alone could claim someone else's node.
+      if (!(await verifyNodeLink(nodeId, owner, nodeSignature))) {
+        throw new ApiError(
+          'invalid_request',
+          'nodeSignature is not the node key’s signature of the link text for this wallet (gpumesh-node link --owner <your address>).',
+          { param: 'nodeSignature' },
+        );
+      }
+      const { movedNano } = await linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() });
+      return { nodeId: nodeId.toLowerCase(), owner, movedEarnings: nanoToUsd(movedNano) };
     },
   );
 
