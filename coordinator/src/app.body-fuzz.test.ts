@@ -192,6 +192,9 @@ describeBackends('every body route under nested mutations', (backend) => {
   const bases = (): Record<string, Json[]> => ({
     'POST /api/auth/verify': [{ address, message: 'Sign this message', signature: `0x${'ab'.repeat(65)}` }],
     'POST /api/router/keys': [{ name: 'fuzz key' }],
+    'POST /api/provider/nodes/link': [
+      { nodeId: `0x${'22'.repeat(20)}`, nodeSignature: `0x${'ab'.repeat(65)}` },
+    ],
     'POST /api/user/topup': [
       { paymentId: `0x${'ab'.repeat(32)}`, source: 'USDC.s', amountUsd: 1.5 },
       { paymentId: `0x${'cd'.repeat(32)}`, source: 'native', amountUsd: '2' },
