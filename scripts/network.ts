@@ -126,6 +126,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         port,
         nodePackagesDir,
         ...(devnet ? devnetChainConfig(devnet) : { chain: { rpcUrl } }),
+        // The tiny model earns fractions of a cent: on the local network any whole micro-USD pays out.
+        ...(devnet ? { payouts: { minNano: 1_000n } } : {}),
       },
     });
     stops.push(() => server.close());

@@ -24,6 +24,7 @@ export function chainOverrides(devnet: Devnet, extra: { chain?: object; staking?
       tokens: { ...devnet.tokens },
       stakingVaultKey: devnet.vaults.staking.privateKey,
       rewardsVaultKey: devnet.vaults.rewards.privateKey,
+      treasuryKey: devnet.treasury.privateKey,
       ...extra.chain,
     },
     ...(extra.staking ? { staking: extra.staking } : {}),

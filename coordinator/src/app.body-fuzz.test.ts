@@ -152,6 +152,7 @@ describeBackends('every body route under nested mutations', (backend) => {
           tokens: { ...devnet.tokens },
           stakingVaultKey: devnet.vaults.staking.privateKey,
           rewardsVaultKey: devnet.vaults.rewards.privateKey,
+          treasuryKey: devnet.treasury.privateKey,
         },
       },
     });
@@ -194,6 +195,15 @@ describeBackends('every body route under nested mutations', (backend) => {
     'POST /api/router/keys': [{ name: 'fuzz key' }],
     'POST /api/provider/nodes/link': [
       { nodeId: `0x${'22'.repeat(20)}`, nodeSignature: `0x${'ab'.repeat(65)}` },
+      {
+        nodeId: `0x${'22'.repeat(20)}`,
+        nodeSignature: `0x${'ab'.repeat(65)}`,
+        ownerSignature: `0x${'cd'.repeat(65)}`,
+      },
+    ],
+    'POST /api/provider/payout': [
+      { token: 'USDC.s' },
+      { token: 'native', amount: '0.5', to: `0x${'33'.repeat(20)}` },
     ],
     'POST /api/user/topup': [
       { paymentId: `0x${'ab'.repeat(32)}`, source: 'USDC.s', amountUsd: 1.5 },

@@ -19,6 +19,10 @@ import { DEFAULT_QUEUE_DEPTH, DEFAULT_QUEUE_WAIT_MS } from './router/wait-queue.
 export { DEFAULT_NATIVE_SYMBOL };
 
 export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PAYOUT_MIN_NANO = NANOUSD_PER_USD / 100n;
+export const DEFAULT_PAYOUT_DAILY_CAP_NANO = 1_000n * NANOUSD_PER_USD;
+/** Above the receipt wait (30 s), so a payout still waiting for its receipt is left alone. */
+export const DEFAULT_PAYOUT_SETTLE_AFTER_MS = 60_000;
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_DATA_DIR = './.gpumesh';
 export const DEFAULT_LOG_LEVEL = 'info';
@@ -156,6 +160,10 @@ export const CoordinatorConfigSchema = Type.Object(
         stakingVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
         /** Private key (0x + 64 hex) of the rewards vault, to pay claimed rewards. Secret. */
         rewardsVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
+        /** The treasury: pays node owners their earnings (POST /api/provider/payout). */
+        treasury: Type.Optional(Address),
+        /** Private key (0x + 64 hex) of the treasury. Secret. */
+        treasuryKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
         withdrawDailyLimitNano: Type.BigInt({ default: DEFAULT_WITHDRAW_DAILY_LIMIT_NANO, minimum: 0n }),
         /** Credit transfers to proxy wallets without a top-up call (off: native sent for gas stays spendable). */
         watchDeposits: Type.Boolean({ default: false }),
@@ -177,6 +185,18 @@ export const CoordinatorConfigSchema = Type.Object(
             { name: 'platinum', minStake: 100_000, multiplierBps: 15_000 },
           ],
         }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    /** Payouts of node owners' earnings from the treasury (provider/payout.ts). */
+    payouts: Type.Object(
+      {
+        /** The smallest payout, nanousd (default 0.01 USD). */
+        minNano: Type.BigInt({ default: DEFAULT_PAYOUT_MIN_NANO, minimum: 1n }),
+        /** The most one owner may be paid in any 24 hours, nanousd (default 1,000 USD). */
+        dailyCapNano: Type.BigInt({ default: DEFAULT_PAYOUT_DAILY_CAP_NANO, minimum: 0n }),
+        /** A payout still unsettled this long after its last change is settled from the chain. */
+        settleAfterMs: Type.Integer({ default: DEFAULT_PAYOUT_SETTLE_AFTER_MS, minimum: 100 }),
       },
       { default: {}, additionalProperties: false },
     ),

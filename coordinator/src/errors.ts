@@ -193,6 +193,36 @@ export const ERRORS = {
     message: 'A transaction the service sent failed on chain.',
     retryable: false,
   },
+  payout_below_minimum: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The payout is below the minimum.',
+    retryable: false,
+  },
+  insufficient_earnings: {
+    status: 402,
+    type: 'invalid_request_error',
+    message: 'Your earnings balance does not cover this payout.',
+    retryable: false,
+  },
+  payout_limit_exceeded: {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'This payout would exceed the daily payout limit.',
+    retryable: true,
+  },
+  idempotency_conflict: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This Idempotency-Key was used for a different request.',
+    retryable: false,
+  },
+  treasury_unavailable: {
+    status: 503,
+    type: 'api_error',
+    message: 'The treasury cannot pay this now; your earnings are untouched. Try again later.',
+    retryable: true,
+  },
   chain_unavailable: {
     status: 503,
     type: 'api_error',

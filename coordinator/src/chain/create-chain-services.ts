@@ -25,6 +25,8 @@ export type ChainServices = {
   readonly confirmations: number;
   readonly stakingVault: Vault | undefined;
   readonly rewardsVault: Vault | undefined;
+  /** Pays node owners their earnings; without its key, payouts answer treasury_unavailable. */
+  readonly treasury: Vault | undefined;
   readonly tiers: readonly Tier[];
   readonly baseApyBps: bigint;
   readonly unbondingPeriodMs: number;
@@ -69,6 +71,7 @@ export function createChainServices(
     confirmations: chain.confirmations,
     stakingVault: vault('chain.stakingVault', chain.stakingVault, chain.stakingVaultKey),
     rewardsVault: vault('chain.rewardsVault', chain.rewardsVault, chain.rewardsVaultKey),
+    treasury: vault('chain.treasury', chain.treasury, chain.treasuryKey),
     tiers: tiersFromConfig(staking.tiers, chain.nativeDecimals),
     baseApyBps: BigInt(staking.baseApyBps),
     unbondingPeriodMs: staking.unbondingPeriodS * 1000,

@@ -29,7 +29,7 @@ import { stableTokenArtifact } from './stable-token-artifact.js';
 /** The public test mnemonic anvil and hardhat use; its keys are well known — devnet only. */
 export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
 
-/** Dev accounts the devnet creates (index 0 funds and deploys; the last two are the vaults). */
+/** Dev accounts the devnet creates (index 0 funds and deploys; the last three: treasury and vaults). */
 export const DEFAULT_DEVNET_ACCOUNTS = 10;
 
 /** Native balance anvil gives each dev account, in whole tokens. */
@@ -100,6 +100,8 @@ export type Devnet = {
   funder: DevAccount;
   /** EOAs that hold staked native token and pay rewards. */
   vaults: { staking: DevAccount; rewards: DevAccount };
+  /** Pays node owners their earnings: funded with native token and stables like a dev account. */
+  treasury: DevAccount;
   /** Sends native token and mints stables to `address` (legacy transactions, waits for receipts). */
   fund(address: Address, parameters: FundParameters): Promise<void>;
   /** Stops anvil; resolves when the process has exited. Idempotent. */
@@ -115,7 +117,7 @@ export type Devnet = {
 export async function startDevnet(parameters: StartDevnetParameters = {}): Promise<Devnet> {
   const host = parameters.host ?? '127.0.0.1';
   const nativeSymbol = parameters.nativeSymbol ?? DEFAULT_NATIVE_SYMBOL;
-  const accountCount = Math.max(parameters.accounts ?? DEFAULT_DEVNET_ACCOUNTS, 4);
+  const accountCount = Math.max(parameters.accounts ?? DEFAULT_DEVNET_ACCOUNTS, 5);
   const { command, prefixArgs } = anvilCommand(parameters.env);
   const args = [
     ...prefixArgs,
@@ -170,7 +172,8 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     const all: DevAccount[] = Array.from({ length: accountCount }, (_, i) => devAccount(i));
     const funder = all[0]!;
     const vaults = { staking: all[accountCount - 2]!, rewards: all[accountCount - 1]! };
-    const accounts = all.slice(1, accountCount - 2);
+    const treasury = all[accountCount - 3]!;
+    const accounts = all.slice(1, accountCount - 3);
 
     let tokens: Record<StableSymbol, Address>;
     const fund = fundWith(context, funder);
@@ -185,7 +188,7 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
         bigint
       >;
       await Promise.all([
-        ...[funder, ...accounts, vaults.rewards].map((a) => fund(tokens, a.address, { stables })),
+        ...[funder, ...accounts, vaults.rewards, treasury].map((a) => fund(tokens, a.address, { stables })),
         ...(parameters.fund ?? []).map((address) =>
           fund(tokens, address, { nativeWei: parseEther(String(DEFAULT_DEVNET_BALANCE_TOKENS)), stables }),
         ),
@@ -201,6 +204,7 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
       accounts,
       funder,
       vaults,
+      treasury,
       fund: (address, amounts) => fund(tokens, address, amounts),
       stop,
     };
@@ -265,6 +269,7 @@ export type DevnetFile = {
   funder: { address: Address; privateKey: Hex };
   accounts: { address: Address; privateKey: Hex }[];
   vaults: { staking: { address: Address; privateKey: Hex }; rewards: { address: Address; privateKey: Hex } };
+  treasury: { address: Address; privateKey: Hex };
 };
 
 async function writeDevnetFile(dataDir: string, devnet: Devnet): Promise<void> {
@@ -277,6 +282,7 @@ async function writeDevnetFile(dataDir: string, devnet: Devnet): Promise<void> {
     funder: strip(devnet.funder),
     accounts: devnet.accounts.map(strip),
     vaults: { staking: strip(devnet.vaults.staking), rewards: strip(devnet.vaults.rewards) },
+    treasury: strip(devnet.treasury),
   };
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, DEVNET_FILE_NAME);
@@ -356,6 +362,7 @@ export function devnetChainConfig(devnet: Devnet): {
     tokens: Record<string, Address>;
     stakingVaultKey: Hex;
     rewardsVaultKey: Hex;
+    treasuryKey: Hex;
   };
 } {
   return {
@@ -365,6 +372,7 @@ export function devnetChainConfig(devnet: Devnet): {
       tokens: { ...devnet.tokens },
       stakingVaultKey: devnet.vaults.staking.privateKey,
       rewardsVaultKey: devnet.vaults.rewards.privateKey,
+      treasuryKey: devnet.treasury.privateKey,
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
+import { payoutRoutes } from '../provider/payout-routes.js';
+import { settlePayouts } from '../provider/settle-payouts.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
@@ -9,9 +11,9 @@ import { withdrawRoutes } from '../withdraw/routes.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
 
 /**
- * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, all on one
- * set of chain services (one signer queue per wallet for the whole process), the timer that
- * returns unbonded stakes and, when configured, the deposit watcher.
+ * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
+ * set of chain services (one signer queue per wallet for the whole process), the timers that
+ * return unbonded stakes and settle open payouts and, when configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config, ctx.db);
@@ -22,11 +24,18 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await app.register(topupRoutes, { ctx, services });
   await app.register(txRoutes, { ctx, services });
   await app.register(withdrawRoutes, { ctx, services });
+  await app.register(payoutRoutes, { ctx, services });
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
   if (chain.stakingVault?.account) {
     repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', () =>
       releaseUnbonded(deps),
+    );
+  }
+  if (chain.treasury?.account) {
+    const { settleAfterMs } = ctx.config.payouts;
+    repeat(app, settleAfterMs, 'settling payouts', () =>
+      settlePayouts({ store: ctx.store, services: chain }, { now: ctx.clock.now(), settleAfterMs }),
     );
   }
   if (ctx.config.chain.watchDeposits) {

@@ -1,4 +1,4 @@
-import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
+import { type Address, type Hex, keccak256, type LocalAccount, type TransactionReceipt } from 'viem';
 import { ApiError } from '../errors.js';
 import type { ChainContext } from './chain-context.js';
 import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
@@ -28,6 +28,12 @@ export type SendTransactionParameters = {
    * aborts the send.
    */
   precheck?: (check: { feeWei: bigint }) => Promise<void>;
+  /**
+   * Called with the signed transaction before it is broadcast (inside the wallet's queue): a
+   * caller that must survive a crash stores it, so the very same bytes can be sent again or found
+   * on chain. Throwing aborts the send.
+   */
+  onSigned?: (signed: { hash: Hex; serializedTransaction: Hex }) => Promise<void>;
   /** Called once the transaction is broadcast, before waiting for its receipt. */
   onBroadcast?: (hash: Hex) => Promise<void> | void;
 };
@@ -43,7 +49,7 @@ export type SentTransaction = { hash: Hex; receipt: TransactionReceipt };
  */
 export async function sendTransaction(
   context: ChainContext,
-  { account, to, value = 0n, data, gas, param, precheck, onBroadcast }: SendTransactionParameters,
+  { account, to, value = 0n, data, gas, param, precheck, onSigned, onBroadcast }: SendTransactionParameters,
 ): Promise<SentTransaction> {
   const { client, queue } = context;
   const hash = await queue.run(account.address, async () => {
@@ -72,6 +78,7 @@ export async function sendTransaction(
         value,
         data,
       });
+      await onSigned?.({ hash: keccak256(serializedTransaction), serializedTransaction });
       return await client.sendRawTransaction({ serializedTransaction });
     } catch (error) {
       throw wrapChainError(error, param);

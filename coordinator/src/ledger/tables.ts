@@ -73,6 +73,10 @@ export const ENTRY_KINDS = {
   adjustment: 'adjustment',
   /** Earnings moved from a node's own provider account to its owner's, when it is linked. */
   earningsTransfer: 'earnings_transfer',
+  /** Earnings paid out on chain from the treasury (ref: the payout id). */
+  payout: 'payout',
+  /** A payout that never reached the chain, or reverted: the earnings back (ref: the payout id). */
+  payoutRefund: 'payout_refund',
 } as const;
 export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
 

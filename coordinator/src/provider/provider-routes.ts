@@ -7,7 +7,7 @@
  * node with its operator's consent (the node key's signature of `nodeLinkText`), its earlier
  * earnings following; the coordinator attaches the owner to the node at its next connection.
  */
-import { verifyNodeLink } from '@gpumesh/protocol';
+import { verifyNodeLink, verifyOwnerProof } from '@gpumesh/protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -111,7 +111,7 @@ export async function providerRoutes(
     },
   );
 
-  app.post<{ Body: { nodeId: string; nodeSignature: string } }>(
+  app.post<{ Body: { nodeId: string; nodeSignature: string; ownerSignature?: string } }>(
     '/api/provider/nodes/link',
     {
       onRequest: app.requireUser,
@@ -123,6 +123,13 @@ export async function providerRoutes(
           {
             nodeId: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
             nodeSignature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$' }),
+            ownerSignature: Type.Optional(
+              Type.String({
+                pattern: '^0x[0-9a-fA-F]{130}$',
+                description:
+                  'The wallet’s signature of the owner-proof text (`gpumesh-node id`); checked when given',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -141,6 +148,18 @@ export async function providerRoutes(
           'invalid_request',
           'nodeSignature is not the node key’s signature of the link text for this wallet (gpumesh-node link --owner <your address>).',
           { param: 'nodeSignature' },
+        );
+      }
+      if (
+        request.body.ownerSignature !== undefined &&
+        !(await verifyOwnerProof(nodeId, { address: owner, signature: request.body.ownerSignature }))
+      ) {
+        throw new ApiError(
+          'invalid_request',
+          'ownerSignature is not your wallet’s signature of this node’s owner-proof text.',
+          {
+            param: 'ownerSignature',
+          },
         );
       }
       const { movedNano } = await linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() });

@@ -31,9 +31,9 @@ export async function reconcileCommand(
     if (argv.includes('--json')) {
       out(JSON.stringify(report));
     } else {
-      const { accounts, openHolds, wallets, tokens } = report.checked;
+      const { accounts, openHolds, wallets, tokens, payouts } = report.checked;
       out(
-        `checked ${accounts} ledger accounts, ${openHolds} open holds, ${wallets} proxy wallets × ${tokens} tokens`,
+        `checked ${accounts} ledger accounts, ${openHolds} open holds, ${wallets} proxy wallets × ${tokens} tokens, ${payouts} payouts`,
       );
       for (const difference of report.differences) out(describe(difference));
       out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);
@@ -56,5 +56,11 @@ function describe(d: ReconcileDifference): string {
       return `wallet_backing ${d.wallet} (user ${d.user}) ${d.token}: ${d.onChain} on chain < ${d.credited} credited`;
     case 'vault_backing':
       return `vault_backing ${d.wallet}: ${d.onChain} wei on chain < ${d.staked} wei staked or unbonding`;
+    case 'payout_ledger':
+      return `payout_ledger ${d.payout} (${d.status}): entries net ${d.entries}, expected ${d.expected} (nanousd)`;
+    case 'payout_unsettled':
+      return `payout_unsettled ${d.payout}: ${d.status} for ${d.ageMs} ms`;
+    case 'payout_chain':
+      return `payout_chain ${d.payout}: ${d.status} but the chain says ${d.onChain} (${d.txId ?? 'no transaction'})`;
   }
 }

@@ -3,13 +3,14 @@
  * end. Every credit must stand on tokens that exist, and the ledger must add up.
  */
 import { type Kysely, sql } from 'kysely';
-import { type Address, erc20Abi, getAddress } from 'viem';
+import { type Address, erc20Abi, getAddress, type Hex, TransactionReceiptNotFoundError } from 'viem';
 import { PAYMENT_SOURCES, type PaymentSource } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
 import { wrapChainError } from '../chain/wrap-chain-error.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
-import { RESERVATION_STATUS } from '../ledger/tables.js';
+import { ENTRY_KINDS, RESERVATION_STATUS } from '../ledger/tables.js';
+import { PAYOUT_STATUS, UNSETTLED } from '../provider/tables.js';
 
 /** What a check found that does not hold. Amounts are integer strings in the named unit. */
 export type ReconcileDifference =
@@ -29,12 +30,18 @@ export type ReconcileDifference =
       credited: string;
     }
   /** The staking vault holds less native token than is staked and unbonding (wei). */
-  | { check: 'vault_backing'; wallet: string; onChain: string; staked: string };
+  | { check: 'vault_backing'; wallet: string; onChain: string; staked: string }
+  /** A payout's ledger entries do not net to what its status says (−amount, or 0 when failed). */
+  | { check: 'payout_ledger'; payout: string; status: string; expected: string; entries: string }
+  /** A payout still open after the stale age: the settlement has not finished it. */
+  | { check: 'payout_unsettled'; payout: string; status: string; ageMs: number }
+  /** The chain disagrees with a payout: paid without a successful receipt, or failed with one. */
+  | { check: 'payout_chain'; payout: string; status: string; txId: string | null; onChain: string };
 
 export type ReconcileReport = {
   differences: ReconcileDifference[];
   /** How much was looked at, so an empty list means something. */
-  checked: { accounts: number; openHolds: number; wallets: number; tokens: number };
+  checked: { accounts: number; openHolds: number; wallets: number; tokens: number; payouts: number };
 };
 
 export type ReconcileParameters = {
@@ -53,6 +60,9 @@ const CHAIN_READS_IN_FLIGHT = 8;
  * Checks, and reports every difference (an empty list means the books hold):
  * - ledger: each account's balance = Σ its entries; its reserved = Σ its open holds; no open hold
  *   older than `staleHoldMs`;
+ * - payouts: each payout's entries net to −its amount (0 once failed and given back); none is
+ *   left open past the stale age; each paid one has a successful receipt and no failed one does
+ *   (nothing paid and given back too);
  * - chain: each proxy wallet holds at least the tokens its credited top-ups brought, per token
  *   (credited tokens never leave the wallet: withdrawals and stakes spend only the rest, so this
  *   is "deposits − withdrawals − staked ≥ credited"), and the staking vault at least what is staked
@@ -145,9 +155,62 @@ export async function reconcile({
     }
   }
 
+  const payouts = await db
+    .selectFrom('provider_payouts as p')
+    .select([
+      'p.id',
+      'p.status',
+      'p.usd_nano',
+      'p.tx_hash',
+      'p.updated_at',
+      sql<
+        string | number
+      >`(select coalesce(sum(e.amount), 0) from ledger_entries e where e.ref = p.id and e.kind in (${ENTRY_KINDS.payout}, ${ENTRY_KINDS.payoutRefund}))`.as(
+        'entries',
+      ),
+    ])
+    .execute();
+  for (const p of payouts) {
+    const expected = p.status === PAYOUT_STATUS.failed ? 0n : -toBigInt(p.usd_nano);
+    const entries = toBigInt(p.entries);
+    if (entries !== expected) {
+      differences.push({
+        check: 'payout_ledger',
+        payout: p.id,
+        status: p.status,
+        expected: `${expected}`,
+        entries: `${entries}`,
+      });
+    }
+    const ageMs = now - Number(toBigInt(p.updated_at));
+    if ((UNSETTLED as readonly string[]).includes(p.status) && ageMs > staleHoldMs) {
+      differences.push({ check: 'payout_unsettled', payout: p.id, status: p.status, ageMs });
+    }
+  }
+
   let wallets = 0;
   let tokens = 0;
   if (services) {
+    const settled = payouts.filter(
+      (p) => p.tx_hash && (p.status === PAYOUT_STATUS.paid || p.status === PAYOUT_STATUS.failed),
+    );
+    for (let i = 0; i < settled.length; i += CHAIN_READS_IN_FLIGHT) {
+      await Promise.all(
+        settled.slice(i, i + CHAIN_READS_IN_FLIGHT).map(async (p) => {
+          const onChain = await receiptStatus(services, p.tx_hash as Hex);
+          const agrees = p.status === PAYOUT_STATUS.paid ? onChain === 'success' : onChain !== 'success';
+          if (!agrees) {
+            differences.push({
+              check: 'payout_chain',
+              payout: p.id,
+              status: p.status,
+              txId: p.tx_hash,
+              onChain,
+            });
+          }
+        }),
+      );
+    }
     const sources = PAYMENT_SOURCES.filter((s) => s === 'native' || services.tokens[s]);
     tokens = sources.length;
     const credited = new Map<string, bigint>();
@@ -199,7 +262,20 @@ export async function reconcile({
       }
     }
   }
-  return { differences, checked: { accounts: accounts.length, openHolds: holds.length, wallets, tokens } };
+  return {
+    differences,
+    checked: { accounts: accounts.length, openHolds: holds.length, wallets, tokens, payouts: payouts.length },
+  };
+}
+
+async function receiptStatus(services: ChainServices, hash: Hex): Promise<'success' | 'reverted' | 'none'> {
+  try {
+    const receipt = await services.context.client.getTransactionReceipt({ hash });
+    return receipt.status;
+  } catch (error) {
+    if (error instanceof TransactionReceiptNotFoundError) return 'none';
+    throw wrapChainError(error);
+  }
 }
 
 async function balanceOf(services: ChainServices, owner: Address, token: PaymentSource): Promise<bigint> {

@@ -8,6 +8,7 @@ import { generationsAndKeyLimits008 } from './008-generations-and-key-limits.js'
 import { activityIndex009 } from './009-activity-index.js';
 import { replicaLeases010 } from './010-replica-leases.js';
 import { nodeOwners011 } from './011-node-owners.js';
+import { providerPayouts012 } from './012-provider-payouts.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -25,4 +26,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   activityIndex009,
   replicaLeases010,
   nodeOwners011,
+  providerPayouts012,
 ];

@@ -1,0 +1,432 @@
+/**
+ * Payouts: a node owner's earnings (`provider:<owner>`) sent on chain from the treasury.
+ *
+ * The order makes it safe against races, retries and crashes:
+ * 1. In one database transaction: the owner's earnings account is locked, the daily cap and the
+ *    minimum checked, the payout row inserted and the earnings debited (a guarded debit: it never
+ *    takes more than the balance). Twenty concurrent payouts for an account that covers three
+ *    debit three times; the others are refused before anything touches the chain.
+ * 2. In the treasury's signer queue: its holdings are checked (treasury_unavailable, earnings given
+ *    back), the transaction signed, and its bytes stored before they are broadcast.
+ * 3. The receipt marks the payout paid. A payout whose process died, or whose receipt wait timed
+ *    out, is finished by `settlePayouts` (settle-payouts.ts) from the chain: the stored bytes are
+ *    mined at most once, and a payout that never reached the chain gives its earnings back.
+ * A retry with the same Idempotency-Key answers the first payout; nothing is paid twice.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import {
+  type Address,
+  encodeFunctionData,
+  erc20Abi,
+  formatUnits,
+  getAddress,
+  type Hex,
+  isAddress,
+} from 'viem';
+import {
+  GAS_PRICE_WEI,
+  NATIVE_DECIMALS,
+  NATIVE_TRANSFER_GAS,
+  PAYMENT_SOURCES,
+  type PaymentSource,
+  STABLE_DECIMALS,
+  STABLE_TRANSFER_GAS,
+} from '../chain/constants.js';
+import type { ChainServices } from '../chain/create-chain-services.js';
+import { sendTransaction } from '../chain/send-transaction.js';
+import type { Clock } from '../clock.js';
+import { toBigInt } from '../db/bigint.js';
+import { isPostgres } from '../db/dialect.js';
+import type { Store } from '../db/store.js';
+import { ApiError } from '../errors.js';
+import { applyEntry } from '../ledger/apply-entry.js';
+import { nanoToUsd, usdToNano } from '../ledger/money.js';
+import { ENTRY_KINDS, providerAccountId } from '../ledger/tables.js';
+import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
+import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from './tables.js';
+
+const DAY_MS = 86_400_000;
+/** nanousd per smallest unit of a stable (6 decimals). */
+const NANO_PER_STABLE_UNIT = 10n ** BigInt(9 - STABLE_DECIMALS);
+
+export type PayoutDeps = {
+  store: Store;
+  services: ChainServices;
+  clock: Clock;
+  limits: { minNano: bigint; dailyCapNano: bigint };
+};
+
+export type PayoutRequest = {
+  owner: string;
+  token: string;
+  /** USD as a decimal string; absent: the whole earnings balance. */
+  amount?: string | undefined;
+  /** Recipient; absent: the owner's own wallet. */
+  to?: string | undefined;
+  idempotencyKey?: string | undefined;
+};
+
+export type PayoutView = {
+  id: string;
+  status: ProviderPayoutsTable['status'];
+  token: string;
+  /** In whole tokens of `token`, exact ("0.0366"). */
+  amount: string;
+  amountUsd: number;
+  to: string;
+  txId: string | null;
+  error: string | null;
+  createdAt: string;
+};
+
+type PayoutRow = Omit<ProviderPayoutsTable, 'usd_nano' | 'created_at' | 'updated_at'> & {
+  usd_nano: string | number | bigint;
+  created_at: string | number | bigint;
+  updated_at: string | number | bigint;
+};
+
+/** Sends earnings to the owner's wallet (or `to`); answers the payout as it stands. */
+export async function requestPayout(deps: PayoutDeps, request: PayoutRequest): Promise<PayoutView> {
+  const { store, services, clock } = deps;
+  const treasury = services.treasury?.account;
+  if (!treasury) throw new ApiError('treasury_unavailable', 'No treasury is configured on this coordinator.');
+  const owner = request.owner.toLowerCase();
+  const token = parseToken(services, request.token);
+  const to = parseRecipient(request.to ?? owner);
+  const requestedNano = request.amount === undefined ? undefined : parseAmount(request.amount);
+  if ((await findManagedAddresses(store.db, services, [to])).size > 0) {
+    throw new ApiError(
+      'recipient_not_allowed',
+      'Payouts go to a wallet of your own, not to one this service manages.',
+      {
+        param: 'to',
+      },
+    );
+  }
+  if (request.idempotencyKey) {
+    const earlier = await findByKey(store, owner, request.idempotencyKey);
+    if (earlier) return answerRetry(services, earlier, { token, to, requestedNano });
+  }
+  // A treasury that cannot pay is refused before the earnings move (checked again in its queue).
+  const quick = toTokenUnits(
+    services,
+    token,
+    requestedNano ?? (await balanceOf(store, providerAccountId(owner))),
+  );
+  if (quick.units > 0n) await assertTreasuryCovers(services, treasury.address, token, quick.units);
+
+  const id = randomUUID();
+  let debited: { units: bigint; usdNano: bigint };
+  try {
+    debited = await debit(deps, { id, owner, token, to, requestedNano, key: request.idempotencyKey ?? null });
+  } catch (error) {
+    // The same key raced itself: the other request inserted first; answer it.
+    if (request.idempotencyKey && !(error instanceof ApiError)) {
+      const earlier = await findByKey(store, owner, request.idempotencyKey);
+      if (earlier) return answerRetry(services, earlier, { token, to, requestedNano });
+    }
+    throw error;
+  }
+
+  const tokenAddress = token === 'native' ? undefined : services.tokens[token];
+  try {
+    const { hash } = await sendTransaction(services.context, {
+      account: treasury,
+      ...(tokenAddress
+        ? {
+            to: tokenAddress,
+            data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, debited.units] }),
+          }
+        : { to, value: debited.units }),
+      gas: tokenAddress ? STABLE_TRANSFER_GAS : NATIVE_TRANSFER_GAS,
+      param: 'amount',
+      precheck: async () => {
+        // Under the treasury's lock: a settlement (of any replica) may have given this payout
+        // back while it waited in the queue; then it must not be sent.
+        if ((await findById(store, id))?.status !== PAYOUT_STATUS.pending) {
+          throw new ApiError('treasury_unavailable', 'The payout was cancelled while it waited; try again.');
+        }
+        await assertTreasuryCovers(services, treasury.address, token, debited.units);
+      },
+      onSigned: async ({ hash: signed, serializedTransaction }) => {
+        await setStatus(store, id, PAYOUT_STATUS.signed, clock.now(), {
+          tx_hash: signed,
+          raw_tx: serializedTransaction,
+        });
+      },
+      onBroadcast: (sent) => setStatus(store, id, PAYOUT_STATUS.sent, clock.now(), { tx_hash: sent }),
+    });
+    await setStatus(store, id, PAYOUT_STATUS.paid, clock.now(), { tx_hash: hash, raw_tx: null });
+  } catch (error) {
+    const row = await findById(store, id);
+    // Never signed, or mined and reverted: the earnings go back. Signed but unconfirmed (a crash of
+    // the RPC, a receipt wait that timed out) stays open: settlePayouts finishes it from the chain.
+    const reverted = error instanceof ApiError && error.code === 'chain_tx_failed';
+    if (row?.status === PAYOUT_STATUS.pending || reverted) {
+      await refundPayout(store, id, error instanceof ApiError ? error.code : 'internal_error', clock.now());
+      throw error;
+    }
+    if (row?.status === PAYOUT_STATUS.failed) throw error;
+  }
+  return view((await findById(store, id))!);
+}
+
+/** The owner's payouts, newest first. */
+export async function listPayouts(store: Store, owner: string, limit = 100): Promise<PayoutView[]> {
+  const rows = await store.db
+    .selectFrom('provider_payouts')
+    .selectAll()
+    .where('owner', '=', owner.toLowerCase())
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(view);
+}
+
+/**
+ * Gives a payout's earnings back, once: the row moves from an open status to failed and the
+ * refund entry is written in the same transaction. False when it was no longer open.
+ */
+export async function refundPayout(
+  store: Store,
+  id: string,
+  errorCode: string,
+  now: number,
+): Promise<boolean> {
+  return store.db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('provider_payouts')
+      .set({ status: PAYOUT_STATUS.failed, error_code: errorCode, raw_tx: null, updated_at: now })
+      .where('id', '=', id)
+      .where('status', 'in', [PAYOUT_STATUS.pending, PAYOUT_STATUS.signed, PAYOUT_STATUS.sent])
+      .returning(['owner', 'usd_nano'])
+      .executeTakeFirst();
+    if (!result) return false;
+    await applyEntry(trx, {
+      accountId: providerAccountId(result.owner),
+      kind: ENTRY_KINDS.payoutRefund,
+      amount: toBigInt(result.usd_nano),
+      ref: id,
+      now,
+    });
+    return true;
+  });
+}
+
+/** Moves a payout to `status` (and the given columns), stamping updated_at. */
+export async function setStatus(
+  store: Store,
+  id: string,
+  status: ProviderPayoutsTable['status'],
+  now: number,
+  columns: { tx_hash?: string; raw_tx?: string | null } = {},
+): Promise<void> {
+  await store.db
+    .updateTable('provider_payouts')
+    .set({ status, updated_at: now, ...columns })
+    .where('id', '=', id)
+    .execute();
+}
+
+async function debit(
+  { store, services, clock, limits }: PayoutDeps,
+  p: {
+    id: string;
+    owner: string;
+    token: PaymentSource;
+    to: Address;
+    requestedNano: bigint | undefined;
+    key: string | null;
+  },
+): Promise<{ units: bigint; usdNano: bigint }> {
+  const accountId = providerAccountId(p.owner);
+  return store.db.transaction().execute(async (trx) => {
+    // One payout of an owner at a time (PostgreSQL; SQLite serializes writers): the cap and the
+    // balance are read and moved without another payout in between.
+    let lock = trx.selectFrom('ledger_accounts').select('balance').where('account_id', '=', accountId);
+    if (isPostgres(store.db)) lock = lock.forUpdate();
+    const account = await lock.executeTakeFirst();
+    const balance = account ? toBigInt(account.balance) : 0n;
+    const { units, usdNano } = toTokenUnits(services, p.token, p.requestedNano ?? balance);
+    if (units <= 0n || usdNano < limits.minNano) {
+      throw new ApiError(
+        'payout_below_minimum',
+        `The smallest payout is ${nanoToUsd(limits.minNano)} USD${p.requestedNano === undefined ? ' and your earnings are below it' : ''}.`,
+        { param: 'amount' },
+      );
+    }
+    if (usdNano > balance) throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
+    const now = clock.now();
+    const recent = await trx
+      .selectFrom('provider_payouts')
+      .select(sql<string | number | bigint>`coalesce(sum(usd_nano), 0)`.as('total'))
+      .where('owner', '=', p.owner)
+      .where('status', 'in', OPEN_OR_PAID)
+      .where('created_at', '>', now - DAY_MS)
+      .executeTakeFirstOrThrow();
+    if (toBigInt(recent.total) + usdNano > limits.dailyCapNano) {
+      throw new ApiError(
+        'payout_limit_exceeded',
+        `Payouts are capped at ${nanoToUsd(limits.dailyCapNano)} USD per 24 hours.`,
+        { param: 'amount', retryAfterS: 3600 },
+      );
+    }
+    await trx
+      .insertInto('provider_payouts')
+      .values({
+        id: p.id,
+        owner: p.owner,
+        idempotency_key: p.key,
+        token: p.token,
+        amount: units.toString(),
+        usd_nano: usdNano,
+        to_address: p.to,
+        status: PAYOUT_STATUS.pending,
+        tx_hash: null,
+        raw_tx: null,
+        error_code: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    const entry = await applyEntry(trx, {
+      accountId,
+      kind: ENTRY_KINDS.payout,
+      amount: -usdNano,
+      ref: p.id,
+      now,
+    });
+    if (!entry) throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
+    return { units, usdNano };
+  });
+}
+
+/**
+ * nanousd → the token's smallest unit, rounded down, and the nanousd that pays for exactly that:
+ * stables are 1 USD per token, so 1 unit = 1,000 nanousd (a remainder below that stays in the
+ * earnings); native token at the configured price, the whole amount debited.
+ */
+export function toTokenUnits(
+  services: Pick<ChainServices, 'nativeUsdPriceNano'>,
+  token: PaymentSource,
+  nano: bigint,
+): { units: bigint; usdNano: bigint } {
+  if (nano <= 0n) return { units: 0n, usdNano: 0n };
+  if (token === 'native') {
+    if (services.nativeUsdPriceNano <= 0n) return { units: 0n, usdNano: 0n };
+    return { units: (nano * 10n ** BigInt(NATIVE_DECIMALS)) / services.nativeUsdPriceNano, usdNano: nano };
+  }
+  const units = nano / NANO_PER_STABLE_UNIT;
+  return { units, usdNano: units * NANO_PER_STABLE_UNIT };
+}
+
+async function assertTreasuryCovers(
+  services: ChainServices,
+  treasury: Address,
+  token: PaymentSource,
+  units: bigint,
+): Promise<void> {
+  const { client } = services.context;
+  const gas = (token === 'native' ? NATIVE_TRANSFER_GAS : STABLE_TRANSFER_GAS) * GAS_PRICE_WEI;
+  let native: bigint;
+  let held: bigint;
+  try {
+    native = await client.getBalance({ address: treasury });
+    held =
+      token === 'native'
+        ? native
+        : await client.readContract({
+            address: services.tokens[token]!,
+            abi: erc20Abi,
+            functionName: 'balanceOf',
+            args: [treasury],
+          });
+  } catch {
+    throw new ApiError('chain_unavailable');
+  }
+  const covered = token === 'native' ? native >= units + gas : held >= units && native >= gas;
+  if (!covered) throw new ApiError('treasury_unavailable', undefined, { param: 'token' });
+}
+
+function parseToken(services: ChainServices, token: string): PaymentSource {
+  if (!(PAYMENT_SOURCES as readonly string[]).includes(token)) {
+    throw new ApiError('invalid_request', `token must be one of ${PAYMENT_SOURCES.join(', ')}.`, {
+      param: 'token',
+    });
+  }
+  if (token !== 'native' && !services.tokens[token as Exclude<PaymentSource, 'native'>]) {
+    throw new ApiError('invalid_request', `${token} is not configured here.`, { param: 'token' });
+  }
+  return token as PaymentSource;
+}
+
+function parseRecipient(to: string): Address {
+  if (!isAddress(to, { strict: false })) {
+    throw new ApiError('invalid_request', 'to must be an EVM address.', { param: 'to' });
+  }
+  return getAddress(to);
+}
+
+function parseAmount(amount: string): bigint {
+  const nano = usdToNano(amount);
+  if (nano === null || nano <= 0n) {
+    throw new ApiError('invalid_request', 'amount must be a positive USD decimal string, e.g. "12.5".', {
+      param: 'amount',
+    });
+  }
+  return nano;
+}
+
+async function balanceOf(store: Store, accountId: string): Promise<bigint> {
+  const row = await store.db
+    .selectFrom('ledger_accounts')
+    .select('balance')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? toBigInt(row.balance) : 0n;
+}
+
+function findByKey(store: Store, owner: string, key: string): Promise<PayoutRow | undefined> {
+  return store.db
+    .selectFrom('provider_payouts')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+export function findById(store: Store, id: string): Promise<PayoutRow | undefined> {
+  return store.db.selectFrom('provider_payouts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A retry answers the first payout, if it asked for the same thing. */
+function answerRetry(
+  services: ChainServices,
+  row: PayoutRow,
+  asked: { token: PaymentSource; to: Address; requestedNano: bigint | undefined },
+): PayoutView {
+  const same =
+    row.token === asked.token &&
+    getAddress(row.to_address) === asked.to &&
+    (asked.requestedNano === undefined ||
+      toTokenUnits(services, asked.token, asked.requestedNano).usdNano === toBigInt(row.usd_nano));
+  if (!same) throw new ApiError('idempotency_conflict', undefined, { param: 'Idempotency-Key' });
+  return view(row);
+}
+
+function view(row: PayoutRow): PayoutView {
+  const decimals = row.token === 'native' ? NATIVE_DECIMALS : STABLE_DECIMALS;
+  return {
+    id: row.id,
+    status: row.status,
+    token: row.token,
+    amount: formatUnits(BigInt(row.amount), decimals),
+    amountUsd: nanoToUsd(toBigInt(row.usd_nano)),
+    to: row.to_address,
+    txId: row.status === PAYOUT_STATUS.pending ? null : (row.tx_hash as Hex | null),
+    error: row.error_code,
+    createdAt: new Date(Number(toBigInt(row.created_at))).toISOString(),
+  };
+}
