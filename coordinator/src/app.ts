@@ -208,7 +208,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(peerPlugin, ctx);
   await app.register(routerRoutes, { ctx, router: app.router });
   await app.register(activityRoutes, ctx);
-  await app.register(providerRoutes, { ctx, index: app.hub.index });
+  await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
   await app.register(catalogRoutes, ctx);

@@ -310,8 +310,10 @@ export class NodeSession {
       this.#owner = frame.owner.address;
       this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
     } else {
-      // Linked from the dashboard with the node key's consent (provider/provider-routes.ts).
+      // Linked from the dashboard with the node key's consent (provider/provider-routes.ts); what
+      // it earned after the link and before this connection follows too.
       this.#owner = (await this.#hub.ownerOf?.(this.#nodeId).catch(() => undefined)) ?? null;
+      if (this.#owner) this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
     }
     let tier: TierName = 'none';
     if (this.#owner) {
@@ -336,6 +338,25 @@ export class NodeSession {
     );
     this.#pingTimer = setInterval(() => this.#ping(), this.#hub.heartbeatIntervalMs);
     this.#pingTimer.unref();
+  }
+
+  /**
+   * The node was linked to `owner` from the dashboard while connected: from now on its jobs credit
+   * the owner. Its tier (and so its scopes) stays what `welcome` said until it reconnects.
+   */
+  adoptOwner(owner: string): void {
+    if (this.#owner || !this.#signedManifest) return;
+    this.#owner = owner;
+    const current = this.#hub.index.node(this.#nodeId);
+    if (!current) return;
+    this.#hub.index.upsert({
+      nodeId: this.#nodeId,
+      owner,
+      tierRank: current.tierRank,
+      scopes: current.scopes,
+      state: current.state,
+      models: [...current.entries.values()].map((entry) => entry.offer),
+    });
   }
 
   async #onManifest(frame: FrameOf<'manifest'>): Promise<void> {

@@ -1,4 +1,4 @@
-import { html } from './html.js';
+import { html, type SafeHtml } from './html.js';
 import { renderLayout } from './render-layout.js';
 
 /** Top-up sources the API accepts (design.md), in the order the form lists them. */
@@ -46,6 +46,12 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   </div>
   <p id="app-status" class="status" role="status" aria-live="polite"></p>
 
+  <div class="tabs" role="tablist" aria-label="Dashboard sections">
+    <button type="button" role="tab" id="tab-account" aria-controls="pane-account" aria-selected="true">Credits and keys</button>
+    <button type="button" role="tab" id="tab-nodes" aria-controls="pane-nodes" aria-selected="false" tabindex="-1">My nodes</button>
+  </div>
+
+  <div id="pane-account" role="tabpanel" aria-labelledby="tab-account">
   <div class="cards kpis" aria-label="Account summary">
     <div class="card kpi"><p class="kpi-label">Credit balance</p><p class="kpi-value" id="balance">–</p></div>
     <div class="card kpi"><p class="kpi-label">Spent on inference</p><p class="kpi-value" id="spend">–</p></div>
@@ -168,6 +174,8 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     </div>
     <div class="more"><button type="button" class="secondary" id="activity-more" hidden>More</button></div>
   </section>
+  </div>
+${renderNodesPane()}
 </div>`;
   return renderLayout({
     title: 'Dashboard',
@@ -177,6 +185,89 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
     data: { 'native-symbol': symbol },
   });
 }
+
+/** The "My nodes" tab: the owner's nodes, earnings, linking a node, payouts. Filled by dashboard.js. */
+function renderNodesPane(): SafeHtml {
+  return html`
+  <div id="pane-nodes" role="tabpanel" aria-labelledby="tab-nodes" hidden>
+  <div class="cards kpis" aria-label="Earnings summary">
+    <div class="card kpi"><p class="kpi-label">Earnings to pay out</p><p class="kpi-value" id="earnings-balance">–</p></div>
+    <div class="card kpi"><p class="kpi-label">Earned today</p><p class="kpi-value" id="earnings-today">–</p></div>
+    <div class="card kpi"><p class="kpi-label">Last 7 days</p><p class="kpi-value" id="earnings-week">–</p></div>
+    <div class="card kpi"><p class="kpi-label">Nodes online</p><p class="kpi-value" id="nodes-online">–</p></div>
+  </div>
+
+  <section class="card" aria-labelledby="nodes-title">
+    <h2 id="nodes-title">Your nodes</h2>
+    <p id="nodes-status" class="status" role="status" aria-live="polite"></p>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">The nodes your wallet owns</caption>
+      <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Models</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Tokens in / out</th><th scope="col" class="num">Today</th><th scope="col" class="num">7 days</th><th scope="col" class="num">Total</th></tr></thead>
+      <tbody id="nodes-body"><tr class="empty"><td colspan="9">No nodes linked to this wallet yet. Link one below.</td></tr></tbody>
+    </table>
+    </div>
+  </section>
+
+  <section class="card" aria-labelledby="earnings-title">
+    <div class="section-head">
+      <h2 id="earnings-title">Earnings, last 30 days</h2>
+      <p class="muted" id="earnings-totals"></p>
+    </div>
+    <figure>
+      <figcaption class="legend"><span><span class="swatch"></span>Earned per day (USD)</span></figcaption>
+      <svg id="chart-earnings" class="chart" role="img" aria-labelledby="chart-earnings-title" viewBox="0 0 1040 220"><title id="chart-earnings-title">Earned per day</title></svg>
+    </figure>
+  </section>
+
+  <div class="grid-2">
+    <section class="card" aria-labelledby="link-title">
+      <h2 id="link-title">Link a node</h2>
+      <p class="hint">1. On the node's machine, run (it signs with the node's key that it agrees to be yours):</p>
+      <div class="command">
+        <pre><code id="link-command">gpumesh-node link --owner – --json</code></pre>
+        <button type="button" class="copy" data-copy="link-command" aria-label="Copy the link command">Copy</button>
+      </div>
+      <p class="hint">2. Paste what it printed. Your wallet then signs that the node is yours, and its earlier earnings move to you.</p>
+      <form id="link-form" class="form-grid">
+        <div class="field span-2"><label for="link-output">Output of the command</label>
+          <textarea id="link-output" name="output" rows="3" required spellcheck="false" autocomplete="off" placeholder='{"nodeId":"0x…","owner":"0x…","nodeSignature":"0x…"}'></textarea></div>
+        <div><button type="submit">Sign and link</button></div>
+      </form>
+      <p id="link-status" class="status" role="status" aria-live="polite"></p>
+    </section>
+
+    <section class="card" aria-labelledby="payout-title">
+      <h2 id="payout-title">Pay out</h2>
+      <p class="hint">Sends your earnings on chain from the network's treasury. Stables pay 1 USD per token.</p>
+      <form id="payout-form" class="form-grid">
+        <div class="field"><label for="payout-token">Token</label>
+          <select id="payout-token" name="token">${PAYOUT_TOKENS.map((token) => html`<option value="${token}">${token}</option>`)}</select></div>
+        <div class="field"><label for="payout-amount">Amount (USD)</label>
+          <input id="payout-amount" name="amount" inputmode="decimal" pattern="[0-9]+(\.[0-9]{1,9})?" placeholder="all" autocomplete="off"></div>
+        <div class="field span-2"><label for="payout-to">To</label>
+          <input id="payout-to" name="to" pattern="0x[0-9a-fA-F]{40}" placeholder="your wallet" autocomplete="off" spellcheck="false"></div>
+        <div><button type="submit">Pay out</button></div>
+      </form>
+      <p id="payout-status" class="status" role="status" aria-live="polite"></p>
+    </section>
+  </div>
+
+  <section class="card" aria-labelledby="payouts-title">
+    <h2 id="payouts-title">Payouts</h2>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">Your payouts, newest first</caption>
+      <thead><tr><th scope="col">Time (UTC)</th><th scope="col" class="num">Amount</th><th scope="col">Token</th><th scope="col">To</th><th scope="col">Status</th><th scope="col">Transaction</th></tr></thead>
+      <tbody id="payouts-body"><tr class="empty"><td colspan="6">No payouts yet.</td></tr></tbody>
+    </table>
+    </div>
+  </section>
+  </div>`;
+}
+
+/** Tokens a payout can be made in, stables first. */
+const PAYOUT_TOKENS = ['USDC.s', 'USDT.s', 'USD.s', 'native'] as const;
 
 /** 500 → "5%", 625 → "6.25%". */
 function formatBps(bps: number): string {

@@ -11,11 +11,13 @@ import { verifyNodeLink, verifyOwnerProof } from '@gpumesh/protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { getAddress } from 'viem';
 import type { AppContext } from '../app-context.js';
 import { toBigInt } from '../db/bigint.js';
 import { ApiError } from '../errors.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
+import type { Hub } from '../hub/hub.js';
 import type { PickIndex } from '../router/pick-index.js';
 import { USAGE_STATUS } from '../usage/tables.js';
 import { linkNode } from './link-node.js';
@@ -46,9 +48,9 @@ const NodeFigures = Type.Object({
 
 export async function providerRoutes(
   app: FastifyInstance,
-  options: { ctx: AppContext; index: PickIndex },
+  options: { ctx: AppContext; index: PickIndex; hub: Pick<Hub, 'session'> },
 ): Promise<void> {
-  const { ctx, index } = options;
+  const { ctx, index, hub } = options;
   app.get(
     '/api/provider/nodes',
     {
@@ -163,6 +165,8 @@ export async function providerRoutes(
         );
       }
       const { movedNano } = await linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() });
+      // Connected here: its next jobs credit the owner at once (elsewhere: at its next connection).
+      for (const id of new Set([nodeId, nodeId.toLowerCase(), getAddress(nodeId)])) hub.session(id)?.adoptOwner(owner);
       return { nodeId: nodeId.toLowerCase(), owner, movedEarnings: nanoToUsd(movedNano) };
     },
   );

@@ -200,6 +200,7 @@
     $('signin').hidden = true;
     $('app').hidden = false;
     $('account-address').textContent = session.address;
+    if (location.hash === '#nodes') selectTab('nodes');
     refreshAll();
     if (!refreshTimer) refreshTimer = setInterval(refreshAll, REFRESH_MS);
   }
@@ -212,6 +213,219 @@
     loadUsage().catch(failure('usage-status', 'Could not load your usage'));
     loadActivity().catch(failure('activity-status', 'Could not load your activity'));
     loadStake().catch(failure('stake-status', 'Could not load your stake'));
+    if (!$('pane-nodes').hidden) loadNodesPane();
+  }
+
+  // ---------- tabs ----------
+
+  function selectTab(name) {
+    for (const tab of ['account', 'nodes']) {
+      const selected = tab === name;
+      const button = $(`tab-${tab}`);
+      button.setAttribute('aria-selected', String(selected));
+      button.tabIndex = selected ? 0 : -1;
+      $(`pane-${tab}`).hidden = !selected;
+    }
+    if (name === 'nodes') loadNodesPane();
+    history.replaceState(null, '', name === 'nodes' ? '#nodes' : location.pathname);
+  }
+
+  // ---------- my nodes ----------
+
+  function loadNodesPane() {
+    if (!session) return;
+    $('link-command').textContent = `gpumesh-node link --owner ${session.address} --json`;
+    loadNodes().catch(failure('nodes-status', 'Could not load your nodes'));
+    loadEarnings().catch(failure('nodes-status', 'Could not load your earnings'));
+    loadPayouts().catch(failure('payout-status', 'Could not load your payouts'));
+  }
+
+  function shortId(id) {
+    return `${id.slice(0, 8)}…${id.slice(-6)}`;
+  }
+
+  async function loadNodes() {
+    const { data } = await api('GET', '/api/provider/nodes');
+    $('earnings-balance').textContent = formatUsd(data.balance);
+    let today = 0;
+    let week = 0;
+    const rows = data.nodes.map((node) => {
+      today += node.earnings.today;
+      week += node.earnings.last7Days;
+      const tr = el('tr');
+      const id = el('th');
+      id.scope = 'row';
+      const code = el('code', shortId(node.nodeId));
+      code.title = node.nodeId;
+      id.appendChild(code);
+      const status = el('td');
+      const state = node.live ? node.state || 'online' : 'offline';
+      status.append(el('span', '', `dot ${node.live ? state : 'offline'}`), el('span', state));
+      const models = el('td');
+      if (node.models.length === 0) models.textContent = '—';
+      for (const m of node.models) models.appendChild(el('code', m.id, 'model-chip'));
+      tr.append(
+        id,
+        status,
+        models,
+        el('td', formatCount(node.jobs), 'num'),
+        el('td', formatCount(node.failedJobs), 'num'),
+        el('td', `${formatCount(node.tokens.prompt)} / ${formatCount(node.tokens.completion)}`, 'num'),
+        el('td', formatUsd(node.earnings.today), 'num'),
+        el('td', formatUsd(node.earnings.last7Days), 'num'),
+        el('td', formatUsd(node.earnings.total), 'num'),
+      );
+      return tr;
+    });
+    $('earnings-today').textContent = formatUsd(today);
+    $('earnings-week').textContent = formatUsd(week);
+    const online = data.nodes.filter((n) => n.live).length;
+    $('nodes-online').textContent = `${online} / ${data.nodes.length}`;
+    $('nodes-body').replaceChildren(
+      ...(rows.length ? rows : [emptyRow(9, 'No nodes linked to this wallet yet. Link one below.')]),
+    );
+  }
+
+  async function loadEarnings() {
+    const to = new Date();
+    const from = new Date(to.getTime() - 29 * DAY_MS);
+    from.setUTCHours(0, 0, 0, 0);
+    const query = `from=${encodeURIComponent(from.toISOString())}&to=${encodeURIComponent(to.toISOString())}&by=day`;
+    const { data } = await api('GET', `/api/provider/earnings?${query}`);
+    const byDay = new Map(data.rows.map((row) => [row.key, row]));
+    const days = [];
+    let total = 0;
+    let jobs = 0;
+    for (let i = 0; i < 30; i += 1) {
+      const day = new Date(from.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+      const row = byDay.get(day);
+      total += row ? row.earnings : 0;
+      jobs += row ? row.jobs : 0;
+      days.push({ label: day.slice(5), value: row ? Number(row.earnings) : 0, title: day });
+    }
+    drawColumns($('chart-earnings'), days, formatUsd);
+    $('earnings-totals').textContent = `${formatCount(jobs)} job${jobs === 1 ? '' : 's'} · ${formatUsd(total)}`;
+  }
+
+  async function loadPayouts() {
+    const { data } = await api('GET', '/api/provider/payouts');
+    const rows = data.payouts.map((p) => {
+      const tr = el('tr');
+      const status = el('td');
+      status.appendChild(el('span', p.status, `badge ${p.status}`));
+      if (p.error) status.title = p.error;
+      const txCell = el('td');
+      if (p.txId) {
+        const code = el('code', shortId(p.txId));
+        code.title = p.txId;
+        txCell.appendChild(code);
+      } else txCell.textContent = '—';
+      const to = el('td');
+      const code = el('code', shortId(p.to));
+      code.title = p.to;
+      to.appendChild(code);
+      tr.append(
+        el('td', formatTime(p.createdAt), 'nowrap'),
+        el('td', `${p.amount} (${formatUsd(p.amountUsd)})`, 'num'),
+        el('td', p.token),
+        to,
+        status,
+        txCell,
+      );
+      return tr;
+    });
+    $('payouts-body').replaceChildren(...(rows.length ? rows : [emptyRow(6, 'No payouts yet.')]));
+  }
+
+  /** `{ nodeId, nodeSignature }` from the pasted output of `gpumesh-node link --json` (or its text form). */
+  function parseLinkOutput(text) {
+    let nodeId;
+    let nodeSignature;
+    try {
+      const parsed = JSON.parse(text);
+      nodeId = parsed?.nodeId;
+      nodeSignature = parsed?.nodeSignature;
+    } catch {
+      nodeId = /node\s+(0x[0-9a-fA-F]{40})/.exec(text)?.[1];
+      nodeSignature = /signature\s+(0x[0-9a-fA-F]{130})/.exec(text)?.[1];
+    }
+    if (!/^0x[0-9a-fA-F]{40}$/.test(nodeId || '') || !/^0x[0-9a-fA-F]{130}$/.test(nodeSignature || '')) {
+      return null;
+    }
+    return { nodeId, nodeSignature };
+  }
+
+  async function linkNode(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const parsed = parseLinkOutput(form.elements.output.value.trim());
+    if (!parsed) {
+      setStatus('link-status', 'Paste the whole output of the command: it holds the node id and its signature.', 'error');
+      return;
+    }
+    try {
+      setStatus('link-status', 'Sign in your wallet that this node is yours…');
+      const text = `gpumesh node owner\nNode: ${parsed.nodeId.toLowerCase()}`;
+      const ownerSignature = await window.ethereum.request({
+        method: 'personal_sign',
+        params: [utf8ToHex(text), session.address],
+      });
+      const { data } = await api('POST', '/api/provider/nodes/link', { ...parsed, ownerSignature });
+      setStatus(
+        'link-status',
+        `Linked ${shortId(data.nodeId)}. ${data.movedEarnings > 0 ? `${formatUsd(data.movedEarnings)} of its earlier earnings moved to you.` : 'It had no earlier earnings.'}`,
+        'ok',
+      );
+      form.reset();
+      loadNodesPane();
+    } catch (error) {
+      const rejected = error && (error.code === 4001 || error.code === 'ACTION_REJECTED');
+      setStatus('link-status', rejected ? 'Linking was cancelled in the wallet.' : error.message, 'error');
+    }
+  }
+
+  // One key per payout the form asks for: a retry after a lost answer reuses it, so it pays once.
+  let payoutKey = null;
+
+  async function payout(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const body = { token: form.elements.token.value };
+    const amount = form.elements.amount.value.trim();
+    const to = form.elements.to.value.trim();
+    if (amount) body.amount = amount;
+    if (to) body.to = to;
+    payoutKey ??= crypto.randomUUID();
+    setStatus('payout-status', 'Sending the payout on chain…');
+    try {
+      const response = await fetch('/api/provider/payout', {
+        method: 'POST',
+        headers: {
+          accept: 'application/json',
+          'content-type': 'application/json',
+          authorization: `Bearer ${session.token}`,
+          'idempotency-key': payoutKey,
+        },
+        body: JSON.stringify(body),
+      });
+      const data = await response.json().catch(() => null);
+      if (!response.ok) {
+        payoutKey = null; // refused: nothing was paid, the next attempt is a new payout
+        throw new ApiError(data?.error?.message || `Request failed (HTTP ${response.status}).`, response.status);
+      }
+      payoutKey = null;
+      setStatus(
+        'payout-status',
+        data.status === 'paid'
+          ? `Paid ${data.amount} ${data.token} (${formatUsd(data.amountUsd)}). Transaction ${data.txId}.`
+          : `Sent ${data.amount} ${data.token}; waiting for the chain to confirm it.`,
+        'ok',
+      );
+      form.reset();
+    } catch (error) {
+      failure('payout-status')(error);
+    }
+    loadNodesPane();
   }
 
   // ---------- credits ----------
@@ -380,7 +594,7 @@
   /** Vertical columns, one per day, labelled below, tallest value on top. */
   function drawColumns(chart, points, format) {
     resetChart(chart);
-    const width = 520;
+    const width = chart.viewBox.baseVal?.width || 520;
     const height = 220;
     const top = 22;
     const bottom = 28;
@@ -618,6 +832,10 @@
   $('claim').addEventListener('click', claim);
   $('activity-more').addEventListener('click', moreActivity);
   $('activity-export').addEventListener('click', exportActivity);
+  $('tab-account').addEventListener('click', () => selectTab('account'));
+  $('tab-nodes').addEventListener('click', () => selectTab('nodes'));
+  $('link-form').addEventListener('submit', linkNode);
+  $('payout-form').addEventListener('submit', payout);
   if (window.ethereum && typeof window.ethereum.on === 'function') {
     window.ethereum.on('accountsChanged', (accounts) => {
       if (session && accounts?.[0]?.toLowerCase() !== session.address.toLowerCase()) {
