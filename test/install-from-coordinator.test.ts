@@ -95,7 +95,11 @@ describe('install.sh from the coordinator (fresh HOME, no repository)', () => {
       stdio: 'ignore',
     });
     started.push(node);
-    let status: { online?: boolean; nodeId?: string } = {};
+    let status: {
+      online?: boolean;
+      nodeId?: string;
+      network?: { live: boolean; earnings: { unit: string; total: number }; uptime: { last24h: number } };
+    } = {};
     await until(
       async () => {
         const out = await run(bin, ['status', '--json', '--config', config, '--health-port', healthPort], {
@@ -110,6 +114,8 @@ describe('install.sh from the coordinator (fresh HOME, no repository)', () => {
     // The coordinator it came from lists it, serving the model under the catalog's id.
     expect(t.app.hub.index.node(status.nodeId!)?.state).toBe('online');
     expect(t.app.hub.index.offers('gpumesh/tiny-chat')?.has(status.nodeId!)).toBe(true);
+    // `status` also gives the coordinator's own figures for it: earnings in USD, uptime.
+    expect(status.network).toMatchObject({ live: true, earnings: { unit: 'USD', total: 0 } });
     node.kill('SIGTERM');
   }, 360_000);
 

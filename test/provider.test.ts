@@ -107,6 +107,8 @@ describe.each(testBackends())('provider earnings [$name]', (backend) => {
     const total = (await t.app.ctx.ledger.balance(providerAccountId(owner.address))).balanceNano;
     expect(total).toBeGreaterThan(stranded);
 
+    // A minute passes with the node connected (the app's clock is the test's).
+    t.clock.advance(60_000);
     // The owner's view.
     const jwt = await signIn(t.app, owner);
     const res = await t.app.inject({
@@ -129,6 +131,17 @@ describe.each(testBackends())('provider earnings [$name]', (backend) => {
     expect(body.nodes).toHaveLength(1);
     expect(body.nodes[0]).toMatchObject({ nodeId, live: true, jobs: 4, tokens: { prompt: 40 } });
     expect(body.nodes[0]!.earnings.total).toBe(Number(total) / 1e9);
+    // Connected twice, for a short while each: some uptime, well below the whole day; first-token
+    // times and throughput from the usage rows.
+    const figures = body.nodes[0] as unknown as {
+      uptime: { last24h: number; last7Days: number };
+      medians: { ttftMs: number | null; tokensPerSecond: number | null };
+    };
+    expect(figures.uptime.last24h).toBeGreaterThan(0);
+    expect(figures.uptime.last24h).toBeLessThan(0.01);
+    expect(figures.uptime.last7Days).toBeLessThanOrEqual(figures.uptime.last24h);
+    expect(figures.medians.ttftMs).toBeGreaterThanOrEqual(0);
+    expect(figures.medians.tokensPerSecond).toBeGreaterThan(0);
     const byModel = await t.app.inject({
       method: 'GET',
       url: '/api/provider/earnings?by=model',
@@ -138,6 +151,16 @@ describe.each(testBackends())('provider earnings [$name]', (backend) => {
       by: 'model',
       rows: [{ key: 'm', jobs: 4, earnings: Number(total) / 1e9 }],
     });
+    // Anyone (the node's own `status`) reads its public figures: the total it earned, in USD.
+    const pub = await t.app.inject({ url: `/api/network/nodes/${nodeId.toLowerCase()}` });
+    expect(pub.json()).toMatchObject({
+      nodeId,
+      live: true,
+      linked: true,
+      jobs: 4,
+      earnings: { total: Number(total) / 1e9, unit: 'USD' },
+    });
+    expect((await t.app.inject({ url: '/api/network/nodes/nope' })).statusCode).toBe(400);
     // Another wallet sees none of it.
     const stranger = await signIn(t.app, privateKeyToAccount(generatePrivateKey()));
     const none = await t.app.inject({

@@ -43,6 +43,7 @@ import { NodePackages } from './pages/node-packages.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
 import { peerPlugin } from './peer/peer-plugin.js';
+import { uptimeOf } from './provider/node-sessions.js';
 import { providerRoutes } from './provider/provider-routes.js';
 import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
@@ -222,7 +223,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     nativeSymbol: config.chain.nativeSymbol,
     nativeUsdPriceNano: config.chain.nativeUsdPriceNano,
     staking: config.staking,
-    network: { listNodes: () => listHubNodes(app.hub), tokensServed: () => readTokensServed(ctx) },
+    network: {
+      listNodes: () => listHubNodes(app.hub),
+      tokensServed: () => readTokensServed(ctx),
+      uptime24h: (ids) => {
+        const now = ctx.clock.now();
+        const live = new Set([...app.hub.index.nodes()].map((n) => n.nodeId.toLowerCase()));
+        return uptimeOf(ctx.db, ids, { from: now - 86_400_000, to: now }, (id) => live.has(id));
+      },
+    },
     nodePackages: new NodePackages({ dir: config.nodePackagesDir }),
     now: () => clock.now(),
   });

@@ -261,8 +261,9 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
     return 1;
   }
   const online = body.hubConnected === true && body.presence === 'online';
+  const network = await coordinatorFigures(config, String(body.nodeId));
   if (json) {
-    console.log(JSON.stringify({ running: true, online, ...body }));
+    console.log(JSON.stringify({ running: true, online, ...body, ...(network ? { network } : {}) }));
     return online ? 0 : 1;
   }
   const tokens = body.tokensServed as { prompt: number; completion: number } | undefined;
@@ -283,9 +284,36 @@ async function status(config: NodeConfig, json: boolean): Promise<number> {
           ? `$${earnings.usd.toFixed(6)} since start (estimated from its prices; the coordinator's ledger is authoritative)`
           : `${earnings?.amount ?? '0'} ${earnings?.unit ?? 'wei'} since start (estimated)`,
       ],
+      [
+        'earned in total',
+        network
+          ? `$${network.earnings.total.toFixed(6)} (USD, the coordinator's ledger${network.linked ? ', credited to the owner' : ', credited to this node until it is linked'}); uptime ${(network.uptime.last24h * 100).toFixed(1)}% over 24 h`
+          : 'unknown (the coordinator did not answer)',
+      ],
     ]),
   );
   return online ? 0 : 1;
+}
+
+type NetworkFigures = {
+  linked: boolean;
+  jobs: number;
+  earnings: { total: number; today: number; unit: 'USD' };
+  uptime: { last24h: number };
+};
+
+/** The coordinator's public figures for this node (GET /api/network/nodes/:id), or undefined. */
+async function coordinatorFigures(config: NodeConfig, nodeId: string): Promise<NetworkFigures | undefined> {
+  const first = (config.coordinator.split(',')[0] ?? '').trim().replace(/^ws(s?):/, 'http$1:');
+  try {
+    const base = new URL(first);
+    const res = await fetch(new URL(`/api/network/nodes/${nodeId}`, base.origin), {
+      signal: AbortSignal.timeout(3_000),
+    });
+    return res.ok ? ((await res.json()) as NetworkFigures) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function doctor(config: NodeConfig, json: boolean): Promise<number> {

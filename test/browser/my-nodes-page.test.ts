@@ -68,7 +68,9 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
     mkdirSync(join(dir, 'state'), { recursive: true });
     writeFileSync(
       join(dir, 'state', 'config.json'),
-      JSON.stringify({ price: { currency: 'USD', inputPerMTok: String(20n * USD), outputPerMTok: String(40n * USD) } }),
+      JSON.stringify({
+        price: { currency: 'USD', inputPerMTok: String(20n * USD), outputPerMTok: String(40n * USD) },
+      }),
     );
     node = spawnNodeDaemon({ coordinator: baseUrl, dir, args: ['--role', 'cpu'] });
   }, 120_000);
@@ -106,8 +108,9 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
       expect(answer.choices[0]?.message).toBeDefined();
     }
     await t.ledger.idle();
-    const nodeId = (await run(process.execPath, [NODE_BIN, 'id', '--json', '--state-dir', join(dir, 'state')]))
-      .stdout;
+    const nodeId = (
+      await run(process.execPath, [NODE_BIN, 'id', '--json', '--state-dir', join(dir, 'state')])
+    ).stdout;
     const { nodeId: id } = JSON.parse(nodeId) as { nodeId: string };
     const stranded = (await t.ledger.balance(providerAccountId(id))).balanceNano;
     expect(stranded).toBeGreaterThan(0n);
@@ -135,9 +138,13 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
     expect(await page.textContent('#link-command')).toBe(`gpumesh-node link --owner ${owner.address} --json`);
     await page.fill('#link-output', linkOutput.trim());
     await page.click('#link-form button[type=submit]');
-    await page.waitForFunction(() => /^Linked/.test(document.getElementById('link-status')?.textContent ?? ''), null, {
-      timeout: 15_000,
-    });
+    await page.waitForFunction(
+      () => /^Linked/.test(document.getElementById('link-status')?.textContent ?? ''),
+      null,
+      {
+        timeout: 15_000,
+      },
+    );
     // The wallet signed in, then signed that the node is its.
     expect(wallet.signed).toHaveLength(2);
     expect(wallet.signed[1]).toBe(`gpumesh node owner\nNode: ${id.toLowerCase()}`);
@@ -162,9 +169,13 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
     const before = await tokenBalance(devnet, 'USDC.s', owner.address);
     await page.selectOption('#payout-token', 'USDC.s');
     await page.click('#payout-form button[type=submit]');
-    await page.waitForFunction(() => /^Paid/.test(document.getElementById('payout-status')?.textContent ?? ''), null, {
-      timeout: 30_000,
-    });
+    await page.waitForFunction(
+      () => /^Paid/.test(document.getElementById('payout-status')?.textContent ?? ''),
+      null,
+      {
+        timeout: 30_000,
+      },
+    );
     await page.waitForFunction(() => document.querySelector('#payouts-body .badge')?.textContent === 'paid');
     await page.waitForFunction(() => document.getElementById('earnings-balance')?.textContent === '$0.00');
     await page.screenshot({ path: artifactPath(`my-nodes-paid-${backend.name}.png`), fullPage: true });

@@ -46,6 +46,7 @@ describe('/network in Chromium', () => {
     expect(await page.textContent('#models-body')).toContain('No model is being served');
 
     nodes.push({
+      nodeId: '0x00000000000000000000000000000000000000aa',
       state: 'online',
       role: 'cpu',
       tier: 'none',
@@ -65,6 +66,12 @@ describe('/network in Chromium', () => {
     );
     expect(await page.textContent('#models-body')).toContain('tiny-chat');
     expect(await page.textContent('[data-stat="nodes.byRole.cpu"]')).toBe('1');
+    // The node list: its short id, state, role and models (no session log here: uptime unknown).
+    const row = await page.textContent('#nodes-body tr');
+    expect(row).toContain('0x000000…0000aa');
+    expect(row).toContain('online');
+    expect(row).toContain('tiny-chat');
+    expect(row).toContain('—');
 
     await page.click('button[data-copy="install-gpu"]');
     await page.waitForFunction(

@@ -10,6 +10,7 @@ import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
 import type { AppContext } from '../app-context.js';
 import { linkNode, ownerOfNode } from '../provider/link-node.js';
+import { NodeSessionLog, SESSION_RENEW_MS } from '../provider/node-sessions.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
 import { Hub } from './hub.js';
@@ -37,7 +38,10 @@ export type HubPluginOptions = {
 async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<void> {
   const { ctx } = options;
   const r = ctx.config.router;
+  const sessions = new NodeSessionLog(ctx.db, ctx.replicaId, () => ctx.clock.now());
   const nodes = new Hub({
+    onNodeSession: (event, nodeId) =>
+      sessions.note(event, nodeId, (err) => app.log.warn({ err, nodeId }, 'logging the node session failed')),
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
     ownerOf: (nodeId) => ownerOfNode(ctx.store, nodeId),
@@ -75,8 +79,16 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  app.addHook('onReady', async () => nodes.start());
+  let renewTimer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    nodes.start();
+    await sessions.renew({ closeLeftOpen: true });
+    renewTimer = setInterval(() => {
+      sessions.renew().catch((err: unknown) => app.log.warn({ err }, 'renewing node sessions failed'));
+    }, SESSION_RENEW_MS).unref();
+  });
   app.addHook('preClose', async () => {
+    clearInterval(renewTimer);
     nodes.close();
     app.router.queue.close();
     for (const ws of wss.clients) ws.terminate();

@@ -37,6 +37,8 @@ export type HubOptions = {
   onOwnerProved?: (nodeId: string, owner: string) => void;
   /** The owner a node was linked to, for a node that proves none at connect. */
   ownerOf?: (nodeId: string) => Promise<string | undefined>;
+  /** A node became routable here (its first manifest was accepted), or its session ended. */
+  onNodeSession?: (event: 'up' | 'down', nodeId: string) => void;
   clock?: { now(): number };
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 };
@@ -58,6 +60,7 @@ export class Hub implements JobTransport {
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: NonNullable<HubOptions['log']>;
+  readonly #onNodeSession: HubOptions['onNodeSession'];
   readonly #sessions = new Map<string, NodeSession>();
   readonly #pending = new Set<NodeSession>();
   #sweep: NodeJS.Timeout | undefined;
@@ -74,6 +77,7 @@ export class Hub implements JobTransport {
     this.catalog = options.catalog;
     this.onOwnerProved = options.onOwnerProved;
     this.ownerOf = options.ownerOf;
+    this.#onNodeSession = options.onNodeSession;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     const price = options.nativeUsdPriceNano;
     this.index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, price) });
@@ -104,6 +108,7 @@ export class Hub implements JobTransport {
     const old = this.#sessions.get(session.nodeId);
     if (old && old !== session) old.replaced();
     this.#sessions.set(session.nodeId, session);
+    if (old !== session) this.#onNodeSession?.('up', session.nodeId);
   }
 
   /** Called by a session when it ends; drops the node from routing. */
@@ -112,6 +117,7 @@ export class Hub implements JobTransport {
     if (this.#sessions.get(session.nodeId) === session) {
       this.#sessions.delete(session.nodeId);
       this.index.remove(session.nodeId);
+      this.#onNodeSession?.('down', session.nodeId);
     }
   }
 

@@ -32,6 +32,8 @@ export type UsageRow = {
   now: number;
   /** From the request's arrival to its end, ms. */
   latencyMs?: number;
+  /** From the request's arrival to the node's first sign of work, ms. */
+  ttftMs?: number;
   finishReason?: string | null;
 };
 

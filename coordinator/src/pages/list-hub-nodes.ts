@@ -14,6 +14,7 @@ export function listHubNodes(hub: Hub, options: { localOnly?: boolean } = {}): N
     if (options.localOnly && node.via) continue;
     const session = hub.session(node.nodeId);
     views.push({
+      nodeId: node.nodeId,
       state: node.state,
       role: session?.role ?? node.labels?.role ?? 'unknown',
       tier: session?.tier ?? node.labels?.tier ?? 'none',

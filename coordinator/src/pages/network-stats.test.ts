@@ -26,9 +26,27 @@ function stats(nodes: NetworkNodeView[]) {
 describe('buildNetworkStats', () => {
   test('default', () => {
     const result = stats([
-      { state: 'online', role: 'gpu', tier: 'gold', models: [usd('llama', '200000000', '400000000')] },
-      { state: 'busy', role: 'cpu', tier: 'none', models: [usd('llama', '100000000', '300000000')] },
-      { state: 'offline', role: 'cpu', tier: 'basic', models: [usd('llama', '1', '1')] },
+      {
+        nodeId: '0x0000000000000000000000000000000000000001',
+        state: 'online',
+        role: 'gpu',
+        tier: 'gold',
+        models: [usd('llama', '200000000', '400000000')],
+      },
+      {
+        nodeId: '0x0000000000000000000000000000000000000002',
+        state: 'busy',
+        role: 'cpu',
+        tier: 'none',
+        models: [usd('llama', '100000000', '300000000')],
+      },
+      {
+        nodeId: '0x0000000000000000000000000000000000000003',
+        state: 'offline',
+        role: 'cpu',
+        tier: 'basic',
+        models: [usd('llama', '1', '1')],
+      },
     ]);
     expect(result).toEqual({
       updatedAt: '2026-01-02T03:04:05.000Z',
@@ -55,14 +73,23 @@ describe('buildNetworkStats', () => {
       ],
       tokensServed: { prompt: 120, completion: 80, total: 200 },
       nativeSymbol: 'GM',
+      nodeList: expect.any(Array),
     });
+    expect(result.nodeList.map((n) => n.state)).toEqual(['online', 'busy', 'offline']);
   });
 
   test('behavior: native-priced offers are ranked at the configured USD price', () => {
     const result = stats([
-      { state: 'online', role: 'gpu', tier: 'none', models: [usd('m', '500000000', '500000000')] },
+      {
+        nodeId: '0x0000000000000000000000000000000000000004',
+        state: 'online',
+        role: 'gpu',
+        tier: 'none',
+        models: [usd('m', '500000000', '500000000')],
+      },
       // 0.1 GM + 0.2 GM = 0.3 GM = $0.60 < $1.00
       {
+        nodeId: '0x0000000000000000000000000000000000000005',
         state: 'online',
         role: 'gpu',
         tier: 'none',
@@ -80,8 +107,15 @@ describe('buildNetworkStats', () => {
 
   test('behavior: models only from routable nodes, sorted, each node counted once', () => {
     const result = stats([
-      { state: 'draining', role: 'gpu', tier: 'none', models: [usd('gone', '1', '1')] },
       {
+        nodeId: '0x0000000000000000000000000000000000000006',
+        state: 'draining',
+        role: 'gpu',
+        tier: 'none',
+        models: [usd('gone', '1', '1')],
+      },
+      {
+        nodeId: '0x0000000000000000000000000000000000000007',
         state: 'online',
         role: 'gpu',
         tier: 'none',
@@ -94,13 +128,55 @@ describe('buildNetworkStats', () => {
     ]);
   });
 
+  test('behavior: the node list puts routable nodes first and carries each one’s uptime', () => {
+    const offline = `0x${'0'.repeat(39)}a`;
+    const online = `0x${'0'.repeat(39)}b`;
+    const result = buildNetworkStats({
+      nodes: [
+        { nodeId: offline, state: 'offline', role: 'cpu', tier: 'none', models: [] },
+        {
+          nodeId: online,
+          state: 'online',
+          role: 'gpu',
+          tier: 'gold',
+          models: [usd('m', '1', '1'), usd('m', '2', '2')],
+        },
+      ],
+      tokensServed: { prompt: 0n, completion: 0n },
+      nativeUsdPriceNano: 1n,
+      nativeSymbol: 'TOK',
+      now: 0,
+      uptime24h: new Map([[online, 0.5]]),
+    });
+    expect(result.nodeList).toEqual([
+      { nodeId: online, state: 'online', role: 'gpu', tier: 'gold', models: ['m'], uptime24h: 0.5 },
+      { nodeId: offline, state: 'offline', role: 'cpu', tier: 'none', models: [], uptime24h: null },
+    ]);
+  });
+
   test('behavior: an offer with a malformed price is left out', () => {
-    const result = stats([{ state: 'online', role: 'gpu', tier: 'none', models: [usd('x', '1.5', '2')] }]);
+    const result = stats([
+      {
+        nodeId: '0x0000000000000000000000000000000000000008',
+        state: 'online',
+        role: 'gpu',
+        tier: 'none',
+        models: [usd('x', '1.5', '2')],
+      },
+    ]);
     expect(result.models).toEqual([]);
   });
 
   test('behavior: unknown states, roles and tiers are still counted', () => {
-    const result = stats([{ state: 'weird', role: 'tpu', tier: 'mythic', models: [] }]);
+    const result = stats([
+      {
+        nodeId: '0x0000000000000000000000000000000000000009',
+        state: 'weird',
+        role: 'tpu',
+        tier: 'mythic',
+        models: [],
+      },
+    ]);
     expect(result.nodes.byState.weird).toBe(1);
     expect(result.nodes.byRole.tpu).toBe(1);
     expect(result.nodes.byTier.mythic).toBe(1);

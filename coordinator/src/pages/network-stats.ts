@@ -36,6 +36,7 @@ export type NetworkModelOffer = {
 
 /** One node session as the hub holds it. */
 export type NetworkNodeView = {
+  readonly nodeId: string;
   readonly state: string;
   readonly role: string;
   readonly tier: string;
@@ -52,6 +53,8 @@ export type NetworkStatsInput = {
   /** Symbol of the native token, shown beside native prices. */
   readonly nativeSymbol: string;
   readonly now: number;
+  /** Each node's share of the last 24 h it was connected, 0…1 (lowercase ids). */
+  readonly uptime24h?: ReadonlyMap<string, number>;
 };
 
 export type ModelPrice = {
@@ -85,7 +88,22 @@ export type NetworkStats = {
   readonly models: readonly ModelStats[];
   readonly tokensServed: { readonly prompt: number; readonly completion: number; readonly total: number };
   readonly nativeSymbol: string;
+  /** Each node (up to NODE_LIST_LIMIT, routable first): state, role, tier, models, uptime. */
+  readonly nodeList: readonly NodeListEntry[];
 };
+
+export type NodeListEntry = {
+  readonly nodeId: string;
+  readonly state: string;
+  readonly role: string;
+  readonly tier: string;
+  readonly models: readonly string[];
+  /** 0…1, null when unknown. */
+  readonly uptime24h: number | null;
+};
+
+/** The most nodes /network lists one by one. */
+export const NODE_LIST_LIMIT = 200;
 
 /** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
 export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
@@ -133,6 +151,21 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
       total: Number(total),
     },
     nativeSymbol: input.nativeSymbol,
+    nodeList: [...input.nodes]
+      .sort(
+        (a, b) =>
+          Number(ROUTABLE_STATES.has(b.state)) - Number(ROUTABLE_STATES.has(a.state)) ||
+          a.nodeId.localeCompare(b.nodeId),
+      )
+      .slice(0, NODE_LIST_LIMIT)
+      .map((node) => ({
+        nodeId: node.nodeId,
+        state: node.state,
+        role: node.role,
+        tier: node.tier,
+        models: [...new Set(node.models.map((m) => m.id))],
+        uptime24h: input.uptime24h?.get(node.nodeId.toLowerCase()) ?? null,
+      })),
   };
 }
 
@@ -177,4 +210,6 @@ export type NetworkSource = {
   listNodes(): readonly NetworkNodeView[];
   /** Tokens served since the network started (all usage rows). */
   tokensServed(): Promise<TokensServed>;
+  /** Each node's share of the last 24 h it was connected (provider/node-sessions.ts). */
+  uptime24h?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
 };

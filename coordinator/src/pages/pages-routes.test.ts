@@ -14,6 +14,7 @@ writeFileSync(installPath, '#!/bin/sh\nDEFAULT_COORDINATOR="http://127.0.0.1:808
 
 const nodes: NetworkNodeView[] = [
   {
+    nodeId: '0x0000000000000000000000000000000000000001',
     state: 'online',
     role: 'gpu',
     tier: 'silver',

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { loadAssets } from './load-assets.js';
-import { buildNetworkStats, type NetworkSource } from './network-stats.js';
+import { buildNetworkStats, type NetworkSource, NODE_LIST_LIMIT } from './network-stats.js';
 import type { NodePackages } from './node-packages.js';
 import { renderDashboardPage, type TierRung } from './render-dashboard-page.js';
 import { renderInstallScript } from './render-install-script.js';
@@ -82,9 +82,12 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   });
 
   async function stats() {
+    const nodes = network.listNodes();
+    const ids = nodes.slice(0, NODE_LIST_LIMIT * 2).map((n) => n.nodeId);
     return buildNetworkStats({
-      nodes: network.listNodes(),
+      nodes,
       tokensServed: await network.tokensServed(),
+      ...(network.uptime24h ? { uptime24h: await network.uptime24h(ids) } : {}),
       nativeUsdPriceNano: options.nativeUsdPriceNano,
       nativeSymbol: options.nativeSymbol,
       now: now(),

@@ -203,8 +203,8 @@ function renderNodesPane(): SafeHtml {
     <div class="table-scroll">
     <table class="data">
       <caption class="visually-hidden">The nodes your wallet owns</caption>
-      <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Models</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Tokens in / out</th><th scope="col" class="num">Today</th><th scope="col" class="num">7 days</th><th scope="col" class="num">Total</th></tr></thead>
-      <tbody id="nodes-body"><tr class="empty"><td colspan="9">No nodes linked to this wallet yet. Link one below.</td></tr></tbody>
+      <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col" class="num">Uptime 24 h / 7 d</th><th scope="col">Models</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Tokens in / out</th><th scope="col" class="num">TTFT · tok/s</th><th scope="col" class="num">Today</th><th scope="col" class="num">7 days</th><th scope="col" class="num">Total</th></tr></thead>
+      <tbody id="nodes-body"><tr class="empty"><td colspan="11">No nodes linked to this wallet yet. Link one below.</td></tr></tbody>
     </table>
     </div>
   </section>

@@ -73,6 +73,17 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
     </table>
     </div>
   </div>
+  <div class="card">
+    <h3>Nodes</h3>
+    <p class="hint">Uptime: the share of the last 24 hours the node was connected. Verification of what each node serves comes with the trust checks (not yet live).</p>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">Nodes connected now, with their uptime over the last 24 hours</caption>
+      <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Tier</th><th scope="col">Models</th><th scope="col" class="num">Uptime (24 h)</th></tr></thead>
+      <tbody id="nodes-body">${nodeRows(stats)}</tbody>
+    </table>
+    </div>
+  </div>
 </section>
 
 <section aria-labelledby="setup-title" id="setup">
@@ -147,4 +158,24 @@ function formatUsd(value: number): string {
     minimumFractionDigits: 2,
     maximumFractionDigits: 6,
   });
+}
+
+/** One row per listed node; the same cells network.js renders on refresh. */
+function nodeRows(stats: NetworkStats): SafeHtml | SafeHtml[] {
+  if (stats.nodeList.length === 0) {
+    return html`<tr class="empty"><td colspan="6">No node is connected right now.</td></tr>`;
+  }
+  return stats.nodeList.map(
+    (node) =>
+      html`<tr><th scope="row"><code title="${node.nodeId}">${shortNodeId(node.nodeId)}</code></th><td><span class="dot ${node.state}"></span>${node.state}</td><td>${node.role}</td><td>${node.tier}</td><td>${node.models.map((m) => html`<code class="model-chip">${m}</code>`)}</td><td class="num">${formatUptime(node.uptime24h)}</td></tr>`,
+  );
+}
+
+function shortNodeId(id: string): string {
+  return `${id.slice(0, 8)}…${id.slice(-6)}`;
+}
+
+/** 0.98765 → "98.8%"; null → "—". */
+export function formatUptime(uptime: number | null): string {
+  return uptime === null ? '—' : `${(uptime * 100).toFixed(1)}%`;
 }

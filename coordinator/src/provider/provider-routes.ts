@@ -15,12 +15,14 @@ import { getAddress } from 'viem';
 import type { AppContext } from '../app-context.js';
 import { toBigInt } from '../db/bigint.js';
 import { ApiError } from '../errors.js';
+import type { Hub } from '../hub/hub.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
-import type { Hub } from '../hub/hub.js';
 import type { PickIndex } from '../router/pick-index.js';
 import { USAGE_STATUS } from '../usage/tables.js';
+import { tokensPerSecond } from '../usage/tokens-per-second.js';
 import { linkNode } from './link-node.js';
+import { uptimeOf } from './node-sessions.js';
 
 const DAY_MS = 86_400_000;
 /** The widest window `GET /api/provider/earnings` sums over. */
@@ -44,6 +46,15 @@ const NodeFigures = Type.Object({
   failedJobs: Type.Integer(),
   tokens: Type.Object({ prompt: Type.Integer(), completion: Type.Integer() }),
   earnings: Type.Object({ today: Usd, last7Days: Usd, total: Usd }),
+  uptime: Type.Object({
+    last24h: Type.Number({ description: '0…1, connected to the network' }),
+    last7Days: Type.Number(),
+  }),
+  /** Over its completed jobs of the last 7 days; null with none. */
+  medians: Type.Object({
+    ttftMs: Type.Union([Type.Integer(), Type.Null()]),
+    tokensPerSecond: Type.Union([Type.Number(), Type.Null()]),
+  }),
 });
 
 export async function providerRoutes(
@@ -75,6 +86,12 @@ export async function providerRoutes(
         .execute();
       const ids = linked.map((row) => row.node_id);
       const figures = ids.length === 0 ? [] : await nodeFigures(ctx, ids, now);
+      const isLive = (id: string) => findNode(index, id) !== undefined;
+      const [day, week, medians] = await Promise.all([
+        uptimeOf(ctx.db, ids, { from: now - DAY_MS, to: now }, isLive),
+        uptimeOf(ctx.db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
+        nodeMedians(ctx, ids, now - 7 * DAY_MS),
+      ]);
       const nodes = linked.map((row) => {
         const live = findNode(index, row.node_id);
         const f = figures.find((x) => x.node_id === row.node_id);
@@ -103,12 +120,65 @@ export async function providerRoutes(
             last7Days: nanoToUsd(toBigInt(f?.week ?? 0)),
             total: nanoToUsd(toBigInt(f?.total ?? 0)),
           },
+          uptime: {
+            last24h: round4(day.get(row.node_id) ?? 0),
+            last7Days: round4(week.get(row.node_id) ?? 0),
+          },
+          medians: medians.get(row.node_id) ?? { ttftMs: null, tokensPerSecond: null },
         };
       });
       return {
         owner,
         balance: nanoToUsd((await ctx.ledger.balance(providerAccountId(owner))).balanceNano),
         nodes,
+      };
+    },
+  );
+
+  app.get<{ Params: { nodeId: string } }>(
+    '/api/network/nodes/:nodeId',
+    {
+      schema: {
+        summary: 'One node’s public figures: live state, jobs, uptime and what it earned in total (USD)',
+        description:
+          'Public, like the /network page: a node operator’s `gpumesh-node status` reads its total here. Earnings are what settlements credited for its jobs (to its owner once linked).',
+        tags: ['network'],
+        params: Type.Object({ nodeId: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }) }),
+        response: {
+          200: Type.Object({
+            nodeId: Type.String(),
+            live: Type.Boolean(),
+            state: Type.Union([Type.String(), Type.Null()]),
+            linked: Type.Boolean({ description: 'linked to an owner wallet' }),
+            jobs: Type.Integer(),
+            earnings: Type.Object({ total: Usd, today: Usd, unit: Type.Literal('USD') }),
+            uptime: Type.Object({ last24h: Type.Number() }),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const id = request.params.nodeId.toLowerCase();
+      const now = ctx.clock.now();
+      const live = findNode(index, id);
+      const [figures, uptime, owner] = await Promise.all([
+        nodeFigures(ctx, [id], now),
+        uptimeOf(ctx.db, [id], { from: now - DAY_MS, to: now }, () => live !== undefined),
+        ctx.db.selectFrom('node_owners').select('owner').where('node_id', '=', id).executeTakeFirst(),
+      ]);
+      const f = figures[0];
+      return {
+        nodeId: live?.nodeId ?? id,
+        live: live !== undefined,
+        state: live?.state ?? null,
+        linked: owner !== undefined,
+        jobs: Number(f?.jobs ?? 0),
+        earnings: {
+          total: nanoToUsd(toBigInt(f?.total ?? 0)),
+          today: nanoToUsd(toBigInt(f?.today ?? 0)),
+          unit: 'USD' as const,
+        },
+        uptime: { last24h: round4(uptime.get(id) ?? 0) },
       };
     },
   );
@@ -166,7 +236,8 @@ export async function providerRoutes(
       }
       const { movedNano } = await linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() });
       // Connected here: its next jobs credit the owner at once (elsewhere: at its next connection).
-      for (const id of new Set([nodeId, nodeId.toLowerCase(), getAddress(nodeId)])) hub.session(id)?.adoptOwner(owner);
+      for (const id of new Set([nodeId, nodeId.toLowerCase(), getAddress(nodeId)]))
+        hub.session(id)?.adoptOwner(owner);
       return { nodeId: nodeId.toLowerCase(), owner, movedEarnings: nanoToUsd(movedNano) };
     },
   );
@@ -235,6 +306,46 @@ export async function providerRoutes(
       };
     },
   );
+}
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/** Median time to first token and tokens/s of each node's completed jobs since `since`. */
+async function nodeMedians(ctx: AppContext, ids: string[], since: number) {
+  const out = new Map<string, { ttftMs: number | null; tokensPerSecond: number | null }>();
+  if (ids.length === 0) return out;
+  const rows = await ctx.db
+    .selectFrom('usage_records')
+    .select([sql<string>`lower(node_id)`.as('node_id'), 'ttft_ms', 'latency_ms', 'completion_tokens'])
+    .where(sql`lower(node_id)`, 'in', ids)
+    .where('created_at', '>=', since)
+    .where('status', '=', USAGE_STATUS.completed)
+    .orderBy('created_at', 'desc')
+    .limit(20_000)
+    .execute();
+  const samples = new Map<string, { ttft: number[]; tps: number[] }>();
+  for (const r of rows) {
+    const s = samples.get(r.node_id) ?? { ttft: [], tps: [] };
+    if (r.ttft_ms !== null) s.ttft.push(Number(r.ttft_ms));
+    const tps = tokensPerSecond(
+      Number(r.completion_tokens),
+      r.latency_ms === null ? null : Number(r.latency_ms),
+    );
+    if (tps !== null && Number(r.completion_tokens) > 0) s.tps.push(tps);
+    samples.set(r.node_id, s);
+  }
+  for (const [id, s] of samples) {
+    const ttft = median(s.ttft);
+    out.set(id, { ttftMs: ttft === null ? null : Math.round(ttft), tokensPerSecond: median(s.tps) });
+  }
+  return out;
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** The index's node for a (lowercase) id, whatever its case there. */

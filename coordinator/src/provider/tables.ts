@@ -51,7 +51,20 @@ export const OPEN_OR_PAID: readonly PayoutStatus[] = ['pending', 'signed', 'sent
 /** Payouts the settlement still has to finish. */
 export const UNSETTLED: readonly PayoutStatus[] = ['pending', 'signed', 'sent'];
 
+/** A node session one replica held: uptime is the union of these intervals (node-sessions.ts). */
+export interface NodeSessionsTable {
+  id: string;
+  /** Lowercase. */
+  node_id: string;
+  replica: string;
+  started_at: ColumnType<string | number | bigint, number, number>;
+  /** Renewed while the session lives; bounds it when its replica died without closing it. */
+  last_seen_at: ColumnType<string | number | bigint, number, number>;
+  ended_at: ColumnType<string | number | bigint | null, number | null, number | null>;
+}
+
 export interface ProviderTables {
   node_owners: NodeOwnersTable;
+  node_sessions: NodeSessionsTable;
   provider_payouts: ProviderPayoutsTable;
 }

@@ -91,6 +91,8 @@ export type InferenceJob = {
   choices: number;
   /** performance.now() when the request arrived (the generation's latency counts from it). */
   startedAt: number;
+  /** Set when the winning attempt showed its first sign of work: ms since `startedAt`. */
+  firstTokenMs?: number;
   /** Streamed: end with a usage chunk (`choices: []`, usage with its cost), as stream_options.include_usage asks. */
   includeUsage: boolean;
   provider: ProviderPreferences | undefined;
@@ -524,6 +526,7 @@ function runAttempt(
         firstSign = true;
         clearTimeout(noFirstSign);
         race.winner ??= me;
+        if (race.winner === me) job.firstTokenMs ??= Math.round(performance.now() - job.startedAt);
       }
       if (race.winner === me) return true;
       if (!done) {
@@ -731,6 +734,7 @@ async function bill(
         status,
         now: deps.clock.now(),
         latencyMs: Math.round(performance.now() - job.startedAt),
+        ...(job.firstTokenMs !== undefined ? { ttftMs: job.firstTokenMs } : {}),
         finishReason,
       },
     })

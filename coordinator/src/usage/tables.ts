@@ -28,6 +28,8 @@ export interface UsageRecordsTable {
   latency_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
   /** The node's finish reason (stop, length, tool_calls…), null when the request was cut short. */
   finish_reason: string | null;
+  /** From the request's arrival to the node's first token (or first sign of work), ms. */
+  ttft_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
 }
 
 /**

@@ -9,6 +9,7 @@ import { activityIndex009 } from './009-activity-index.js';
 import { replicaLeases010 } from './010-replica-leases.js';
 import { nodeOwners011 } from './011-node-owners.js';
 import { providerPayouts012 } from './012-provider-payouts.js';
+import { nodeSessionsAndTtft013 } from './013-node-sessions-and-ttft.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -27,4 +28,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   replicaLeases010,
   nodeOwners011,
   providerPayouts012,
+  nodeSessionsAndTtft013,
 ];

@@ -264,13 +264,18 @@
       const models = el('td');
       if (node.models.length === 0) models.textContent = '—';
       for (const m of node.models) models.appendChild(el('code', m.id, 'model-chip'));
+      const percent = (x) => `${(x * 100).toFixed(1)}%`;
+      const ttft = node.medians.ttftMs === null ? '—' : `${formatCount(node.medians.ttftMs)} ms`;
+      const tps = node.medians.tokensPerSecond === null ? '—' : `${node.medians.tokensPerSecond}`;
       tr.append(
         id,
         status,
+        el('td', `${percent(node.uptime.last24h)} / ${percent(node.uptime.last7Days)}`, 'num'),
         models,
         el('td', formatCount(node.jobs), 'num'),
         el('td', formatCount(node.failedJobs), 'num'),
         el('td', `${formatCount(node.tokens.prompt)} / ${formatCount(node.tokens.completion)}`, 'num'),
+        el('td', `${ttft} · ${tps}`, 'num'),
         el('td', formatUsd(node.earnings.today), 'num'),
         el('td', formatUsd(node.earnings.last7Days), 'num'),
         el('td', formatUsd(node.earnings.total), 'num'),
@@ -282,7 +287,7 @@
     const online = data.nodes.filter((n) => n.live).length;
     $('nodes-online').textContent = `${online} / ${data.nodes.length}`;
     $('nodes-body').replaceChildren(
-      ...(rows.length ? rows : [emptyRow(9, 'No nodes linked to this wallet yet. Link one below.')]),
+      ...(rows.length ? rows : [emptyRow(11, 'No nodes linked to this wallet yet. Link one below.')]),
     );
   }
 
@@ -304,7 +309,8 @@
       days.push({ label: day.slice(5), value: row ? Number(row.earnings) : 0, title: day });
     }
     drawColumns($('chart-earnings'), days, formatUsd);
-    $('earnings-totals').textContent = `${formatCount(jobs)} job${jobs === 1 ? '' : 's'} · ${formatUsd(total)}`;
+    $('earnings-totals').textContent =
+      `${formatCount(jobs)} job${jobs === 1 ? '' : 's'} · ${formatUsd(total)}`;
   }
 
   async function loadPayouts() {
@@ -360,7 +366,11 @@
     const form = event.currentTarget;
     const parsed = parseLinkOutput(form.elements.output.value.trim());
     if (!parsed) {
-      setStatus('link-status', 'Paste the whole output of the command: it holds the node id and its signature.', 'error');
+      setStatus(
+        'link-status',
+        'Paste the whole output of the command: it holds the node id and its signature.',
+        'error',
+      );
       return;
     }
     try {
@@ -411,7 +421,10 @@
       const data = await response.json().catch(() => null);
       if (!response.ok) {
         payoutKey = null; // refused: nothing was paid, the next attempt is a new payout
-        throw new ApiError(data?.error?.message || `Request failed (HTTP ${response.status}).`, response.status);
+        throw new ApiError(
+          data?.error?.message || `Request failed (HTTP ${response.status}).`,
+          response.status,
+        );
       }
       payoutKey = null;
       setStatus(

@@ -55,6 +55,35 @@
     body.replaceChildren(...rows);
   }
 
+  function renderNodes(stats) {
+    const body = document.getElementById('nodes-body');
+    if (!body || !stats.nodeList) return;
+    const rows = stats.nodeList.map((node) => {
+      const tr = document.createElement('tr');
+      const id = cell('th', '');
+      id.scope = 'row';
+      const code = cell('code', `${node.nodeId.slice(0, 8)}…${node.nodeId.slice(-6)}`);
+      code.title = node.nodeId;
+      id.appendChild(code);
+      const state = cell('td', '');
+      state.append(cell('span', '', `dot ${node.state}`), document.createTextNode(node.state));
+      const models = cell('td', '');
+      for (const m of node.models) models.appendChild(cell('code', m, 'model-chip'));
+      const uptime = node.uptime24h === null ? '—' : `${(node.uptime24h * 100).toFixed(1)}%`;
+      tr.append(id, state, cell('td', node.role), cell('td', node.tier), models, cell('td', uptime, 'num'));
+      return tr;
+    });
+    if (rows.length === 0) {
+      const tr = document.createElement('tr');
+      tr.className = 'empty';
+      const td = cell('td', 'No node is connected right now.');
+      td.colSpan = 6;
+      tr.appendChild(td);
+      rows.push(tr);
+    }
+    body.replaceChildren(...rows);
+  }
+
   function lookup(stats, path) {
     return path.split('.').reduce((value, key) => (value == null ? undefined : value[key]), stats);
   }
@@ -65,6 +94,7 @@
       if (typeof value === 'number') el.textContent = value.toLocaleString('en-US');
     }
     renderModels(stats);
+    renderNodes(stats);
     const updated = document.getElementById('stats-updated');
     if (updated) {
       updated.dateTime = stats.updatedAt;

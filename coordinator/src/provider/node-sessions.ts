@@ -1,0 +1,129 @@
+/**
+ * Uptime: each replica logs the node sessions it holds (`node_sessions`: up when a node becomes
+ * routable, down when its session ends, `last_seen_at` renewed while it lives, so a replica that
+ * dies mid-session leaves an interval bounded by its last renewal). A node's uptime over a window
+ * is the union of its intervals, from every replica, over the window's length.
+ */
+import { type Kysely, sql } from 'kysely';
+import { toBigInt } from '../db/bigint.js';
+import { newId } from '../db/ids.js';
+import type { Database } from '../db/schema.js';
+
+/** How often a replica renews `last_seen_at` of the sessions it holds. */
+export const SESSION_RENEW_MS = 30_000;
+
+export class NodeSessionLog {
+  readonly #db: Kysely<Database>;
+  readonly #replica: string;
+  readonly #now: () => number;
+  /** Writes in order, so a quick up/down never lands as down/up. */
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(db: Kysely<Database>, replica: string, now: () => number) {
+    this.#db = db;
+    this.#replica = replica;
+    this.#now = now;
+  }
+
+  /** Records a node session starting or ending on this replica (errors go to `onError`). */
+  note(event: 'up' | 'down', nodeId: string, onError: (error: unknown) => void): void {
+    const node = nodeId.toLowerCase();
+    const now = this.#now();
+    this.#tail = this.#tail
+      .then(() => (event === 'up' ? this.#up(node, now) : this.#down(node, now)))
+      .catch(onError);
+  }
+
+  async #up(node: string, now: number): Promise<void> {
+    const open = await this.#db
+      .selectFrom('node_sessions')
+      .select('id')
+      .where('node_id', '=', node)
+      .where('replica', '=', this.#replica)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    if (open) return; // a reconnect that replaced the session: the interval goes on
+    await this.#db
+      .insertInto('node_sessions')
+      .values({
+        id: newId(now),
+        node_id: node,
+        replica: this.#replica,
+        started_at: now,
+        last_seen_at: now,
+        ended_at: null,
+      })
+      .execute();
+  }
+
+  async #down(node: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('node_sessions')
+      .set({ ended_at: now, last_seen_at: now })
+      .where('node_id', '=', node)
+      .where('replica', '=', this.#replica)
+      .where('ended_at', 'is', null)
+      .execute();
+  }
+
+  /** Renews this replica's open sessions; at start, first closes what an earlier run left open. */
+  async renew(options: { closeLeftOpen?: boolean } = {}): Promise<void> {
+    await this.#tail;
+    let update = this.#db
+      .updateTable('node_sessions')
+      .where('replica', '=', this.#replica)
+      .where('ended_at', 'is', null);
+    if (options.closeLeftOpen) {
+      // Sessions of an earlier process of this replica id ended at its last renewal.
+      await update.set({ ended_at: sql<number>`last_seen_at` }).execute();
+      return;
+    }
+    update = update.set({ last_seen_at: this.#now() });
+    await update.execute();
+  }
+}
+
+/**
+ * Fraction of [from, to] each node was connected to some replica, 0…1: the union of its session
+ * intervals. An open session counts up to now when the node is `live`, else to its last renewal.
+ */
+export async function uptimeOf(
+  db: Kysely<Database>,
+  nodeIds: readonly string[],
+  window: { from: number; to: number },
+  isLive: (nodeId: string) => boolean,
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (nodeIds.length === 0) return out;
+  const ids = nodeIds.map((id) => id.toLowerCase());
+  const rows = await db
+    .selectFrom('node_sessions')
+    .select(['node_id', 'started_at', 'last_seen_at', 'ended_at'])
+    .where('node_id', 'in', ids)
+    .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', window.from)]))
+    .where('started_at', '<', window.to)
+    .orderBy('started_at')
+    .execute();
+  const byNode = new Map<string, [number, number][]>();
+  for (const r of rows) {
+    const start = Math.max(Number(toBigInt(r.started_at)), window.from);
+    const openEnd = isLive(r.node_id) ? window.to : Number(toBigInt(r.last_seen_at));
+    const end = Math.min(r.ended_at === null ? openEnd : Number(toBigInt(r.ended_at)), window.to);
+    if (end <= start) continue;
+    const list = byNode.get(r.node_id) ?? [];
+    list.push([start, end]);
+    byNode.set(r.node_id, list);
+  }
+  const length = window.to - window.from;
+  for (const id of ids) {
+    let covered = 0;
+    let reach = window.from;
+    for (const [start, end] of (byNode.get(id) ?? []).sort((a, b) => a[0] - b[0])) {
+      const from = Math.max(start, reach);
+      if (end > from) covered += end - from;
+      reach = Math.max(reach, end);
+    }
+    out.set(id, length > 0 ? Math.min(1, covered / length) : 0);
+  }
+  return out;
+}
