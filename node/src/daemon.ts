@@ -9,7 +9,7 @@ import { HubClient, type HubLogger } from './hub-client.js';
 import { loadNodeIdentity } from './identity.js';
 import { buildManifest } from './manifest.js';
 import { createRuntime } from './runtimes/create-runtime.js';
-import type { LoadProgress, Runtime } from './runtimes/runtime.js';
+import type { LoadProgress, Runtime, TokenIds } from './runtimes/runtime.js';
 import { tierSummary } from './tier-summary.js';
 
 export type StartDaemonOptions = {
@@ -68,6 +68,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       signal: AbortSignal;
       onChunk: (chunk: Record<string, unknown>, tokens?: number) => void;
       onPromptTokens: (count: number) => void;
+      onTokenIds: (ids: TokenIds) => void;
     },
   ) => {
     const response = await runtime.run({

@@ -25,7 +25,7 @@ import WebSocket from 'ws';
 import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
 import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
-import type { JobResponse, JsonObject } from './runtimes/runtime.js';
+import type { JobResponse, JsonObject, TokenIds } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
 import { tierSummary } from './tier-summary.js';
 
@@ -60,6 +60,8 @@ export type HubClientOptions = {
       onChunk: (chunk: JsonObject, tokens?: number) => void;
       /** The prompt's token count, once known (reported if the job ends early). */
       onPromptTokens: (count: number) => void;
+      /** The token ids evaluated and sampled, sent with the result for verification. */
+      onTokenIds: (ids: TokenIds) => void;
     },
   ) => Promise<JobResponse>;
   /**
@@ -313,6 +315,7 @@ export class HubClient {
     };
     // What the job used so far, for its error frame if it ends early (billed: NODE_PROTOCOL.md §9).
     let promptTokens: number | undefined;
+    let tokenIds: TokenIds | undefined;
     let sentTokens = 0;
     const chunks = new ChunkCoalescer({
       flushMs: this.options.chunkFlushMs ?? DEFAULT_CHUNK_FLUSH_MS,
@@ -328,11 +331,14 @@ export class HubClient {
         onPromptTokens: (count) => {
           promptTokens = count;
         },
+        onTokenIds: (ids) => {
+          tokenIds = ids;
+        },
       })
       .then((response) => {
         if (controller.signal.aborted) throw new Error('aborted');
         chunks.flush();
-        sendForJob(createFrame('result', { jobId: job.jobId, response }));
+        sendForJob(createFrame('result', { jobId: job.jobId, response, ...(tokenIds ? { tokenIds } : {}) }));
       })
       .catch((error: unknown) => {
         // Text produced before a failure is still delivered (and billed); after a cancel, nothing.

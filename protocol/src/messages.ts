@@ -31,7 +31,22 @@ export const Usage = Type.Object({
 export const PRESENCE_STATUSES = ['online', 'busy', 'draining', 'offline'] as const;
 export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
 
-export const JOB_KINDS = ['chat', 'completion', 'embedding'] as const;
+/** The most token ids a result's `tokenIds` or a verify job may carry, per list. */
+export const MAX_VERIFY_TOKENS = 131_072;
+const TokenId = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+
+/** A `verify` job's request (NODE_PROTOCOL.md "Verification"). */
+export const VerifyRequest = Type.Object(
+  {
+    promptTokenIds: Type.Array(TokenId, { minItems: 1, maxItems: MAX_VERIFY_TOKENS }),
+    completionTokenIds: Type.Array(TokenId, { minItems: 1, maxItems: MAX_VERIFY_TOKENS }),
+    topK: Type.Integer({ minimum: 1, maximum: 100 }),
+  },
+  { additionalProperties: false },
+);
+export type VerifyRequest = Static<typeof VerifyRequest>;
+
+export const JOB_KINDS = ['chat', 'completion', 'embedding', 'verify'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const HelloFrame = frame(
@@ -158,6 +173,19 @@ export const ResultFrame = frame(
     jobId: Id,
     /** The full OpenAI response, with usage. */
     response: Type.Intersect([JsonObject, Type.Object({ usage: Usage })]),
+    /**
+     * Optional, chat and completion jobs: the token ids the node evaluated and sampled (choice 0),
+     * so the coordinator can have the completion verified (NODE_PROTOCOL.md "Verification").
+     */
+    tokenIds: Type.Optional(
+      Type.Object(
+        {
+          prompt: Type.Array(TokenId, { maxItems: MAX_VERIFY_TOKENS }),
+          completion: Type.Array(TokenId, { maxItems: MAX_VERIFY_TOKENS }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   'node → coordinator, the end of a job (after its chunks when streamed)',
 );

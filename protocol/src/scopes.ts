@@ -8,6 +8,7 @@ export const SCOPES = [
   'infer.vision',
   'infer.voice',
   'relay',
+  'verify',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export const ScopeSchema = Type.Union(SCOPES.map((scope) => Type.Literal(scope)));

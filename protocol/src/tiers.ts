@@ -34,9 +34,9 @@ const INFER_ALL: readonly Scope[] = [...INFER_BASE, 'infer.vision', 'infer.voice
 export const TIER_BENEFITS: Readonly<Record<TierName, TierBenefits>> = Object.freeze({
   none: { scopes: INFER_BASE, maxConcurrency: 1, routingPriority: 0 },
   basic: { scopes: INFER_ALL, maxConcurrency: 4, routingPriority: 1 },
-  silver: { scopes: [...INFER_ALL, 'relay'], maxConcurrency: 8, routingPriority: 2 },
-  gold: { scopes: [...INFER_ALL, 'relay'], maxConcurrency: 16, routingPriority: 3 },
-  platinum: { scopes: [...INFER_ALL, 'relay'], maxConcurrency: 64, routingPriority: 4 },
+  silver: { scopes: [...INFER_ALL, 'relay', 'verify'], maxConcurrency: 8, routingPriority: 2 },
+  gold: { scopes: [...INFER_ALL, 'relay', 'verify'], maxConcurrency: 16, routingPriority: 3 },
+  platinum: { scopes: [...INFER_ALL, 'relay', 'verify'], maxConcurrency: 64, routingPriority: 4 },
 });
 
 /** The tier a stake (wei) reaches. */

@@ -19,7 +19,7 @@ import type { JobTransport } from '../router/router.js';
 import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { NodeSession } from './node-session.js';
 
-export type { JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from './jobs.js';
+export type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
 
 export type HubOptions = {
   /** Names this coordinator in challenges. */

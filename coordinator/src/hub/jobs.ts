@@ -5,9 +5,12 @@ import type { JobKind, ProtocolErrorCode } from '@gpumesh/protocol';
 export type JobHandlers = {
   /** `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens). */
   onChunk?: (chunk: Record<string, unknown>, seq: number, tokens: number | undefined) => void;
-  onResult: (response: Record<string, unknown> & { usage: JobUsage }) => void;
+  /** `tokenIds`: the prompt and completion token ids, when the node sent them (for verification). */
+  onResult: (response: Record<string, unknown> & { usage: JobUsage }, tokenIds?: JobTokenIds) => void;
   onError: (error: JobError) => void;
 };
+
+export type JobTokenIds = { prompt: number[]; completion: number[] };
 
 export type JobUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 

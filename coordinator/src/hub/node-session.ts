@@ -42,7 +42,7 @@ import {
 import WebSocket from 'ws';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
-import type { JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from './jobs.js';
+import type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
 
 /**
  * What a session needs from the hub that accepted it (the Hub is one): the pick index to keep in
@@ -256,7 +256,11 @@ export class NodeSession {
       case 'chunk':
         return this.#onChunk(frame);
       case 'result':
-        this.#finishJob(frame.jobId, { response: frame.response }, true);
+        this.#finishJob(
+          frame.jobId,
+          { response: frame.response, ...(frame.tokenIds ? { tokenIds: frame.tokenIds } : {}) },
+          true,
+        );
         return;
       case 'error': {
         const error = readJobError(frame);
@@ -433,7 +437,7 @@ export class NodeSession {
 
   #finishJob(
     jobId: string,
-    outcome: { response: FrameOf<'result'>['response'] } | { error: JobError },
+    outcome: { response: FrameOf<'result'>['response']; tokenIds?: JobTokenIds } | { error: JobError },
     fromNode = false,
   ): void {
     const job = this.#jobs.get(jobId);
@@ -452,7 +456,7 @@ export class NodeSession {
     }
     if ('response' in outcome) {
       this.#firstSign(job);
-      job.handlers.onResult(outcome.response as Parameters<JobHandlers['onResult']>[0]);
+      job.handlers.onResult(outcome.response as Parameters<JobHandlers['onResult']>[0], outcome.tokenIds);
     } else {
       job.handlers.onError(outcome.error);
     }

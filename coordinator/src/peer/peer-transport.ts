@@ -102,6 +102,13 @@ export class PeerTransport implements JobTransport {
     const fail = (error: JobError) => finish(() => handlers.onError(error));
     const client = this.#client(via.peerUrl);
     const deadline = Date.now() + spec.timeoutMs + RELAY_GRACE_MS;
+    if (spec.kind === 'verify') {
+      // Verification runs on nodes connected to the replica that asks (trust/verify-completion.ts).
+      queueMicrotask(() =>
+        fail({ code: 'invalid_request', message: 'verify jobs are not relayed', retryable: false }),
+      );
+      return { jobId, cancel: () => {} };
+    }
     const method = spec.kind === 'embedding' ? PEER_METHODS.Embed : PEER_METHODS.Infer;
     const requestJson = JSON.stringify(spec.request);
     const metadata = macPeerCall(method, this.#caller, this.#secret);

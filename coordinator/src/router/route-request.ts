@@ -155,6 +155,7 @@ const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
   chat: ['chat', 'vision'],
   completion: ['chat', 'text'],
   embedding: ['embedding'],
+  verify: ['chat', 'text'],
 };
 
 /**

@@ -110,10 +110,10 @@ export class Router {
     try {
       return transport.dispatch(entry, spec, {
         ...(handlers.onChunk ? { onChunk: handlers.onChunk } : {}),
-        onResult: (response) => {
+        onResult: (response, tokenIds) => {
           slot.release();
           this.index.noteSuccess(entry.node.nodeId);
-          handlers.onResult(response);
+          handlers.onResult(response, tokenIds);
         },
         onError: (error) => {
           slot.release();

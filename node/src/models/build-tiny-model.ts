@@ -23,6 +23,12 @@ export type TinyModelOptions = {
   contextLength?: number;
   /** Name written to `general.name`. */
   name?: string;
+  /**
+   * Standard deviation of the output layer (default 0.02, like every matrix: next-token
+   * distributions close to uniform). Larger makes them sharp, as a trained model's are, so a
+   * verifier can tell one model's tokens from another's (protocol `verify` jobs, trust tests).
+   */
+  outputStd?: number;
 };
 
 export const DEFAULT_TINY_MODEL_SEED = 1;
@@ -66,9 +72,9 @@ export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
   const headDim = width / heads;
   const vocab = buildVocabulary();
   const random = normalSource(seed);
-  const matrix = (name: string, rows: number, cols: number): Tensor => {
+  const matrix = (name: string, rows: number, cols: number, std = WEIGHT_STD): Tensor => {
     const values = new Float32Array(rows * cols);
-    for (let i = 0; i < values.length; i++) values[i] = random() * WEIGHT_STD;
+    for (let i = 0; i < values.length; i++) values[i] = random() * std;
     return { name, dims: [rows, cols], values };
   };
   const ones = (name: string, size: number): Tensor => ({
@@ -91,7 +97,10 @@ export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
       matrix(`blk.${i}.ffn_down.weight`, feedForward, width),
     );
   }
-  tensors.push(ones('output_norm.weight', width), matrix('output.weight', width, vocab.tokens.length));
+  tensors.push(
+    ones('output_norm.weight', width),
+    matrix('output.weight', width, vocab.tokens.length, options.outputStd ?? WEIGHT_STD),
+  );
 
   const metadata: Metadata = [
     ['general.architecture', ValueType.string, 'llama'],

@@ -1,5 +1,5 @@
 /** Job kinds, as the protocol's `job.kind` names them. */
-export type JobKind = 'chat' | 'completion' | 'embedding';
+export type JobKind = 'chat' | 'completion' | 'embedding' | 'verify';
 
 /** Model families a node offers a model as (the protocol's `ModelOffer.family`). */
 export type ModelFamily = 'chat' | 'text' | 'embedding';
@@ -44,7 +44,12 @@ export type RuntimeJob = {
    * job's error frame reports if it ends early (a client who leaves still pays the prompt).
    */
   onPromptTokens?: (count: number) => void;
+  /** Chat and completion: the token ids evaluated and sampled, for the result's `tokenIds`. */
+  onTokenIds?: (ids: TokenIds) => void;
 };
+
+/** A job's prompt and completion token ids (protocol result frame `tokenIds`). */
+export type TokenIds = { prompt: number[]; completion: number[] };
 
 /** Progress while models load: `loaded` of `total` models, and the current model's share done. */
 export type LoadProgress = { model: string; loaded: number; total: number; fraction: number };

@@ -34,7 +34,13 @@ export type GenerateTextOptions = {
   onText?: (text: string, tokens: number) => void;
 };
 
-export type GeneratedText = { text: string; completionTokens: number; finishReason: FinishReason };
+export type GeneratedText = {
+  text: string;
+  completionTokens: number;
+  finishReason: FinishReason;
+  /** Every sampled token (end-of-generation excluded), for teacher-forced verification. */
+  tokenIds: Token[];
+};
 
 /** The generated tokens the presence and frequency penalties look back over. */
 const PENALTY_WINDOW_TOKENS = 256;
@@ -130,7 +136,7 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   }
   if (signal?.aborted) throw new NodeError('job_cancelled');
   release(text.length);
-  return { text, completionTokens, finishReason };
+  return { text, completionTokens, finishReason, tokenIds: [...generated, ...pending] };
 }
 
 /** Index of the earliest stop string in `text` that ends after `from`, or -1. */

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { VerifyRequest } from '@gpumesh/protocol';
+import { Value } from '@sinclair/typebox/value';
 import {
   type ChatHistoryItem,
   type ChatWrapper,
@@ -46,6 +48,7 @@ import type {
 import { generateText } from './generate-text.js';
 import { llamaSettings } from './llama-settings.js';
 import { sequencesForVram } from './sequences-for-vram.js';
+import { verifyTokens } from './verify-tokens.js';
 
 /** One GGUF file to serve. */
 export type LlamaModelSpec = {
@@ -117,8 +120,8 @@ export const DEFAULT_TEMPERATURE = 1;
 
 const ENCODER_ARCHITECTURES = new Set(['bert', 'nomic-bert', 'jina-bert-v2', 't5encoder']);
 const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
-  chat: ['chat', 'completion'],
-  text: ['completion'],
+  chat: ['chat', 'completion', 'verify'],
+  text: ['completion', 'verify'],
   embedding: ['embedding'],
 };
 
@@ -264,6 +267,51 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     return served.entry;
   }
 
+  /**
+   * A `verify` job: the given prompt and completion teacher-forced on this model, one batched pass;
+   * per completion token its log-probability and whether it was in the top k (a "1"/"0" string).
+   * Usage: every token evaluated counts as prompt.
+   */
+  async function runVerify(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
+    if (!Value.Check(VerifyRequest, job.request)) {
+      throw new NodeError('invalid_request', { detail: 'verify: promptTokenIds, completionTokenIds, topK' });
+    }
+    const request = job.request as VerifyRequest;
+    const vocabulary = vocabularySize(entry.model);
+    if ([...request.promptTokenIds, ...request.completionTokenIds].some((t) => t >= vocabulary)) {
+      throw new NodeError('invalid_request', {
+        detail: `verify: a token id is outside the vocabulary (${vocabulary})`,
+      });
+    }
+    const evaluated = request.promptTokenIds.length + request.completionTokenIds.length;
+    if (evaluated > (entry.context?.contextSize ?? 0)) {
+      throw new NodeError('context_length_exceeded', { detail: `${evaluated} tokens to verify` });
+    }
+    job.onPromptTokens?.(evaluated);
+    const verified = await withSequence(entry, (sequence) =>
+      verifyTokens(sequence, {
+        promptTokens: request.promptTokenIds as Token[],
+        completionTokens: request.completionTokenIds as Token[],
+        topK: request.topK,
+      }),
+    );
+    return {
+      object: 'verification',
+      model: job.model,
+      logprobs: verified.logprobs.map((x) => (Number.isFinite(x) ? Math.round(x * 10_000) / 10_000 : -1e9)),
+      in_top_k: verified.inTopK.map((x) => (x ? '1' : '0')).join(''),
+      usage: usageOf(evaluated, 0),
+    };
+  }
+
+  /** Tokens in the model's vocabulary (a token id outside it must never reach llama.cpp). */
+  function vocabularySize(model: LlamaModel): number {
+    const metadata = model.fileInfo.metadata as unknown as {
+      tokenizer?: { ggml?: { tokens?: readonly unknown[] } };
+    };
+    return metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+  }
+
   async function runText(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {
     const chat = job.kind === 'chat';
     const request = chat ? parseRequest('chat', job.request) : parseRequest('completion', job.request);
@@ -318,6 +366,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       }),
     );
     const usage = usageOf(promptTokens.length, result.completionTokens);
+    job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
     if (forced) return toolCallAnswer(meta, result, usage, job);
     // Tokens whose text was never sent (a matched stop string) count in the last chunk.
     const unsent = result.completionTokens - streamedTokens;
@@ -401,7 +450,9 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       const entry = modelFor(job);
       if (job.signal?.aborted) throw new NodeError('job_cancelled');
       try {
-        return job.kind === 'embedding' ? await runEmbedding(entry, job) : await runText(entry, job);
+        if (job.kind === 'embedding') return await runEmbedding(entry, job);
+        if (job.kind === 'verify') return await runVerify(entry, job);
+        return await runText(entry, job);
       } catch (error) {
         throw toNodeError(error, 'runtime_error');
       }

@@ -36,7 +36,7 @@ export type OpenAiRuntimeOptions = {
 
 export const DEFAULT_RELAY_CONTEXT_TOKENS = 4096;
 export const DEFAULT_RELAY_CONCURRENCY = 4;
-const PATHS: Record<JobKind, string> = {
+const PATHS: Record<Exclude<JobKind, 'verify'>, string> = {
   chat: '/chat/completions',
   completion: '/completions',
   embedding: '/embeddings',
@@ -147,7 +147,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
 
     async run(job) {
       const served = offers.get(job.model);
-      if (!served || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
+      if (!served || job.kind === 'verify' || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
         throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
       }
       const stream = job.stream && job.kind !== 'embedding';
