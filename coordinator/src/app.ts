@@ -47,6 +47,7 @@ import { uptimeOf } from './provider/node-sessions.js';
 import { providerRoutes } from './provider/provider-routes.js';
 import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
+import { CanaryRunner } from './trust/canary-runner.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
@@ -75,6 +76,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's shared context (config, db, clock, keyring, route table …). */
     ctx: AppContext;
+    /** Canaries and verification of what nodes serve (trust/). */
+    canaries: CanaryRunner;
   }
 }
 
@@ -210,6 +213,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(routerRoutes, { ctx, router: app.router });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
+  const canaries = new CanaryRunner({
+    hub: app.hub,
+    router: app.router,
+    store: ctx.store,
+    settings: config.trust,
+    platformFeeBps: config.platformFeeBps,
+    jobTimeoutMs: config.router.jobTimeoutMs,
+    clock: { now: () => Date.now() },
+    log: app.log,
+  });
+  app.decorate('canaries', canaries);
+  app.addHook('onReady', async () => canaries.start());
+  app.addHook('preClose', async () => canaries.stop());
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
   await app.register(catalogRoutes, ctx);

@@ -19,6 +19,8 @@ import { DEFAULT_QUEUE_DEPTH, DEFAULT_QUEUE_WAIT_MS } from './router/wait-queue.
 export { DEFAULT_NATIVE_SYMBOL };
 
 export const DEFAULT_HOST = '127.0.0.1';
+/** Every 5 minutes per node, on average. */
+export const DEFAULT_CANARY_INTERVAL_MS = 300_000;
 export const DEFAULT_PAYOUT_MIN_NANO = NANOUSD_PER_USD / 100n;
 export const DEFAULT_PAYOUT_DAILY_CAP_NANO = 1_000n * NANOUSD_PER_USD;
 /** Above the receipt wait (30 s), so a payout still waiting for its receipt is left alone. */
@@ -197,6 +199,26 @@ export const CoordinatorConfigSchema = Type.Object(
         dailyCapNano: Type.BigInt({ default: DEFAULT_PAYOUT_DAILY_CAP_NANO, minimum: 0n }),
         /** A payout still unsettled this long after its last change is settled from the chain. */
         settleAfterMs: Type.Integer({ default: DEFAULT_PAYOUT_SETTLE_AFTER_MS, minimum: 100 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    /** Verification of what nodes serve (trust/, NODE_PROTOCOL.md "Verification"). */
+    trust: Type.Object(
+      {
+        /** Mean time between canaries to each verifiable node; 0 turns canaries off. */
+        canaryIntervalMs: Type.Integer({ default: DEFAULT_CANARY_INTERVAL_MS, minimum: 0 }),
+        /** Completion tokens a canary asks for. */
+        canaryMaxTokens: Type.Integer({ default: 32, minimum: 4, maximum: 512 }),
+        /** Sampling temperature of canaries (the thresholds below are calibrated for 0 to 1.5). */
+        canaryTemperature: Type.Number({ default: 1, minimum: 0, maximum: 1.5 }),
+        topK: Type.Integer({ default: 8, minimum: 1, maximum: 100 }),
+        /** A completion passes with a mean log-probability ≥ this and a top-k share ≥ the next. */
+        minMeanLogprob: Type.Number({ default: -5 }),
+        minTopKFraction: Type.Number({ default: 0.4, minimum: 0, maximum: 1 }),
+        /** Failed verifications that suspend a node (counted since it was last trusted). */
+        failuresToSuspend: Type.Integer({ default: 2, minimum: 1 }),
+        /** Passed verifications that end a node's probation. */
+        passesToTrust: Type.Integer({ default: 5, minimum: 1 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -205,10 +205,17 @@ export class HubClient {
       if (ws !== this.ws) return;
       this.log.info('hub session closed', { code, reason: reason.toString() });
       this.endSession();
-      // Retrying can't fix a refused signature or owner proof: stop, and say why.
-      if (code === PROTOCOL_ERRORS.auth_failed.closeCode) {
+      // Retrying can't fix a refused signature or owner proof, nor a suspension: stop, and say why.
+      if (
+        code === PROTOCOL_ERRORS.auth_failed.closeCode ||
+        code === PROTOCOL_ERRORS.node_suspended.closeCode
+      ) {
         this.state = 'stopped';
-        this.options.onRefused?.(this.lastHubError ?? PROTOCOL_ERRORS.auth_failed.message);
+        this.options.onRefused?.(
+          this.lastHubError ??
+            PROTOCOL_ERRORS[code === PROTOCOL_ERRORS.auth_failed.closeCode ? 'auth_failed' : 'node_suspended']
+              .message,
+        );
         return;
       }
       this.scheduleReconnect();

@@ -43,6 +43,10 @@ export function buildManifest(options: BuildManifestOptions): Manifest {
     }));
   const scopes: Scope[] = [...new Set(models.map((model) => SCOPE_FOR_FAMILY[model.family]))];
   if (options.role === 'network' && options.allowedScopes.includes('relay')) scopes.push('relay');
+  // A network node holding chat or text weights verifies other nodes' completions of them.
+  const verifiable = models.some((model) => model.family === 'chat' || model.family === 'text');
+  if (options.role === 'network' && verifiable && options.allowedScopes.includes('verify'))
+    scopes.push('verify');
   const { backend: _backend, ...hardware } = options.hardware;
   return {
     nodeId: options.nodeId,

@@ -9,6 +9,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { ChainTables } from '../chain/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { ProviderTables } from '../provider/tables.js';
+import type { TrustTables } from '../trust/tables.js';
 import type { UsageTables } from '../usage/tables.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
@@ -96,7 +97,8 @@ export type Database = {
 } & LedgerTables &
   UsageTables &
   ChainTables &
-  ProviderTables;
+  ProviderTables &
+  TrustTables;
 
 // Kept so capabilities adding auto-increment columns have the helper at hand.
 export type { Generated };

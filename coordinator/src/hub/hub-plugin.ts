@@ -13,6 +13,7 @@ import { linkNode, ownerOfNode } from '../provider/link-node.js';
 import { NodeSessionLog, SESSION_RENEW_MS } from '../provider/node-sessions.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
+import { suspensionOf } from '../trust/trust-store.js';
 import { Hub } from './hub.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
@@ -45,6 +46,7 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
     ownerOf: (nodeId) => ownerOfNode(ctx.store, nodeId),
+    suspensionOf: (nodeId) => suspensionOf(ctx.store, nodeId),
     onOwnerProved: (nodeId, owner) => {
       linkNode(ctx.store, { nodeId, owner, now: ctx.clock.now() })
         .then(({ movedNano }) => {

@@ -37,6 +37,8 @@ export type HubOptions = {
   onOwnerProved?: (nodeId: string, owner: string) => void;
   /** The owner a node was linked to, for a node that proves none at connect. */
   ownerOf?: (nodeId: string) => Promise<string | undefined>;
+  /** Why a node may not serve (suspended by verification, trust/), checked at each connection. */
+  suspensionOf?: (nodeId: string) => Promise<string | undefined>;
   /** A node became routable here (its first manifest was accepted), or its session ended. */
   onNodeSession?: (event: 'up' | 'down', nodeId: string) => void;
   clock?: { now(): number };
@@ -61,6 +63,7 @@ export class Hub implements JobTransport {
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: NonNullable<HubOptions['log']>;
   readonly #onNodeSession: HubOptions['onNodeSession'];
+  readonly suspensionOf: HubOptions['suspensionOf'];
   readonly #sessions = new Map<string, NodeSession>();
   readonly #pending = new Set<NodeSession>();
   #sweep: NodeJS.Timeout | undefined;
@@ -78,6 +81,7 @@ export class Hub implements JobTransport {
     this.onOwnerProved = options.onOwnerProved;
     this.ownerOf = options.ownerOf;
     this.#onNodeSession = options.onNodeSession;
+    this.suspensionOf = options.suspensionOf;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     const price = options.nativeUsdPriceNano;
     this.index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, price) });
@@ -119,6 +123,14 @@ export class Hub implements JobTransport {
       this.index.remove(session.nodeId);
       this.#onNodeSession?.('down', session.nodeId);
     }
+  }
+
+  /** Suspends a node connected here: told why, disconnected (4012), out of routing. */
+  suspend(nodeId: string, reason: string): boolean {
+    const session = this.#sessions.get(nodeId);
+    if (!session) return false;
+    session.suspend(reason);
+    return true;
   }
 
   /** The live session of a node. */

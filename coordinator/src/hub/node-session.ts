@@ -63,6 +63,8 @@ export type SessionHost = {
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   /** The owner a node was linked to from the dashboard, for a node that names none itself. */
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
+  /** Why the node is suspended, if it is (trust/). */
+  readonly suspensionOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   register(session: NodeSession): void;
   unregister(session: NodeSession): void;
@@ -159,6 +161,13 @@ export class NodeSession {
   }
 
   /** A newer session of the same node took over. */
+  /** Verification failed: the node is told why and disconnected; it stays out until reinstated. */
+  suspend(reason: string): void {
+    this.#move('suspend');
+    this.#hub.index.setState(this.#nodeId, 'suspended');
+    this.#fail(new ProtocolError('node_suspended', reason));
+  }
+
   replaced(): void {
     this.#fail(new ProtocolError('session_replaced'));
   }
@@ -307,6 +316,8 @@ export class NodeSession {
       now: this.#hub.clock.now(),
     });
     if (!ok) throw new ProtocolError('auth_failed', 'The challenge signature is not the node key’s.');
+    const suspended = await this.#hub.suspensionOf?.(this.#nodeId).catch(() => undefined);
+    if (suspended) throw new ProtocolError('node_suspended', suspended);
     if (frame.owner) {
       if (!(await verifyOwnerProof(this.#nodeId, frame.owner))) {
         throw new ProtocolError('auth_failed', 'The owner proof is not valid.');
@@ -553,6 +564,7 @@ function routableModels(
       priceIn: BigInt(m.price.inputPerMTok),
       priceOut: BigInt(m.price.outputPerMTok),
       currency: m.price.currency,
+      ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
     });
   }
   return [...byId.values()];

@@ -77,6 +77,8 @@ export const ENTRY_KINDS = {
   payout: 'payout',
   /** A payout that never reached the chain, or reverted: the earnings back (ref: the payout id). */
   payoutRefund: 'payout_refund',
+  /** A canary's pay (or a verify job's fee), from the platform's fee income to the provider (trust/). */
+  trustPayment: 'trust_payment',
 } as const;
 export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
 

@@ -30,6 +30,8 @@ export type ModelOffer = {
   readonly priceOut: bigint;
   /** 'USD' prices are nanousd per million tokens; 'NATIVE' prices are wei per million tokens. */
   readonly currency: Currency;
+  /** The weights file's SHA-256 as the manifest claims it (checked by verification, trust/). */
+  readonly sha256?: string;
 };
 
 /** The only presence state a node takes new jobs in (busy means full, draining means leaving). */

@@ -10,6 +10,7 @@ import { replicaLeases010 } from './010-replica-leases.js';
 import { nodeOwners011 } from './011-node-owners.js';
 import { providerPayouts012 } from './012-provider-payouts.js';
 import { nodeSessionsAndTtft013 } from './013-node-sessions-and-ttft.js';
+import { trust014 } from './014-trust.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -29,4 +30,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   nodeOwners011,
   providerPayouts012,
   nodeSessionsAndTtft013,
+  trust014,
 ];

@@ -1,0 +1,217 @@
+/**
+ * Canaries: at random times (exponential gaps, mean `trust.canaryIntervalMs` per node) the
+ * coordinator sends each verifiable node a completion request shaped like client traffic — a
+ * prompt from a corpus, ordinary sampling settings, paid from the platform's fee income like any
+ * job — takes the token ids the node reports (result `tokenIds`), and has another node holding
+ * the same weights (role `network`, scope `verify`, the same manifest sha256) score them teacher-
+ * forced. The verdict moves the node's standing (trust-store.ts); a node whose verifications fail
+ * is suspended and disconnected with the evidence. Nodes connected to this replica only; each
+ * replica checks its own.
+ */
+
+import type { Store } from '../db/store.js';
+import type { Hub } from '../hub/hub.js';
+import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
+import { computeCost } from '../ledger/charges.js';
+import type { Entry } from '../router/pick-index.js';
+import type { Router } from '../router/router.js';
+import { CANARY_PROMPTS } from './canary-prompts.js';
+import { type Judgement, judge } from './judge.js';
+import { payFromPlatform } from './pay-from-platform.js';
+import { recordVerification, type Standing } from './trust-store.js';
+
+export type TrustSettings = {
+  canaryIntervalMs: number;
+  canaryMaxTokens: number;
+  canaryTemperature: number;
+  topK: number;
+  minMeanLogprob: number;
+  minTopKFraction: number;
+  failuresToSuspend: number;
+  passesToTrust: number;
+};
+
+export type CanaryDeps = {
+  hub: Hub;
+  router: Router;
+  store: Store;
+  settings: TrustSettings;
+  platformFeeBps: number;
+  jobTimeoutMs: number;
+  clock: { now(): number };
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
+  random?: () => number;
+};
+
+export type CanaryOutcome =
+  | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
+  | { status: 'skipped'; reason: string };
+
+type Answer = { response: Record<string, unknown> & { usage: JobUsage }; tokenIds: JobTokenIds | undefined };
+
+export class CanaryRunner {
+  readonly #deps: CanaryDeps;
+  readonly #random: () => number;
+  readonly #due = new Map<string, number>();
+  readonly #running = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: CanaryDeps) {
+    this.#deps = deps;
+    this.#random = deps.random ?? Math.random;
+  }
+
+  /** Starts the timer (when canaries are on); each node's first canary comes after a random gap. */
+  start(): void {
+    const mean = this.#deps.settings.canaryIntervalMs;
+    if (mean <= 0 || this.#timer) return;
+    this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(1_000, mean / 4))).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Each node connected here with a model some other node can verify, and that verifier. */
+  pairs(): { target: Entry; verifier: Entry }[] {
+    const nodes = [...this.#deps.hub.index.nodes()].filter((n) => !n.via);
+    const verifiers = nodes.filter(
+      (n) =>
+        n.scopes.has('verify') &&
+        this.#deps.hub.session(n.nodeId)?.role === 'network' &&
+        n.state !== 'suspended',
+    );
+    const out: { target: Entry; verifier: Entry }[] = [];
+    for (const node of nodes) {
+      for (const target of node.entries.values()) {
+        const sha = target.offer.sha256;
+        if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) continue;
+        const verifier = verifiers
+          .filter((v) => v.nodeId !== node.nodeId)
+          .flatMap((v) => [...v.entries.values()])
+          .find((e) => e.offer.sha256 === sha);
+        if (verifier) {
+          out.push({ target, verifier });
+          break; // one model per node per canary
+        }
+      }
+    }
+    return out;
+  }
+
+  #tick(): void {
+    const now = this.#deps.clock.now();
+    const mean = this.#deps.settings.canaryIntervalMs;
+    for (const pair of this.pairs()) {
+      const id = pair.target.node.nodeId;
+      const due = this.#due.get(id);
+      if (due === undefined) {
+        this.#due.set(id, now + this.#gap(mean));
+        continue;
+      }
+      if (now < due || this.#running.has(id)) continue;
+      this.#due.set(id, now + this.#gap(mean));
+      this.#running.add(id);
+      this.runOnce(pair.target, pair.verifier)
+        .catch((err: unknown) => this.#deps.log.warn({ err, nodeId: id }, 'canary failed'))
+        .finally(() => this.#running.delete(id));
+    }
+  }
+
+  /** Exponential gap with this mean: canaries arrive as a Poisson process, unpredictable. */
+  #gap(mean: number): number {
+    return Math.round(-Math.log(1 - this.#random()) * mean);
+  }
+
+  /** One canary to `target`, verified on `verifier`. */
+  async runOnce(target: Entry, verifier: Entry): Promise<CanaryOutcome> {
+    const { settings, store, clock } = this.#deps;
+    const base = CANARY_PROMPTS[Math.floor(this.#random() * CANARY_PROMPTS.length)]!;
+    const prompt = this.#random() < 0.5 ? base : `${base} (${1 + Math.floor(this.#random() * 100)})`;
+    const modelId = target.offer.modelId;
+    const generated = await this.#run(target, {
+      kind: 'completion',
+      model: target.offer.nodeModelId ?? modelId,
+      request: {
+        model: modelId,
+        prompt,
+        max_tokens: settings.canaryMaxTokens,
+        temperature: settings.canaryTemperature,
+      },
+      stream: false,
+      timeoutMs: this.#deps.jobTimeoutMs,
+    });
+    if ('skipped' in generated) return { status: 'skipped', reason: generated.skipped };
+    const usage = generated.answer.response.usage;
+    // The canary is paid like a client's job (its provider share), from the platform's income.
+    const cost = computeCost({
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      priceInNano: target.priceInNano,
+      priceOutNano: target.priceOutNano,
+      feeBps: this.#deps.platformFeeBps,
+    });
+    await payFromPlatform(store, {
+      to: target.node.owner ?? target.node.nodeId,
+      amountNano: cost.providerNano,
+      ref: `canary:${generated.jobId}`,
+      now: clock.now(),
+    });
+    const ids = generated.answer.tokenIds;
+    if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
+      return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
+    }
+    const checked = await this.#run(verifier, {
+      kind: 'verify',
+      model: verifier.offer.nodeModelId ?? verifier.offer.modelId,
+      request: { promptTokenIds: ids.prompt, completionTokenIds: ids.completion, topK: settings.topK },
+      stream: false,
+      timeoutMs: this.#deps.jobTimeoutMs,
+    });
+    if ('skipped' in checked) return { status: 'skipped', reason: `verifier: ${checked.skipped}` };
+    const judgement = judge(checked.answer.response, ids.completion.length, settings);
+    if (!judgement) return { status: 'skipped', reason: 'the verifier answered out of protocol' };
+    const evaluated = checked.answer.response.usage.prompt_tokens;
+    await payFromPlatform(store, {
+      to: verifier.node.owner ?? verifier.node.nodeId,
+      amountNano:
+        (BigInt(Math.min(evaluated, ids.prompt.length + ids.completion.length)) * verifier.priceInNano) /
+        1_000_000n,
+      ref: `verify:${checked.jobId}`,
+      now: clock.now(),
+    });
+    const standing = await recordVerification(
+      store,
+      {
+        nodeId: target.node.nodeId,
+        verifierId: verifier.node.nodeId,
+        model: modelId,
+        sha256: target.offer.sha256 ?? '',
+        jobId: generated.jobId,
+        verifyJobId: checked.jobId,
+        judgement,
+        now: clock.now(),
+      },
+      settings,
+    );
+    if (standing.status === 'suspended' && standing.reason) {
+      this.#deps.log.warn({ nodeId: target.node.nodeId, reason: standing.reason }, 'node suspended');
+      this.#deps.hub.suspend(target.node.nodeId, standing.reason);
+    }
+    return { status: 'verified', judgement, standing, jobId: generated.jobId };
+  }
+
+  /** Runs one job on `entry`'s node; an answer, or why not. */
+  #run(entry: Entry, spec: JobSpec): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
+    const slot = this.#deps.router.claim(entry);
+    if (!slot) return Promise.resolve({ skipped: 'the node is busy' });
+    return new Promise((resolve) => {
+      const handle = this.#deps.router.dispatch(slot, spec, {
+        onResult: (response, tokenIds) => resolve({ answer: { response, tokenIds }, jobId: handle.jobId }),
+        onError: (error: JobError) => resolve({ skipped: `${error.code}: ${error.message}` }),
+      });
+    });
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * Verification end to end, with real gpumesh-node daemons on node-llama-cpp (CPU) and two generated
+ * models of the same shape, different seeds and a sharper output layer (outputStd 0.5):
+ * - an honest node serves model A;
+ * - a liar serves model B's weights while claiming A's hash (it edited its hash cache, the way a
+ *   real cheat would), so it is listed under A's catalog id next to the honest node;
+ * - a `network` node (silver tier) holds A and verifies.
+ * Canaries to both: the liar is suspended, told why and disconnected within a few canaries, and
+ * refused when it reconnects; the honest node is never flagged. On SQLite; the books balance.
+ */
+
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { writeTinyModel } from '@gpumesh/node';
+import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
+import { signOwnerProof } from '@gpumesh/protocol';
+import type { FastifyInstance } from 'fastify';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
+import {
+  expectBooksBalanced,
+  type TestDatabase,
+  testBackends,
+  until,
+} from '../coordinator/src/testing/index.js';
+import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
+
+const run = promisify(execFile);
+const NODE_BIN = path.resolve(import.meta.dirname, '../node/bin/gpumesh-node.js');
+const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
+const USD = 1_000_000_000n;
+const MODEL = 'test/model-a';
+
+describe('verification: canaries catch a node serving other weights', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gpumesh-trust-'));
+  let db: TestDatabase;
+  let app: FastifyInstance;
+  const daemons: SpawnedNodeDaemon[] = [];
+  const verifierOwner = privateKeyToAccount(generatePrivateKey());
+  let ids: { honest: string; liar: string; verifier: string };
+
+  /** A node folder: its models dir holds `file` (A or B) as model.gguf. */
+  function nodeDir(name: string, file: string) {
+    const home = path.join(dir, name);
+    mkdirSync(path.join(home, 'models'), { recursive: true });
+    mkdirSync(path.join(home, 'state'), { recursive: true });
+    writeFileSync(path.join(home, 'models', 'model.gguf'), readFileSync(file));
+    return home;
+  }
+
+  async function nodeIdOf(home: string): Promise<string> {
+    const { stdout } = await run(process.execPath, [
+      NODE_BIN,
+      'id',
+      '--json',
+      '--state-dir',
+      path.join(home, 'state'),
+    ]);
+    return (JSON.parse(stdout) as { nodeId: string }).nodeId;
+  }
+
+  beforeAll(async () => {
+    const a = path.join(dir, 'a.gguf');
+    const b = path.join(dir, 'b.gguf');
+    await writeTinyModel({ path: a, seed: 101, outputStd: 0.5 });
+    await writeTinyModel({ path: b, seed: 202, outputStd: 0.5 });
+    const shaA = createHash('sha256').update(readFileSync(a)).digest('hex');
+    const catalogFile = path.join(dir, 'catalog.json');
+    writeFileSync(
+      catalogFile,
+      JSON.stringify({
+        models: [
+          {
+            id: MODEL,
+            name: 'test model A',
+            family: 'chat',
+            contextLength: 2048,
+            files: [{ quant: 'F32', file: 'model.gguf', sizeBytes: statSync(a).size, sha256: shaA }],
+            priceBand: { inputPerMTok: ['0', '1000000000'], outputPerMTok: ['0', '2000000000'] },
+          },
+        ],
+      }),
+    );
+    const homes = {
+      honest: nodeDir('honest', a),
+      liar: nodeDir('liar', b),
+      verifier: nodeDir('verifier', a),
+    };
+    // The liar's lie: its hash cache says its file (B's weights) is A.
+    const liarModel = path.join(homes.liar, 'models', 'model.gguf');
+    const info = statSync(liarModel);
+    writeFileSync(
+      path.join(homes.liar, 'state', 'model-hashes.json'),
+      JSON.stringify({ [liarModel]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaA } }),
+    );
+    ids = {
+      honest: await nodeIdOf(homes.honest),
+      liar: await nodeIdOf(homes.liar),
+      verifier: await nodeIdOf(homes.verifier),
+    };
+
+    db = await sqlite.open('trust');
+    const config = loadConfig({
+      overrides: {
+        dataDir: db.dataDir,
+        logLevel: 'silent',
+        catalogFile,
+        rateLimit: { enabled: false },
+        // Canaries are run by the test, one at a time.
+        trust: { canaryIntervalMs: 0, failuresToSuspend: 2, passesToTrust: 3 },
+      },
+    });
+    const owner = verifierOwner.address.toLowerCase();
+    app = await buildApp({
+      config,
+      store: db.store,
+      logger: false,
+      tierOf: async (o) => (o.toLowerCase() === owner ? 'silver' : 'none'),
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    // The platform's fee income pays canaries (seeded here as an operator's adjustment).
+    await applyEntry(db.db, {
+      accountId: PLATFORM_ACCOUNT_ID,
+      kind: ENTRY_KINDS.adjustment,
+      amount: USD,
+      ref: 'trust-seed',
+      now: Date.now(),
+    });
+    const proof = await signOwnerProof(ids.verifier, verifierOwner);
+    for (const [name, home] of Object.entries(homes)) {
+      const args =
+        name === 'verifier'
+          ? ['--role', 'network', '--owner-address', proof.address, '--owner-signature', proof.signature]
+          : ['--role', 'cpu'];
+      daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args }));
+    }
+    await until(() => app.canaries.pairs().length === 2, 90_000);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const d of daemons) await d.stop().catch(() => {});
+    if (app) {
+      await expectBooksBalanced(app.ctx);
+      await app.close();
+    }
+    await db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const pairFor = (nodeId: string) => app.canaries.pairs().find((p) => p.target.node.nodeId === nodeId);
+
+  test('behavior: the liar is listed under the claimed id, then suspended by canaries; the honest node passes every one', async () => {
+    // Both compete under A's catalog id.
+    expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
+    expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
+    expect(pairFor(ids.honest)?.verifier.node.nodeId).toBe(ids.verifier);
+
+    const honest: CanaryOutcome[] = [];
+    for (let i = 0; i < 12; i++) {
+      const pair = pairFor(ids.honest)!;
+      honest.push(await app.canaries.runOnce(pair.target, pair.verifier));
+    }
+    expect(honest.every((o) => o.status === 'verified' && o.judgement.passed)).toBe(true);
+    const last = honest.at(-1) as Extract<CanaryOutcome, { status: 'verified' }>;
+    expect(last.standing.status).toBe('trusted');
+
+    let canaries = 0;
+    let outcome: CanaryOutcome | undefined;
+    while (pairFor(ids.liar) && canaries < 20) {
+      const pair = pairFor(ids.liar)!;
+      outcome = await app.canaries.runOnce(pair.target, pair.verifier);
+      canaries++;
+    }
+    expect(outcome).toMatchObject({ status: 'verified', standing: { status: 'suspended' } });
+    expect(canaries).toBe(2);
+    console.log(`trust: the liar was suspended after ${canaries} canaries; the honest node passed 12 of 12`);
+    // Disconnected, out of routing; refused (and stopped) when it reconnects.
+    await until(() => app.hub.index.node(ids.liar) === undefined, 10_000);
+    const liar = daemons[1]!;
+    await until(() => liar.process.exitCode !== null, 30_000);
+    expect(liar.stderr()).toMatch(/suspended/);
+    const rows = await db.db
+      .selectFrom('verifications')
+      .selectAll()
+      .where('node_id', '=', ids.liar.toLowerCase())
+      .execute();
+    expect(rows.every((r) => Number(r.passed) === 0)).toBe(true);
+    const standing = await db.db
+      .selectFrom('node_trust')
+      .selectAll()
+      .where('node_id', '=', ids.liar.toLowerCase())
+      .executeTakeFirstOrThrow();
+    expect(standing.reason).toContain('failed verification');
+    expect(standing.reason).toContain(String(rows[0]!.job_id));
+    // The honest node still serves.
+    expect(app.hub.index.node(ids.honest)?.state).toBe('online');
+  }, 180_000);
+});
