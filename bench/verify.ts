@@ -15,7 +15,9 @@ import { getLlama, type Token } from 'node-llama-cpp';
 import { generateText } from '../node/src/runtimes/llama/generate-text.js';
 import { verifyTokens } from '../node/src/runtimes/llama/verify-tokens.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' }, threads: { type: 'string', default: '2' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '30' }, threads: { type: 'string', default: '2' } },
+});
 const ROUNDS = Number(values.rounds);
 const VERIFY_THREADS = Number(values.threads);
 const MODELS: { id: string; shape: TinyModelOptions; maxTokens: number }[] = [
@@ -27,7 +29,11 @@ const dir = mkdtempSync(path.join(tmpdir(), 'gm-bench-verify-'));
 const llama = await getLlama({ gpu: false });
 try {
   for (const spec of MODELS) {
-    const { path: modelPath } = await writeTinyModel({ path: path.join(dir, `${spec.id}.gguf`), ...spec.shape, outputStd: 0.5 });
+    const { path: modelPath } = await writeTinyModel({
+      path: path.join(dir, `${spec.id}.gguf`),
+      ...spec.shape,
+      outputStd: 0.5,
+    });
     const model = await llama.loadModel({ modelPath });
     const context = await model.createContext({ threads: 1, contextSize: 1024 });
     // Verification is one batched pass: compute-bound, so it uses the machine's cores (generation

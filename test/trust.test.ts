@@ -25,9 +25,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
 import {
   expectBooksBalanced,
+  signIn,
   type TestDatabase,
   testBackends,
   until,
@@ -47,6 +49,9 @@ describe('verification: canaries catch a node serving other weights', () => {
   const daemons: SpawnedNodeDaemon[] = [];
   const verifierOwner = privateKeyToAccount(generatePrivateKey());
   let ids: { honest: string; liar: string; verifier: string };
+  let modelA = '';
+  let shaOfA = '';
+  let base = '';
 
   /** A node folder: its models dir holds `file` (A or B) as model.gguf. */
   function nodeDir(name: string, file: string) {
@@ -102,6 +107,8 @@ describe('verification: canaries catch a node serving other weights', () => {
       path.join(homes.liar, 'state', 'model-hashes.json'),
       JSON.stringify({ [liarModel]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaA } }),
     );
+    modelA = a;
+    shaOfA = shaA;
     ids = {
       honest: await nodeIdOf(homes.honest),
       liar: await nodeIdOf(homes.liar),
@@ -116,7 +123,7 @@ describe('verification: canaries catch a node serving other weights', () => {
         catalogFile,
         rateLimit: { enabled: false },
         // Canaries are run by the test, one at a time.
-        trust: { canaryIntervalMs: 0, failuresToSuspend: 2, passesToTrust: 3 },
+        trust: { canaryIntervalMs: 0, failuresToSuspend: 2, passesToTrust: 3, probationShare: 0.2 },
       },
     });
     const owner = verifierOwner.address.toLowerCase();
@@ -127,7 +134,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       tierOf: async (o) => (o.toLowerCase() === owner ? 'silver' : 'none'),
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     // The platform's fee income pays canaries (seeded here as an operator's adjustment).
     await applyEntry(db.db, {
       accountId: PLATFORM_ACCOUNT_ID,
@@ -204,5 +211,79 @@ describe('verification: canaries catch a node serving other weights', () => {
     expect(standing.reason).toContain(String(rows[0]!.job_id));
     // The honest node still serves.
     expect(app.hub.index.node(ids.honest)?.state).toBe('online');
+  }, 180_000);
+
+  test('behavior: a price-0 node serving junk under the claimed hash gets at most its probation share, then is suspended', async () => {
+    void modelA;
+    // Junk: random weights with a flat output layer (near-uniform tokens), priced at 0, A's hash claimed.
+    const c = path.join(dir, 'c.gguf');
+    await writeTinyModel({ path: c, seed: 303 });
+    const home = nodeDir('junk', c);
+    const file = path.join(home, 'models', 'model.gguf');
+    const info = statSync(file);
+    writeFileSync(
+      path.join(home, 'state', 'model-hashes.json'),
+      JSON.stringify({ [file]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaOfA } }),
+    );
+    writeFileSync(
+      path.join(home, 'state', 'config.json'),
+      JSON.stringify({ price: { currency: 'USD', inputPerMTok: '0', outputPerMTok: '0' } }),
+    );
+    const junk = await nodeIdOf(home);
+    daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args: ['--role', 'cpu'] }));
+    await until(() => pairFor(junk) !== undefined, 60_000);
+    expect(pairFor(junk)!.target.offer.modelId).toBe(MODEL);
+
+    // A client's requests: the junk node is the cheapest, yet takes at most its share (20 %).
+    const account = privateKeyToAccount(generatePrivateKey());
+    const jwt = await signIn(app, account);
+    const auth = { authorization: `Bearer ${jwt}` };
+    const { id: userId } = (await app.inject({ url: '/api/user', headers: auth })).json() as { id: string };
+    await credit(db.db, { userId, amountNano: USD, ref: 'trust-client' });
+    const { key } = (
+      await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'c' } })
+    ).json() as { key: string };
+    const ask = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const res = await fetch(`${base}/v1/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, prompt: `tell me ${i}`, max_tokens: 8 }),
+        });
+        expect(res.status).toBe(200);
+      }
+      await app.ctx.ledger.idle();
+    };
+    const servedBy = async () => {
+      const rows = await db.db
+        .selectFrom('usage_records')
+        .select('node_id')
+        .where('user_id', '=', userId)
+        .execute();
+      const count = new Map<string, number>();
+      for (const r of rows) count.set(r.node_id.toLowerCase(), (count.get(r.node_id.toLowerCase()) ?? 0) + 1);
+      return count;
+    };
+    await ask(40);
+    const before = await servedBy();
+    const junkShare = (before.get(junk.toLowerCase()) ?? 0) / 40;
+    console.log(
+      `trust: the price-0 junk node took ${(junkShare * 100).toFixed(0)} % of 40 requests on probation (cap 20 %)`,
+    );
+    expect(junkShare).toBeGreaterThan(0);
+    expect(junkShare).toBeLessThanOrEqual(0.2 + 1 / 40);
+
+    // Canaries suspend it; afterwards it serves nothing.
+    let canaries = 0;
+    while (pairFor(junk) && canaries < 20) {
+      const pair = pairFor(junk)!;
+      await app.canaries.runOnce(pair.target, pair.verifier);
+      canaries++;
+    }
+    expect(canaries).toBeLessThanOrEqual(20);
+    await until(() => app.hub.index.node(junk) === undefined, 10_000);
+    await ask(10);
+    const after = await servedBy();
+    expect(after.get(junk.toLowerCase()) ?? 0).toBe(before.get(junk.toLowerCase()) ?? 0);
   }, 180_000);
 });

@@ -48,6 +48,7 @@ import { providerRoutes } from './provider/provider-routes.js';
 import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 import { CanaryRunner } from './trust/canary-runner.js';
+import { Probation } from './trust/probation.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
@@ -208,9 +209,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
   await app.register(keysRoutes, ctx);
-  await app.register(hubPlugin, { ctx, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
+  const probation = new Probation(config.trust.probationShare);
+  await app.register(hubPlugin, { ctx, probation, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(peerPlugin, ctx);
-  await app.register(routerRoutes, { ctx, router: app.router });
+  await app.register(routerRoutes, { ctx, router: app.router, probation });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
   const canaries = new CanaryRunner({
@@ -222,6 +224,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     jobTimeoutMs: config.router.jobTimeoutMs,
     clock: { now: () => Date.now() },
     log: app.log,
+    probation,
   });
   app.decorate('canaries', canaries);
   app.addHook('onReady', async () => canaries.start());

@@ -219,6 +219,10 @@ export const CoordinatorConfigSchema = Type.Object(
         failuresToSuspend: Type.Integer({ default: 2, minimum: 1 }),
         /** Passed verifications that end a node's probation. */
         passesToTrust: Type.Integer({ default: 5, minimum: 1 }),
+        /** The most of a model's recent requests a node on probation takes while a trusted node could. */
+        probationShare: Type.Number({ default: 0.1, minimum: 0, maximum: 1 }),
+        /** Share of live completions verified like canaries (0: none; one more provider sees the prompt). */
+        spotCheckRate: Type.Number({ default: 0, minimum: 0, maximum: 1 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -13,7 +13,8 @@ import { linkNode, ownerOfNode } from '../provider/link-node.js';
 import { NodeSessionLog, SESSION_RENEW_MS } from '../provider/node-sessions.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
-import { suspensionOf } from '../trust/trust-store.js';
+import type { Probation } from '../trust/probation.js';
+import { standingsOf, suspensionOf } from '../trust/trust-store.js';
 import { Hub } from './hub.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
@@ -34,6 +35,8 @@ export type HubPluginOptions = {
   ctx: AppContext;
   /** A node owner's tier; default: the owner's stake (staking/tier-of.ts). */
   tierOf?: (owner: string) => Promise<TierName>;
+  /** Told each connecting node's standing (trust/probation.ts). */
+  probation?: Probation;
 };
 
 async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<void> {
@@ -41,8 +44,17 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   const r = ctx.config.router;
   const sessions = new NodeSessionLog(ctx.db, ctx.replicaId, () => ctx.clock.now());
   const nodes = new Hub({
-    onNodeSession: (event, nodeId) =>
-      sessions.note(event, nodeId, (err) => app.log.warn({ err, nodeId }, 'logging the node session failed')),
+    onNodeSession: (event, nodeId) => {
+      sessions.note(event, nodeId, (err) => app.log.warn({ err, nodeId }, 'logging the node session failed'));
+      if (event === 'up' && options.probation) {
+        const probation = options.probation;
+        standingsOf(ctx.store, [nodeId])
+          .then((standings) =>
+            probation.set(nodeId, standings.get(nodeId.toLowerCase())?.status ?? 'probation'),
+          )
+          .catch((err: unknown) => app.log.warn({ err, nodeId }, 'reading the node standing failed'));
+      }
+    },
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
     ownerOf: (nodeId) => ownerOfNode(ctx.store, nodeId),

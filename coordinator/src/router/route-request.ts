@@ -7,6 +7,7 @@
  * A failure before the first token releases the hold and fails over to the next candidate, so the
  * user never pays twice; a stream cut after its first token bills exactly what was delivered.
  */
+
 import { chunkTokens, isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from '@gpumesh/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -20,6 +21,7 @@ import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
 import type { Metrics } from '../metrics/create-metrics.js';
+import type { Probation } from '../trust/probation.js';
 import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
 import type { Entry, PickIndex, PickResult, ProviderPreferences } from './pick-index.js';
@@ -56,6 +58,8 @@ export type RouteDeps = {
   keyLimits: KeyLimits;
   settings: RouterSettings;
   clock: { now(): number };
+  /** New nodes' capped share of a model's traffic (trust/probation.ts). */
+  probation?: Probation;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
@@ -390,7 +394,8 @@ async function startAttempt(
 ): Promise<Attempt | undefined> {
   for (let front = false; ; front = true) {
     if (front && performance.now() >= options.deadline) throw stayedAtCapacity(job.model);
-    const candidates = await pickOrWait(deps, job, tried, { ...options, front });
+    const picked = await pickOrWait(deps, job, tried, { ...options, front });
+    const candidates = deps.probation ? deps.probation.order(job.model, picked) : picked;
     let full = false;
     for (const entry of candidates) {
       if (!deps.router.index.hasRoom(entry)) {
@@ -408,6 +413,7 @@ async function startAttempt(
         continue;
       }
       tried.add(entry.node.nodeId);
+      deps.probation?.note(job.model, entry.node.nodeId);
       return runAttempt(deps, slot, hold, job, race, sink);
     }
     if (!full || !options.wait) return undefined;

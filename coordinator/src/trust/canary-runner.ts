@@ -18,6 +18,7 @@ import type { Router } from '../router/router.js';
 import { CANARY_PROMPTS } from './canary-prompts.js';
 import { type Judgement, judge } from './judge.js';
 import { payFromPlatform } from './pay-from-platform.js';
+import type { Probation } from './probation.js';
 import { recordVerification, type Standing } from './trust-store.js';
 
 export type TrustSettings = {
@@ -40,6 +41,8 @@ export type CanaryDeps = {
   jobTimeoutMs: number;
   clock: { now(): number };
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Told each node's standing after a verification. */
+  probation?: Probation;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
   random?: () => number;
 };
@@ -196,6 +199,7 @@ export class CanaryRunner {
       },
       settings,
     );
+    this.#deps.probation?.set(target.node.nodeId, standing.status);
     if (standing.status === 'suspended' && standing.reason) {
       this.#deps.log.warn({ nodeId: target.node.nodeId, reason: standing.reason }, 'node suspended');
       this.#deps.hub.suspend(target.node.nodeId, standing.reason);

@@ -13,6 +13,7 @@ import { buildCatalog } from '../router/build-catalog.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
 import { findModel, type InferenceJob, type RouteDeps, routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
+import type { Probation } from '../trust/probation.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
 import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
@@ -31,6 +32,8 @@ export type RouterRoutesOptions = {
   ctx: AppContext;
   /** Where picked jobs go (hub/hub-plugin.ts builds it). */
   router: Router;
+  /** New nodes' capped share of traffic (trust/probation.ts). */
+  probation?: Probation;
 };
 
 const API_KEY = [{ apiKey: [] }];
@@ -61,12 +64,13 @@ export const MAX_USAGE_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
-  const { ctx, router } = options;
+  const { ctx, router, probation } = options;
   const { config } = ctx;
   const deps: RouteDeps = {
     db: ctx.db,
     ledger: ctx.ledger,
     router,
+    ...(probation ? { probation } : {}),
     keyLimits: new KeyLimits(ctx.db),
     settings: {
       platformFeeBps: config.platformFeeBps,

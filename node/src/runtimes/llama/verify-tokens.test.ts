@@ -103,8 +103,12 @@ describe('verifyTokens', () => {
   test('property: in 20 seeded runs (new model pairs) the other weights fail at once; 1,000 honest canaries never fail', async () => {
     const failsBefore: number[] = [];
     for (let run = 0; run < 20; run++) {
-      const pathA = (await writeTinyModel({ path: join(dir, `ra${run}.gguf`), seed: 5000 + run, outputStd: 0.5 })).path;
-      const pathB = (await writeTinyModel({ path: join(dir, `rb${run}.gguf`), seed: 7000 + run, outputStd: 0.5 })).path;
+      const pathA = (
+        await writeTinyModel({ path: join(dir, `ra${run}.gguf`), seed: 5000 + run, outputStd: 0.5 })
+      ).path;
+      const pathB = (
+        await writeTinyModel({ path: join(dir, `rb${run}.gguf`), seed: 7000 + run, outputStd: 0.5 })
+      ).path;
       const ma = await llama.loadModel({ modelPath: pathA });
       const mb = await llama.loadModel({ modelPath: pathB });
       const ca = await ma.createContext({ threads: 1, contextSize: 256 });
@@ -113,15 +117,33 @@ describe('verifyTokens', () => {
       let canaries = 0;
       let failed = 0;
       while (failed < 2 && canaries < 20) {
-        const promptTokens: Token[] = [mb.tokens.bos!, ...mb.tokenize(`${PROMPTS[canaries % PROMPTS.length]} ${run}`)];
+        const promptTokens: Token[] = [
+          mb.tokens.bos!,
+          ...mb.tokenize(`${PROMPTS[canaries % PROMPTS.length]} ${run}`),
+        ];
         const seq = cb.getSequence();
-        const { tokenIds } = await generateText({ sequence: seq, promptTokens, maxTokens: 32, temperature: 1, seed: run * 100 + canaries, stop: [] });
+        const { tokenIds } = await generateText({
+          sequence: seq,
+          promptTokens,
+          maxTokens: 32,
+          temperature: 1,
+          seed: run * 100 + canaries,
+          stop: [],
+        });
         seq.dispose();
         const verifier = ca.getSequence();
-        const s = summarize(await verifyTokens(verifier, { promptTokens, completionTokens: tokenIds, topK: TOP_K }));
+        const s = summarize(
+          await verifyTokens(verifier, { promptTokens, completionTokens: tokenIds, topK: TOP_K }),
+        );
         verifier.dispose();
         canaries++;
-        if (!(s.meanLogprob >= VERIFY_THRESHOLDS.minMeanLogprob && s.topKFraction >= VERIFY_THRESHOLDS.minTopKFraction)) failed++;
+        if (
+          !(
+            s.meanLogprob >= VERIFY_THRESHOLDS.minMeanLogprob &&
+            s.topKFraction >= VERIFY_THRESHOLDS.minTopKFraction
+          )
+        )
+          failed++;
       }
       failsBefore.push(canaries);
       await ca.dispose();
@@ -137,12 +159,30 @@ describe('verifyTokens', () => {
     let flagged = 0;
     let worst = 0;
     for (let i = 0; i < 1000; i++) {
-      const promptTokens: Token[] = [a.model.tokens.bos!, ...a.model.tokenize(`${PROMPTS[i % PROMPTS.length]} ${i}`)];
-      const { tokenIds } = await generateText({ sequence: generator, promptTokens, maxTokens: 32, temperature: 1, seed: 90_000 + i, stop: [] });
+      const promptTokens: Token[] = [
+        a.model.tokens.bos!,
+        ...a.model.tokenize(`${PROMPTS[i % PROMPTS.length]} ${i}`),
+      ];
+      const { tokenIds } = await generateText({
+        sequence: generator,
+        promptTokens,
+        maxTokens: 32,
+        temperature: 1,
+        seed: 90_000 + i,
+        stop: [],
+      });
       if (tokenIds.length === 0) continue;
-      const s = summarize(await verifyTokens(verifier, { promptTokens, completionTokens: tokenIds, topK: TOP_K }));
+      const s = summarize(
+        await verifyTokens(verifier, { promptTokens, completionTokens: tokenIds, topK: TOP_K }),
+      );
       worst = Math.min(worst, s.meanLogprob);
-      if (!(s.meanLogprob >= VERIFY_THRESHOLDS.minMeanLogprob && s.topKFraction >= VERIFY_THRESHOLDS.minTopKFraction)) flagged++;
+      if (
+        !(
+          s.meanLogprob >= VERIFY_THRESHOLDS.minMeanLogprob &&
+          s.topKFraction >= VERIFY_THRESHOLDS.minTopKFraction
+        )
+      )
+        flagged++;
     }
     generator.dispose();
     verifier.dispose();
@@ -162,7 +202,10 @@ async function meanEntropy(m: typeof a): Promise<number> {
     await seq.clearHistory();
     const tokens = [m.model.tokens.bos!, ...m.model.tokenize(prompt)];
     const out = await seq.controlledEvaluate(
-      tokens.map((t) => [t, { generateNext: { probabilities: true, options: { temperature: 1, topK: 0, topP: 1, minP: 0 } } }]),
+      tokens.map((t) => [
+        t,
+        { generateNext: { probabilities: true, options: { temperature: 1, topK: 0, topP: 1, minP: 0 } } },
+      ]),
     );
     for (const item of out) {
       const probs = item?.next.probabilities;
