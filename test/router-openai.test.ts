@@ -108,7 +108,8 @@ describe('openai SDK against a coordinator with a real node', () => {
     expect(chat).toMatchObject({
       object: 'model',
       family: 'chat',
-      live_nodes: 1,
+      live_nodes: 0,
+      probation_nodes: 1,
       pricing: { prompt: { usd: expect.any(Number) }, completion: { usd: expect.any(Number) } },
     });
     expect(chat.context_length).toBeGreaterThan(0);

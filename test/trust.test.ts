@@ -172,21 +172,27 @@ describe('verification: canaries catch a node serving other weights', () => {
     expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
     expect(pairFor(ids.honest)?.verifier.node.nodeId).toBe(ids.verifier);
 
+    // 12 verified canaries to the honest node (one the coordinator could not place on a loaded
+    // machine is skipped, not judged: at most a few).
     const honest: CanaryOutcome[] = [];
-    for (let i = 0; i < 12; i++) {
+    let skipped = 0;
+    while (honest.length < 12 && skipped < 6) {
       const pair = pairFor(ids.honest)!;
-      honest.push(await app.canaries.runOnce(pair.target, pair.verifier));
+      const outcome = await app.canaries.runOnce(pair.target, pair.verifier);
+      if (outcome.status === 'skipped') skipped++;
+      else honest.push(outcome);
     }
-    expect(honest.every((o) => o.status === 'verified' && o.judgement.passed)).toBe(true);
+    expect(honest).toHaveLength(12);
+    expect(honest.filter((o) => !(o.status === 'verified' && o.judgement.passed))).toEqual([]);
     const last = honest.at(-1) as Extract<CanaryOutcome, { status: 'verified' }>;
     expect(last.standing.status).toBe('trusted');
 
     let canaries = 0;
     let outcome: CanaryOutcome | undefined;
-    while (pairFor(ids.liar) && canaries < 20) {
+    for (let attempts = 0; pairFor(ids.liar) && canaries < 20 && attempts < 30; attempts++) {
       const pair = pairFor(ids.liar)!;
       outcome = await app.canaries.runOnce(pair.target, pair.verifier);
-      canaries++;
+      if (outcome.status === 'verified') canaries++;
     }
     expect(outcome).toMatchObject({ status: 'verified', standing: { status: 'suspended' } });
     expect(canaries).toBe(2);
@@ -209,8 +215,14 @@ describe('verification: canaries catch a node serving other weights', () => {
       .executeTakeFirstOrThrow();
     expect(standing.reason).toContain('failed verification');
     expect(standing.reason).toContain(String(rows[0]!.job_id));
-    // The honest node still serves.
+    // The honest node still serves, and is the one verified node of the model; the verifier
+    // (never verified itself) is listed as on probation.
     expect(app.hub.index.node(ids.honest)?.state).toBe('online');
+    const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
+    const catalog = (
+      await app.inject({ url: '/api/router/models', headers: { authorization: `Bearer ${jwt}` } })
+    ).json() as { data: { id: string; liveNodes: number; probationNodes: number }[] };
+    expect(catalog.data.find((m) => m.id === MODEL)).toMatchObject({ liveNodes: 1, probationNodes: 1 });
   }, 180_000);
 
   test('behavior: a price-0 node serving junk under the claimed hash gets at most its probation share, then is suspended', async () => {

@@ -16,8 +16,10 @@ export type CatalogModel = {
   id: string;
   family: string;
   contextLength: number;
-  /** Nodes serving the model that are online now (any load). */
+  /** Verified (trusted) nodes serving the model that are online now (any load). */
   liveNodes: number;
+  /** Online nodes serving it that are still on probation (not yet verified, trust/). */
+  probationNodes: number;
   cheapest: { prompt: CatalogPrice; completion: CatalogPrice };
   median: { prompt: CatalogPrice; completion: CatalogPrice };
 };
@@ -29,7 +31,11 @@ const LIVE_STATES = new Set(['online', 'busy']);
  * source of truth): a model is listed while at least one node serving it is online or busy.
  * Prices per million tokens: the cheapest and the median over live nodes, in USD and native.
  */
-export function buildCatalog(index: PickIndex, nativeUsdPriceNano: bigint): CatalogModel[] {
+export function buildCatalog(
+  index: PickIndex,
+  nativeUsdPriceNano: bigint,
+  trusted: (nodeId: string) => boolean = () => true,
+): CatalogModel[] {
   const out: CatalogModel[] = [];
   for (const [id, members] of index.models()) {
     const live: Entry[] = [...members.values()].filter((e) => LIVE_STATES.has(e.node.state));
@@ -49,7 +55,8 @@ export function buildCatalog(index: PickIndex, nativeUsdPriceNano: bigint): Cata
       id,
       family: live[0]!.offer.family,
       contextLength: Math.max(...live.map((e) => e.offer.contextLength)),
-      liveNodes: live.length,
+      liveNodes: live.filter((e) => trusted(e.node.nodeId)).length,
+      probationNodes: live.filter((e) => !trusted(e.node.nodeId)).length,
       cheapest: { prompt: price(ins[0]!), completion: price(outs[0]!) },
       median: { prompt: price(median(ins)), completion: price(median(outs)) },
     });

@@ -14,7 +14,7 @@ import type { Hub } from '../hub/hub.js';
 import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { computeCost } from '../ledger/charges.js';
 import type { Entry } from '../router/pick-index.js';
-import type { Router } from '../router/router.js';
+import type { Router, Slot } from '../router/router.js';
 import { CANARY_PROMPTS } from './canary-prompts.js';
 import { type Judgement, judge } from './judge.js';
 import { payFromPlatform } from './pay-from-platform.js';
@@ -50,6 +50,10 @@ export type CanaryDeps = {
 export type CanaryOutcome =
   | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
   | { status: 'skipped'; reason: string };
+
+/** How long a canary waits for a slot on a full node before it gives up (a client waits as long). */
+const CLAIM_WAIT_MS = 10_000;
+const CLAIM_POLL_MS = 50;
 
 type Answer = { response: Record<string, unknown> & { usage: JobUsage }; tokenIds: JobTokenIds | undefined };
 
@@ -207,10 +211,26 @@ export class CanaryRunner {
     return { status: 'verified', judgement, standing, jobId: generated.jobId };
   }
 
+  /**
+   * A slot of `entry`'s model on its node, waiting (like a client's request would) while the node is
+   * full or briefly away; the entry is looked up again each time, since a reconnect re-indexes it.
+   */
+  async #claim(entry: Entry): Promise<Slot | undefined> {
+    const { hub, router } = this.#deps;
+    const deadline = performance.now() + CLAIM_WAIT_MS;
+    for (;;) {
+      const node = hub.index.node(entry.node.nodeId);
+      const now = node && [...node.entries.values()].find((e) => e.offer.modelId === entry.offer.modelId);
+      const slot = now ? router.claim(now) : undefined;
+      if (slot || performance.now() >= deadline) return slot;
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+  }
+
   /** Runs one job on `entry`'s node; an answer, or why not. */
-  #run(entry: Entry, spec: JobSpec): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
-    const slot = this.#deps.router.claim(entry);
-    if (!slot) return Promise.resolve({ skipped: 'the node is busy' });
+  async #run(entry: Entry, spec: JobSpec): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
+    const slot = await this.#claim(entry);
+    if (!slot) return { skipped: `the node had no free slot for ${CLAIM_WAIT_MS / 1000} s` };
     return new Promise((resolve) => {
       const handle = this.#deps.router.dispatch(slot, spec, {
         onResult: (response, tokenIds) => resolve({ answer: { response, tokenIds }, jobId: handle.jobId }),

@@ -85,7 +85,12 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     log: app.log,
   };
   const apiKey = requireApiKey(ctx.db, ctx.acceptedKeys);
-  const catalog = () => buildCatalog(router.index, config.chain.nativeUsdPriceNano);
+  const catalog = () =>
+    buildCatalog(
+      router.index,
+      config.chain.nativeUsdPriceNano,
+      probation ? (nodeId) => probation.trusted(nodeId) : undefined,
+    );
 
   /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
   const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
@@ -96,6 +101,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     family: m.family,
     context_length: m.contextLength,
     live_nodes: m.liveNodes,
+    probation_nodes: m.probationNodes,
     pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: 'per_million_tokens' },
   });
 
