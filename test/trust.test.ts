@@ -6,7 +6,8 @@
  *   real cheat would), so it is listed under A's catalog id next to the honest node;
  * - a `network` node (silver tier) holds A and verifies.
  * Canaries to both: the liar is suspended, told why and disconnected within a few canaries, and
- * refused when it reconnects; the honest node is never flagged. On SQLite; the books balance.
+ * refused when it reconnects; its owner's stake (real, on anvil) is slashed by trust.slashBps into
+ * the rewards vault with the evidence; the honest node is never flagged. On SQLite; the books balance.
  */
 
 import { execFile } from 'node:child_process';
@@ -20,13 +21,17 @@ import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
+import { parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
+import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
+import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
+import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   expectBooksBalanced,
   signIn,
@@ -35,6 +40,7 @@ import {
   until,
 } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
+import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from './chain-fixture.js';
 
 const run = promisify(execFile);
 const NODE_BIN = path.resolve(import.meta.dirname, '../node/bin/gpumesh-node.js');
@@ -48,6 +54,10 @@ describe('verification: canaries catch a node serving other weights', () => {
   let app: FastifyInstance;
   const daemons: SpawnedNodeDaemon[] = [];
   const verifierOwner = privateKeyToAccount(generatePrivateKey());
+  const liarOwner = privateKeyToAccount(generatePrivateKey());
+  let devnet: Devnet;
+  let vaultsAfterStake = { staking: 0n, rewards: 0n };
+  const balance = (address: `0x${string}`) => devnet.context.client.getBalance({ address });
   let ids: { honest: string; liar: string; verifier: string };
   let modelA = '';
   let shaOfA = '';
@@ -115,15 +125,23 @@ describe('verification: canaries catch a node serving other weights', () => {
       verifier: await nodeIdOf(homes.verifier),
     };
 
+    devnet = await startDevnet();
     db = await sqlite.open('trust');
     const config = loadConfig({
       overrides: {
+        ...chainOverrides(devnet, { staking: { releaseIntervalMs: 100 } }),
         dataDir: db.dataDir,
         logLevel: 'silent',
         catalogFile,
         rateLimit: { enabled: false },
         // Canaries are run by the test, one at a time.
-        trust: { canaryIntervalMs: 0, failuresToSuspend: 2, passesToTrust: 3, probationShare: 0.2 },
+        trust: {
+          canaryIntervalMs: 0,
+          failuresToSuspend: 2,
+          passesToTrust: 3,
+          probationShare: 0.2,
+          slashBps: 1_500,
+        },
       },
     });
     const owner = verifierOwner.address.toLowerCase();
@@ -143,12 +161,30 @@ describe('verification: canaries catch a node serving other weights', () => {
       ref: 'trust-seed',
       now: Date.now(),
     });
+    // The liar's owner stakes 100 TOK (a real transfer to the staking vault).
+    const liarJwt = await signIn(app, liarOwner);
+    await devnet.fund(await proxyAddressOf(app, liarJwt), { nativeWei: parseEther('101') });
+    const staked = await app.inject({
+      method: 'POST',
+      url: '/tx',
+      headers: { authorization: `Bearer ${liarJwt}` },
+      payload: { method: 'chain_stake', params: [liarOwner.address, '100.0000 TOK'] },
+    });
+    expect(staked.statusCode).toBe(200);
+    vaultsAfterStake = {
+      staking: await balance(devnet.vaults.staking.address),
+      rewards: await balance(devnet.vaults.rewards.address),
+    };
     const proof = await signOwnerProof(ids.verifier, verifierOwner);
+    const liarProof = await signOwnerProof(ids.liar, liarOwner);
     for (const [name, home] of Object.entries(homes)) {
+      const owned = (p: typeof proof) => ['--owner-address', p.address, '--owner-signature', p.signature];
       const args =
         name === 'verifier'
-          ? ['--role', 'network', '--owner-address', proof.address, '--owner-signature', proof.signature]
-          : ['--role', 'cpu'];
+          ? ['--role', 'network', ...owned(proof)]
+          : name === 'liar'
+            ? ['--role', 'cpu', ...owned(liarProof)]
+            : ['--role', 'cpu'];
       daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args }));
     }
     await until(() => app.canaries.pairs().length === 2, 90_000);
@@ -161,6 +197,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       await app.close();
     }
     await db?.close();
+    await devnet?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -215,6 +252,42 @@ describe('verification: canaries catch a node serving other weights', () => {
       .executeTakeFirstOrThrow();
     expect(standing.reason).toContain('failed verification');
     expect(standing.reason).toContain(String(rows[0]!.job_id));
+    // The owner's stake is slashed by exactly 15 % into the rewards vault, with the evidence.
+    const stakeOf = async () =>
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/tx',
+          payload: { method: 'chain_getStake', params: [liarOwner.address] },
+        })
+      ).json() as { stake: { quantity: string } };
+    const slashRow = () => db.db.selectFrom('slashes').selectAll().executeTakeFirst();
+    await until(async () => (await slashRow())?.status === 'sent', 30_000);
+    const slash = (await slashRow())!;
+    expect(slash).toMatchObject({ node_id: ids.liar.toLowerCase(), amount_wei: parseEther('15').toString() });
+    expect((await stakeOf()).stake.quantity).toBe('85.0000 TOK');
+    expect(await balance(devnet.vaults.staking.address)).toBe(vaultsAfterStake.staking - parseEther('15'));
+    // The vault paid the transfer's gas from the slashed amount: it still holds exactly what it owes.
+    expect(await balance(devnet.vaults.rewards.address)).toBe(
+      vaultsAfterStake.rewards + parseEther('15') - NATIVE_TRANSFER_FEE_WEI,
+    );
+    const event = await db.db
+      .selectFrom('stake_events')
+      .selectAll()
+      .where('kind', '=', 'slash')
+      .executeTakeFirstOrThrow();
+    expect(event).toMatchObject({ amount_wei: parseEther('15').toString(), tx_hash: slash.tx_hash });
+    const evidence = JSON.parse(event.evidence!) as { sha256: string; verifications: { jobId: string }[] };
+    expect(evidence.sha256).toBe(shaOfA);
+    expect(evidence.verifications.map((v) => v.jobId).sort()).toEqual(rows.map((r) => r.job_id).sort());
+    // The reconciliation check (vault backing, ledger) finds nothing amiss.
+    const report = await reconcile({
+      db: db.db,
+      services: createChainServices(app.ctx.config)!,
+      staleHoldMs: 60_000,
+      now: Date.now(),
+    });
+    expect(report.differences).toEqual([]);
     // The honest node still serves, and is the one verified node of the model; the verifier
     // (never verified itself) is listed as on probation.
     expect(app.hub.index.node(ids.honest)?.state).toBe('online');

@@ -212,9 +212,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const probation = new Probation(config.trust.probationShare);
   await app.register(hubPlugin, { ctx, probation, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(peerPlugin, ctx);
-  await app.register(routerRoutes, { ctx, router: app.router, probation });
-  await app.register(activityRoutes, ctx);
-  await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
   const canaries = new CanaryRunner({
     hub: app.hub,
     router: app.router,
@@ -226,6 +223,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     log: app.log,
     probation,
   });
+  await app.register(routerRoutes, {
+    ctx,
+    router: app.router,
+    probation,
+    spotCheck: (entry, jobId, tokenIds) => {
+      canaries.spotCheck(entry, jobId, tokenIds);
+    },
+  });
+  await app.register(activityRoutes, ctx);
+  await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
   app.decorate('canaries', canaries);
   app.addHook('onReady', async () => canaries.start());
   app.addHook('preClose', async () => canaries.stop());

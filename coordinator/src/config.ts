@@ -223,6 +223,8 @@ export const CoordinatorConfigSchema = Type.Object(
         probationShare: Type.Number({ default: 0.1, minimum: 0, maximum: 1 }),
         /** Share of live completions verified like canaries (0: none; one more provider sees the prompt). */
         spotCheckRate: Type.Number({ default: 0, minimum: 0, maximum: 1 }),
+        /** Share of the owner's stake (basis points) slashed into the rewards vault when a node is suspended. */
+        slashBps: Type.Integer({ default: 1_000, minimum: 0, maximum: 10_000 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
+import { executeSlashes } from '../staking/slash.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
@@ -13,7 +14,8 @@ import { type ChainServices, createChainServices } from './create-chain-services
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
  * set of chain services (one signer queue per wallet for the whole process), the timers that
- * return unbonded stakes and settle open payouts and, when configured, the deposit watcher.
+ * return unbonded stakes, carry out slashes (staking/slash.ts) and settle open payouts and, when
+ * configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config, ctx.db);
@@ -31,6 +33,9 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
     repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', () =>
       releaseUnbonded(deps),
     );
+  }
+  if (chain.stakingVault?.account && chain.rewardsVault) {
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(deps));
   }
   if (chain.treasury?.account) {
     const { settleAfterMs } = ctx.config.payouts;

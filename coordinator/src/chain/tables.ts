@@ -58,10 +58,12 @@ export type RewardIndexTable = {
 export type StakeEventsTable = {
   id: string;
   user_id: string;
-  /** stake | unstake | claim | release */
+  /** stake | unstake | claim | release | slash */
   kind: string;
   amount_wei: string;
   tx_hash: string | null;
+  /** A slash's evidence (JSON: the failed verifications); null for the other kinds. */
+  evidence: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: BigIntColumn;
 };
 

@@ -12,7 +12,7 @@ import { chunkTokens, isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from 
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import type { JobError, JobUsage } from '../hub/jobs.js';
+import type { JobError, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import type { KeyLimits } from '../keys/key-limits.js';
 import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
@@ -60,6 +60,8 @@ export type RouteDeps = {
   clock: { now(): number };
   /** New nodes' capped share of a model's traffic (trust/probation.ts). */
   probation?: Probation;
+  /** Offered each completion the client got, with the token ids the node reported (trust/ spot checks). */
+  spotCheck?: (entry: Entry, jobId: string, tokenIds: JobTokenIds | undefined) => void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
@@ -564,9 +566,10 @@ function runAttempt(
           sink.write({ ...relayed, id: job.requestId, model: job.model });
           deliveredChunks++;
         },
-        onResult: (response) => {
+        onResult: (response, tokenIds) => {
           if (!mayAnswer() || done) return;
           done = true;
+          deps.spotCheck?.(entry, handle.jobId, tokenIds);
           if (sink && !sink.closed && deliveredChunks === 0) {
             // The node answered a stream request in one piece: stream it as one chunk.
             sink.start(entry.node.nodeId);

@@ -30,6 +30,8 @@ export type TrustSettings = {
   minTopKFraction: number;
   failuresToSuspend: number;
   passesToTrust: number;
+  spotCheckRate: number;
+  slashBps: number;
 };
 
 export type CanaryDeps = {
@@ -83,22 +85,11 @@ export class CanaryRunner {
 
   /** Each node connected here with a model some other node can verify, and that verifier. */
   pairs(): { target: Entry; verifier: Entry }[] {
-    const nodes = [...this.#deps.hub.index.nodes()].filter((n) => !n.via);
-    const verifiers = nodes.filter(
-      (n) =>
-        n.scopes.has('verify') &&
-        this.#deps.hub.session(n.nodeId)?.role === 'network' &&
-        n.state !== 'suspended',
-    );
     const out: { target: Entry; verifier: Entry }[] = [];
-    for (const node of nodes) {
+    for (const node of this.#deps.hub.index.nodes()) {
+      if (node.via) continue;
       for (const target of node.entries.values()) {
-        const sha = target.offer.sha256;
-        if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) continue;
-        const verifier = verifiers
-          .filter((v) => v.nodeId !== node.nodeId)
-          .flatMap((v) => [...v.entries.values()])
-          .find((e) => e.offer.sha256 === sha);
+        const verifier = this.verifierFor(target);
         if (verifier) {
           out.push({ target, verifier });
           break; // one model per node per canary
@@ -106,6 +97,23 @@ export class CanaryRunner {
       }
     }
     return out;
+  }
+
+  /**
+   * A node other than `target`'s that can verify its model: connected here, role `network` with
+   * scope `verify`, not suspended, holding the same weights (manifest sha256). Chat and text only.
+   */
+  verifierFor(target: Entry): Entry | undefined {
+    const sha = target.offer.sha256;
+    if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return undefined;
+    for (const v of this.#deps.hub.index.nodes()) {
+      if (v.via || v.nodeId === target.node.nodeId || v.state === 'suspended' || !v.scopes.has('verify'))
+        continue;
+      if (this.#deps.hub.session(v.nodeId)?.role !== 'network') continue;
+      const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
+      if (entry) return entry;
+    }
+    return undefined;
   }
 
   #tick(): void {
@@ -166,7 +174,45 @@ export class CanaryRunner {
       ref: `canary:${generated.jobId}`,
       now: clock.now(),
     });
-    const ids = generated.answer.tokenIds;
+    return this.verifyCompletion(target, verifier, {
+      jobId: generated.jobId,
+      tokenIds: generated.answer.tokenIds,
+      source: 'canary',
+    });
+  }
+
+  /**
+   * Spot check of a live completion: with probability `trust.spotCheckRate`, the token ids `target`
+   * reported for client job `jobId` are verified on another node holding the same weights, in the
+   * background (the client's answer does not wait). Returns the check, or undefined when none ran.
+   */
+  spotCheck(
+    target: Entry,
+    jobId: string,
+    tokenIds: JobTokenIds | undefined,
+  ): Promise<CanaryOutcome> | undefined {
+    const rate = this.#deps.settings.spotCheckRate;
+    if (rate <= 0 || !tokenIds || this.#random() >= rate) return undefined;
+    const verifier = this.verifierFor(target);
+    if (!verifier) return undefined;
+    const check = this.verifyCompletion(target, verifier, { jobId, tokenIds, source: 'spot' });
+    check.catch((err: unknown) =>
+      this.#deps.log.warn({ err, nodeId: target.node.nodeId }, 'spot check failed'),
+    );
+    return check;
+  }
+
+  /** Scores `target`'s completion on `verifier` and records the verdict (canaries and spot checks). */
+  async verifyCompletion(
+    target: Entry,
+    verifier: Entry,
+    {
+      jobId,
+      tokenIds: ids,
+      source,
+    }: { jobId: string; tokenIds: JobTokenIds | undefined; source: 'canary' | 'spot' },
+  ): Promise<CanaryOutcome> {
+    const { settings, store, clock } = this.#deps;
     if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
       return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
     }
@@ -194,11 +240,13 @@ export class CanaryRunner {
       {
         nodeId: target.node.nodeId,
         verifierId: verifier.node.nodeId,
-        model: modelId,
+        model: target.offer.modelId,
         sha256: target.offer.sha256 ?? '',
-        jobId: generated.jobId,
+        jobId,
         verifyJobId: checked.jobId,
         judgement,
+        owner: target.node.owner ?? undefined,
+        source,
         now: clock.now(),
       },
       settings,
@@ -208,7 +256,7 @@ export class CanaryRunner {
       this.#deps.log.warn({ nodeId: target.node.nodeId, reason: standing.reason }, 'node suspended');
       this.#deps.hub.suspend(target.node.nodeId, standing.reason);
     }
-    return { status: 'verified', judgement, standing, jobId: generated.jobId };
+    return { status: 'verified', judgement, standing, jobId };
   }
 
   /**

@@ -16,6 +16,8 @@ export interface VerificationsTable {
   top_k_e4: Int;
   /** 1 or 0. */
   passed: Int;
+  /** canary | spot (a live completion) */
+  source: ColumnType<string, string | undefined, string>;
   created_at: Int;
 }
 
@@ -32,7 +34,36 @@ export interface NodeTrustTable {
 export const TRUST_STATUS = { probation: 'probation', trusted: 'trusted', suspended: 'suspended' } as const;
 export type TrustStatus = (typeof TRUST_STATUS)[keyof typeof TRUST_STATUS];
 
+/**
+ * A slash of the stake of a suspended node's owner, ordered by trust/ and carried out by staking/
+ * (slash.ts): the stake drops and the tokens move from the staking vault to the rewards vault.
+ */
+export interface SlashesTable {
+  id: string;
+  node_id: string;
+  owner: string;
+  fraction_bps: Int;
+  evidence: string;
+  status: SlashStatus;
+  amount_wei: string | null;
+  stake_event_id: string | null;
+  tx_hash: string | null;
+  raw_tx: string | null;
+  created_at: Int;
+  updated_at: Int;
+}
+
+export const SLASH_STATUS = {
+  pending: 'pending',
+  signing: 'signing',
+  signed: 'signed',
+  sent: 'sent',
+  none: 'none',
+} as const;
+export type SlashStatus = (typeof SLASH_STATUS)[keyof typeof SLASH_STATUS];
+
 export interface TrustTables {
   verifications: VerificationsTable;
   node_trust: NodeTrustTable;
+  slashes: SlashesTable;
 }

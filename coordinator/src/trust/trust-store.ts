@@ -9,9 +9,14 @@ import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
 import type { Judgement } from './judge.js';
-import { TRUST_STATUS, type TrustStatus } from './tables.js';
+import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from './tables.js';
 
-export type TrustPolicy = { failuresToSuspend: number; passesToTrust: number };
+export type TrustPolicy = {
+  failuresToSuspend: number;
+  passesToTrust: number;
+  /** Share of the owner's stake (basis points) a suspension slashes. */
+  slashBps: number;
+};
 
 export type VerificationRecord = {
   nodeId: string;
@@ -21,6 +26,9 @@ export type VerificationRecord = {
   jobId: string;
   verifyJobId: string;
   judgement: Judgement;
+  /** The node's owner (its stake is slashed when the node is suspended); none: banned by node id. */
+  owner?: string | undefined;
+  source?: 'canary' | 'spot';
   now: number;
 };
 
@@ -48,6 +56,7 @@ export async function recordVerification(
         mean_logprob_e4: Math.round(r.judgement.meanLogprob * 10_000),
         top_k_e4: Math.round(r.judgement.topKFraction * 10_000),
         passed: r.judgement.passed ? 1 : 0,
+        source: r.source ?? 'canary',
         created_at: r.now,
       })
       .execute();
@@ -66,7 +75,7 @@ export async function recordVerification(
     if (failed >= policy.failuresToSuspend) {
       const evidence = await trx
         .selectFrom('verifications')
-        .select(['job_id', 'mean_logprob_e4', 'top_k_e4'])
+        .select(['job_id', 'verify_job_id', 'verifier_id', 'tokens', 'mean_logprob_e4', 'top_k_e4'])
         .where('node_id', '=', nodeId)
         .where('passed', '=', 0)
         .orderBy('created_at', 'desc')
@@ -81,6 +90,35 @@ export async function recordVerification(
           )
           .join('; ');
       next = { status: TRUST_STATUS.suspended, passed, failed, reason: reason.slice(0, 900) };
+      if (r.owner && policy.slashBps > 0) {
+        const verifications = evidence.map((e) => ({
+          jobId: e.job_id,
+          verifyJobId: e.verify_job_id,
+          verifier: e.verifier_id,
+          tokens: Number(e.tokens),
+          meanLogprob: Number(toBigInt(e.mean_logprob_e4)) / 10_000,
+          topKFraction: Number(toBigInt(e.top_k_e4)) / 10_000,
+        }));
+        // One slash per suspension (keyed by the deciding verification); staking/slash.ts executes it.
+        await trx
+          .insertInto('slashes')
+          .values({
+            id: `slash-${r.verifyJobId}`,
+            node_id: nodeId,
+            owner: r.owner.toLowerCase(),
+            fraction_bps: policy.slashBps,
+            evidence: JSON.stringify({ nodeId, model: r.model, sha256: r.sha256, verifications }),
+            status: SLASH_STATUS.pending,
+            amount_wei: null,
+            stake_event_id: null,
+            tx_hash: null,
+            raw_tx: null,
+            created_at: r.now,
+            updated_at: r.now,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
     } else if (before.status === TRUST_STATUS.probation && passed >= policy.passesToTrust) {
       next = { status: TRUST_STATUS.trusted, passed, failed: 0, reason: null };
     }

@@ -34,6 +34,8 @@ export type RouterRoutesOptions = {
   router: Router;
   /** New nodes' capped share of traffic (trust/probation.ts). */
   probation?: Probation;
+  /** Spot checks of live completions (trust/canary-runner.ts). */
+  spotCheck?: RouteDeps['spotCheck'];
 };
 
 const API_KEY = [{ apiKey: [] }];
@@ -64,13 +66,14 @@ export const MAX_USAGE_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
-  const { ctx, router, probation } = options;
+  const { ctx, router, probation, spotCheck } = options;
   const { config } = ctx;
   const deps: RouteDeps = {
     db: ctx.db,
     ledger: ctx.ledger,
     router,
     ...(probation ? { probation } : {}),
+    ...(spotCheck ? { spotCheck } : {}),
     keyLimits: new KeyLimits(ctx.db),
     settings: {
       platformFeeBps: config.platformFeeBps,

@@ -11,6 +11,7 @@ import { nodeOwners011 } from './011-node-owners.js';
 import { providerPayouts012 } from './012-provider-payouts.js';
 import { nodeSessionsAndTtft013 } from './013-node-sessions-and-ttft.js';
 import { trust014 } from './014-trust.js';
+import { slashes015 } from './015-slashes.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -31,4 +32,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   providerPayouts012,
   nodeSessionsAndTtft013,
   trust014,
+  slashes015,
 ];
