@@ -371,4 +371,40 @@ describe('verification: canaries catch a node serving other weights', () => {
     const after = await servedBy();
     expect(after.get(junk.toLowerCase()) ?? 0).toBe(before.get(junk.toLowerCase()) ?? 0);
   }, 180_000);
+
+  test('behavior: spot checks verify live completions on the verifier; the honest node passes them', async () => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const jwt = await signIn(app, account);
+    const auth = { authorization: `Bearer ${jwt}` };
+    const { id: userId } = (await app.inject({ url: '/api/user', headers: auth })).json() as { id: string };
+    await credit(db.db, { userId, amountNano: USD, ref: 'spot-client' });
+    const { key } = (
+      await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 's' } })
+    ).json() as { key: string };
+    const spots = () => db.db.selectFrom('verifications').selectAll().where('source', '=', 'spot').execute();
+    expect(await spots()).toEqual([]);
+    app.canaries.spotCheckRate = 1;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${base}/v1/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, prompt: `a spot check ${i}`, max_tokens: 8 }),
+        });
+        expect(res.status).toBe(200);
+      }
+      // The completions the honest node served are verified on the network node, in the background.
+      const served = async () =>
+        (await db.db.selectFrom('usage_records').select('node_id').where('user_id', '=', userId).execute())
+          .map((r) => r.node_id.toLowerCase())
+          .filter((n) => n === ids.honest.toLowerCase()).length;
+      await until(async () => (await spots()).length >= (await served()), 30_000);
+      const rows = await spots();
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.every((r) => r.node_id === ids.honest.toLowerCase() && Number(r.passed) === 1)).toBe(true);
+      expect(rows.every((r) => r.verifier_id === ids.verifier.toLowerCase())).toBe(true);
+    } finally {
+      app.canaries.spotCheckRate = 0;
+    }
+  }, 120_000);
 });

@@ -66,8 +66,12 @@ export class CanaryRunner {
   readonly #running = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
 
+  /** Share of live completions verified; `trust.spotCheckRate` at start. */
+  spotCheckRate: number;
+
   constructor(deps: CanaryDeps) {
     this.#deps = deps;
+    this.spotCheckRate = deps.settings.spotCheckRate;
     this.#random = deps.random ?? Math.random;
   }
 
@@ -191,7 +195,7 @@ export class CanaryRunner {
     jobId: string,
     tokenIds: JobTokenIds | undefined,
   ): Promise<CanaryOutcome> | undefined {
-    const rate = this.#deps.settings.spotCheckRate;
+    const rate = this.spotCheckRate;
     if (rate <= 0 || !tokenIds || this.#random() >= rate) return undefined;
     const verifier = this.verifierFor(target);
     if (!verifier) return undefined;
