@@ -57,6 +57,7 @@ describe('verification: canaries catch a node serving other weights', () => {
   const liarOwner = privateKeyToAccount(generatePrivateKey());
   let devnet: Devnet;
   let vaultsAfterStake = { staking: 0n, rewards: 0n };
+  let liarJwt = '';
   const balance = (address: `0x${string}`) => devnet.context.client.getBalance({ address });
   let ids: { honest: string; liar: string; verifier: string };
   let modelA = '';
@@ -162,7 +163,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       now: Date.now(),
     });
     // The liar's owner stakes 100 TOK (a real transfer to the staking vault).
-    const liarJwt = await signIn(app, liarOwner);
+    liarJwt = await signIn(app, liarOwner);
     await devnet.fund(await proxyAddressOf(app, liarJwt), { nativeWei: parseEther('101') });
     const staked = await app.inject({
       method: 'POST',
@@ -280,6 +281,37 @@ describe('verification: canaries catch a node serving other weights', () => {
     const evidence = JSON.parse(event.evidence!) as { sha256: string; verifications: { jobId: string }[] };
     expect(evidence.sha256).toBe(shaOfA);
     expect(evidence.verifications.map((v) => v.jobId).sort()).toEqual(rows.map((r) => r.job_id).sort());
+    // The owner sees the node's verification history and the slash; /network shows the suspension.
+    const mine = (
+      await app.inject({ url: '/api/provider/nodes', headers: { authorization: `Bearer ${liarJwt}` } })
+    ).json() as {
+      nodes: {
+        trust: { status: string; failed: number; lastCheckAt: string | null };
+        verifications: { passed: boolean; jobId: string; source: string }[];
+        slashes: { amount: string; txHash: string; evidence: { verifications: unknown[] } }[];
+      }[];
+    };
+    expect(mine.nodes).toHaveLength(1);
+    const liarView = mine.nodes[0]!;
+    expect(liarView.trust).toMatchObject({ status: 'suspended', failed: 2, lastCheckAt: expect.any(String) });
+    expect(liarView.verifications.map((v) => [v.passed, v.source])).toEqual([
+      [false, 'canary'],
+      [false, 'canary'],
+    ]);
+    expect(liarView.slashes).toEqual([
+      expect.objectContaining({
+        amount: '15',
+        txHash: slash.tx_hash,
+        evidence: expect.objectContaining({ sha256: shaOfA }),
+      }),
+    ]);
+    const stats = (await app.inject({ url: '/api/network/stats' })).json() as {
+      suspensions: { nodeId: string; slashed: string | null; reason: string }[];
+    };
+    expect(stats.suspensions).toEqual([
+      expect.objectContaining({ nodeId: ids.liar.toLowerCase(), slashed: '15', reason: standing.reason }),
+    ]);
+    expect((await app.inject({ url: '/network' })).body).toContain('stake slashed 15');
     // The reconciliation check (vault backing, ledger) finds nothing amiss.
     const report = await reconcile({
       db: db.db,

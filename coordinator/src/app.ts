@@ -49,6 +49,8 @@ import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 import { CanaryRunner } from './trust/canary-runner.js';
 import { Probation } from './trust/probation.js';
+import { ReputationGuard } from './trust/reputation-guard.js';
+import { recentSuspensions, trustSummaries } from './trust/trust-views.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
@@ -79,6 +81,7 @@ declare module 'fastify' {
     ctx: AppContext;
     /** Canaries and verification of what nodes serve (trust/). */
     canaries: CanaryRunner;
+    reputation: ReputationGuard;
   }
 }
 
@@ -234,8 +237,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
   app.decorate('canaries', canaries);
-  app.addHook('onReady', async () => canaries.start());
-  app.addHook('preClose', async () => canaries.stop());
+  const reputation = new ReputationGuard({
+    hub: app.hub,
+    store: ctx.store,
+    settings: config.trust,
+    clock: ctx.clock,
+    probation,
+    log: app.log,
+  });
+  app.decorate('reputation', reputation);
+  app.addHook('onReady', async () => {
+    canaries.start();
+    reputation.start();
+  });
+  app.addHook('preClose', async () => {
+    canaries.stop();
+    reputation.stop();
+  });
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
   await app.register(catalogRoutes, ctx);
@@ -257,6 +275,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         const live = new Set([...app.hub.index.nodes()].map((n) => n.nodeId.toLowerCase()));
         return uptimeOf(ctx.db, ids, { from: now - 86_400_000, to: now }, (id) => live.has(id));
       },
+      trust: (ids) => {
+        const live = new Set([...app.hub.index.nodes()].map((n) => n.nodeId.toLowerCase()));
+        return trustSummaries(ctx.db, ids, ctx.clock.now(), (id) => live.has(id));
+      },
+      suspensions: () => recentSuspensions(ctx.db),
+      spotCheckRate: config.trust.spotCheckRate,
     },
     nodePackages: new NodePackages({ dir: config.nodePackagesDir }),
     now: () => clock.now(),

@@ -225,6 +225,10 @@ export const CoordinatorConfigSchema = Type.Object(
         spotCheckRate: Type.Number({ default: 0, minimum: 0, maximum: 1 }),
         /** Share of the owner's stake (basis points) slashed into the rewards vault when a node is suspended. */
         slashBps: Type.Integer({ default: 1_000, minimum: 0, maximum: 10_000 }),
+        /** A node whose reputation (0…100, trust/reputation.ts) falls below this is suspended. */
+        minReputation: Type.Integer({ default: 25, minimum: 0, maximum: 100 }),
+        /** How often each replica scores its nodes; 0 turns the check off. */
+        reputationIntervalMs: Type.Integer({ default: 60_000, minimum: 0 }),
       },
       { default: {}, additionalProperties: false },
     ),

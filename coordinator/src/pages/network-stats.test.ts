@@ -74,6 +74,8 @@ describe('buildNetworkStats', () => {
       tokensServed: { prompt: 120, completion: 80, total: 200 },
       nativeSymbol: 'GM',
       nodeList: expect.any(Array),
+      suspensions: [],
+      spotCheckRate: 0,
     });
     expect(result.nodeList.map((n) => n.state)).toEqual(['online', 'busy', 'offline']);
   });
@@ -128,7 +130,7 @@ describe('buildNetworkStats', () => {
     ]);
   });
 
-  test('behavior: the node list puts routable nodes first and carries each one’s uptime', () => {
+  test('behavior: the node list puts routable nodes first and carries each one’s uptime and trust standing', () => {
     const offline = `0x${'0'.repeat(39)}a`;
     const online = `0x${'0'.repeat(39)}b`;
     const result = buildNetworkStats({
@@ -147,10 +149,29 @@ describe('buildNetworkStats', () => {
       nativeSymbol: 'TOK',
       now: 0,
       uptime24h: new Map([[online, 0.5]]),
+      trust: new Map([
+        [online, { status: 'trusted', reputation: 83, lastCheckAt: '2026-01-02T03:04:05.000Z' }],
+      ]),
     });
     expect(result.nodeList).toEqual([
-      { nodeId: online, state: 'online', role: 'gpu', tier: 'gold', models: ['m'], uptime24h: 0.5 },
-      { nodeId: offline, state: 'offline', role: 'cpu', tier: 'none', models: [], uptime24h: null },
+      {
+        nodeId: online,
+        state: 'online',
+        role: 'gpu',
+        tier: 'gold',
+        models: ['m'],
+        uptime24h: 0.5,
+        trust: { status: 'trusted', reputation: 83, lastCheckAt: '2026-01-02T03:04:05.000Z' },
+      },
+      {
+        nodeId: offline,
+        state: 'offline',
+        role: 'cpu',
+        tier: 'none',
+        models: [],
+        uptime24h: null,
+        trust: null,
+      },
     ]);
   });
 

@@ -55,6 +55,26 @@ export type NetworkStatsInput = {
   readonly now: number;
   /** Each node's share of the last 24 h it was connected, 0…1 (lowercase ids). */
   readonly uptime24h?: ReadonlyMap<string, number>;
+  /** Each node's verification standing (lowercase ids; trust/trust-views.ts). */
+  readonly trust?: ReadonlyMap<string, NodeTrustView>;
+  /** The latest suspensions, newest first. */
+  readonly suspensions?: readonly SuspensionView[];
+  /** Share of live completions a second provider verifies (it sees the prompt). */
+  readonly spotCheckRate?: number;
+};
+
+export type NodeTrustView = {
+  readonly status: string;
+  readonly reputation: number;
+  readonly lastCheckAt: string | null;
+};
+
+export type SuspensionView = {
+  readonly nodeId: string;
+  readonly at: string;
+  readonly reason: string;
+  /** Native tokens slashed from the owner's stake; null when none (unowned or nothing staked). */
+  readonly slashed: string | null;
 };
 
 export type ModelPrice = {
@@ -88,8 +108,10 @@ export type NetworkStats = {
   readonly models: readonly ModelStats[];
   readonly tokensServed: { readonly prompt: number; readonly completion: number; readonly total: number };
   readonly nativeSymbol: string;
-  /** Each node (up to NODE_LIST_LIMIT, routable first): state, role, tier, models, uptime. */
+  /** Each node (up to NODE_LIST_LIMIT, routable first): state, role, tier, models, uptime, trust. */
   readonly nodeList: readonly NodeListEntry[];
+  readonly suspensions: readonly SuspensionView[];
+  readonly spotCheckRate: number;
 };
 
 export type NodeListEntry = {
@@ -100,6 +122,8 @@ export type NodeListEntry = {
   readonly models: readonly string[];
   /** 0…1, null when unknown. */
   readonly uptime24h: number | null;
+  /** Null when the trust checks are not wired in. */
+  readonly trust: NodeTrustView | null;
 };
 
 /** The most nodes /network lists one by one. */
@@ -165,7 +189,10 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
         tier: node.tier,
         models: [...new Set(node.models.map((m) => m.id))],
         uptime24h: input.uptime24h?.get(node.nodeId.toLowerCase()) ?? null,
+        trust: input.trust?.get(node.nodeId.toLowerCase()) ?? null,
       })),
+    suspensions: input.suspensions ?? [],
+    spotCheckRate: input.spotCheckRate ?? 0,
   };
 }
 
@@ -212,4 +239,8 @@ export type NetworkSource = {
   tokensServed(): Promise<TokensServed>;
   /** Each node's share of the last 24 h it was connected (provider/node-sessions.ts). */
   uptime24h?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
+  /** Each node's verification standing and reputation (trust/trust-views.ts). */
+  trust?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, NodeTrustView>>;
+  suspensions?(): Promise<readonly SuspensionView[]>;
+  spotCheckRate?: number;
 };

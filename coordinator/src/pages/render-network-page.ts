@@ -28,7 +28,7 @@ const NODE_KINDS = [
   {
     role: 'network',
     title: 'Network node',
-    text: 'Relays jobs and peer-RPC between coordinators and nodes; needs bandwidth, not a GPU.',
+    text: 'Verifies what other nodes serve (paid per verified token; tier silver) and relays jobs between coordinators and nodes.',
   },
 ] as const;
 
@@ -75,14 +75,23 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
   </div>
   <div class="card">
     <h3>Nodes</h3>
-    <p class="hint">Uptime: the share of the last 24 hours the node was connected. Verification of what each node serves comes with the trust checks (not yet live).</p>
+    <p class="hint">Uptime: the share of the last 24 hours the node was connected. Verified: at random
+      times the coordinator sends each node requests shaped like client traffic and has a network
+      node holding the same weights score the answer token by token; a node passes five to leave
+      probation, and one whose answers fail is suspended and its owner's stake slashed.
+      Reputation (0–100) weighs those checks, usage reports, failed jobs and uptime.
+      <span id="spot-checks">${spotCheckText(stats.spotCheckRate)}</span></p>
     <div class="table-scroll">
     <table class="data">
-      <caption class="visually-hidden">Nodes connected now, with their uptime over the last 24 hours</caption>
-      <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Tier</th><th scope="col">Models</th><th scope="col" class="num">Uptime (24 h)</th></tr></thead>
+      <caption class="visually-hidden">Nodes connected now, with their uptime over the last 24 hours and their verification standing</caption>
+      <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Tier</th><th scope="col">Models</th><th scope="col" class="num">Uptime (24 h)</th><th scope="col">Verified</th><th scope="col" class="num">Reputation</th></tr></thead>
       <tbody id="nodes-body">${nodeRows(stats)}</tbody>
     </table>
     </div>
+  </div>
+  <div class="card">
+    <h3>Recent suspensions</h3>
+    <ul class="suspensions" id="suspensions">${suspensionItems(stats)}</ul>
   </div>
 </section>
 
@@ -163,11 +172,33 @@ function formatUsd(value: number): string {
 /** One row per listed node; the same cells network.js renders on refresh. */
 function nodeRows(stats: NetworkStats): SafeHtml | SafeHtml[] {
   if (stats.nodeList.length === 0) {
-    return html`<tr class="empty"><td colspan="6">No node is connected right now.</td></tr>`;
+    return html`<tr class="empty"><td colspan="8">No node is connected right now.</td></tr>`;
   }
   return stats.nodeList.map(
     (node) =>
-      html`<tr><th scope="row"><code title="${node.nodeId}">${shortNodeId(node.nodeId)}</code></th><td><span class="dot ${node.state}"></span>${node.state}</td><td>${node.role}</td><td>${node.tier}</td><td>${node.models.map((m) => html`<code class="model-chip">${m}</code>`)}</td><td class="num">${formatUptime(node.uptime24h)}</td></tr>`,
+      html`<tr><th scope="row"><code title="${node.nodeId}">${shortNodeId(node.nodeId)}</code></th><td><span class="dot ${node.state}"></span>${node.state}</td><td>${node.role}</td><td>${node.tier}</td><td>${node.models.map((m) => html`<code class="model-chip">${m}</code>`)}</td><td class="num">${formatUptime(node.uptime24h)}</td><td>${formatVerified(node.trust)}</td><td class="num">${node.trust ? String(node.trust.reputation) : '—'}</td></tr>`,
+  );
+}
+
+/** "trusted · checked 12:03 UTC", "probation · not checked yet"; "—" without trust checks. */
+export function formatVerified(trust: { status: string; lastCheckAt: string | null } | null): string {
+  if (!trust) return '—';
+  const checked = trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet';
+  return `${trust.status} · ${checked}`;
+}
+
+/** What spot checks of live traffic mean for a client's privacy, at this coordinator's rate. */
+export function spotCheckText(rate: number): string {
+  return rate > 0
+    ? `Spot checks: ${(rate * 100).toFixed(rate < 0.01 ? 2 : 0)}% of live completions are verified the same way, so a second provider sees those prompts.`
+    : 'Spot checks of live traffic are off here: only the node serving a request sees its prompt.';
+}
+
+function suspensionItems(stats: NetworkStats): SafeHtml | SafeHtml[] {
+  if (stats.suspensions.length === 0) return html`<li class="empty">No node has been suspended.</li>`;
+  return stats.suspensions.map(
+    (s) =>
+      html`<li><code title="${s.nodeId}">${shortNodeId(s.nodeId)}</code> <time datetime="${s.at}">${s.at.slice(0, 16).replace('T', ' ')} UTC</time>${s.slashed ? html` · stake slashed ${s.slashed}` : ''}<br><span class="muted">${s.reason}</span></li>`,
   );
 }
 

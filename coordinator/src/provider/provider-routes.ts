@@ -19,6 +19,7 @@ import type { Hub } from '../hub/hub.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { PickIndex } from '../router/pick-index.js';
+import { slashesOf, trustSummaries, verificationHistory } from '../trust/trust-views.js';
 import { USAGE_STATUS } from '../usage/tables.js';
 import { tokensPerSecond } from '../usage/tokens-per-second.js';
 import { linkNode } from './link-node.js';
@@ -29,6 +30,13 @@ const DAY_MS = 86_400_000;
 const MAX_EARNINGS_WINDOW_MS = 366 * DAY_MS;
 
 const Usd = Type.Number({ description: 'USD' });
+const TrustSummary = Type.Object({
+  status: Type.String({ description: 'probation | trusted | suspended' }),
+  reputation: Type.Integer({ description: '0…100' }),
+  lastCheckAt: Type.Union([Type.String(), Type.Null()]),
+  passed: Type.Integer(),
+  failed: Type.Integer(),
+});
 const NodeFigures = Type.Object({
   nodeId: Type.String(),
   linkedAt: Type.String({ description: 'ISO 8601' }),
@@ -55,6 +63,32 @@ const NodeFigures = Type.Object({
     ttftMs: Type.Union([Type.Integer(), Type.Null()]),
     tokensPerSecond: Type.Union([Type.Number(), Type.Null()]),
   }),
+  trust: TrustSummary,
+  /** Its latest verifications (canaries and spot checks), newest first. */
+  verifications: Type.Array(
+    Type.Object({
+      at: Type.String(),
+      source: Type.String({ description: 'canary | spot' }),
+      model: Type.String(),
+      jobId: Type.String(),
+      verifier: Type.String(),
+      tokens: Type.Integer(),
+      meanLogprob: Type.Number(),
+      topKFraction: Type.Number(),
+      passed: Type.Boolean(),
+    }),
+  ),
+  /** Slashes of the owner's stake for this node, with the evidence. */
+  slashes: Type.Array(
+    Type.Object({
+      at: Type.String(),
+      status: Type.String(),
+      fractionBps: Type.Integer(),
+      amount: Type.Union([Type.String({ description: 'native token' }), Type.Null()]),
+      txHash: Type.Union([Type.String(), Type.Null()]),
+      evidence: Type.Any(),
+    }),
+  ),
 });
 
 export async function providerRoutes(
@@ -87,12 +121,15 @@ export async function providerRoutes(
       const ids = linked.map((row) => row.node_id);
       const figures = ids.length === 0 ? [] : await nodeFigures(ctx, ids, now);
       const isLive = (id: string) => findNode(index, id) !== undefined;
-      const [day, week, medians] = await Promise.all([
+      const [day, week, medians, trust, histories, slashes] = await Promise.all([
         uptimeOf(ctx.db, ids, { from: now - DAY_MS, to: now }, isLive),
         uptimeOf(ctx.db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
         nodeMedians(ctx, ids, now - 7 * DAY_MS),
+        trustSummaries(ctx.db, ids, now, isLive),
+        Promise.all(ids.map((id) => verificationHistory(ctx.db, id))),
+        Promise.all(ids.map((id) => slashesOf(ctx.db, id))),
       ]);
-      const nodes = linked.map((row) => {
+      const nodes = linked.map((row, i) => {
         const live = findNode(index, row.node_id);
         const f = figures.find((x) => x.node_id === row.node_id);
         return {
@@ -125,6 +162,9 @@ export async function providerRoutes(
             last7Days: round4(week.get(row.node_id) ?? 0),
           },
           medians: medians.get(row.node_id) ?? { ttftMs: null, tokensPerSecond: null },
+          trust: trust.get(row.node_id.toLowerCase())!,
+          verifications: histories[i]!,
+          slashes: slashes[i]!,
         };
       });
       return {
@@ -153,6 +193,7 @@ export async function providerRoutes(
             jobs: Type.Integer(),
             earnings: Type.Object({ total: Usd, today: Usd, unit: Type.Literal('USD') }),
             uptime: Type.Object({ last24h: Type.Number() }),
+            trust: TrustSummary,
           }),
         },
       },
@@ -161,10 +202,11 @@ export async function providerRoutes(
       const id = request.params.nodeId.toLowerCase();
       const now = ctx.clock.now();
       const live = findNode(index, id);
-      const [figures, uptime, owner] = await Promise.all([
+      const [figures, uptime, owner, trust] = await Promise.all([
         nodeFigures(ctx, [id], now),
         uptimeOf(ctx.db, [id], { from: now - DAY_MS, to: now }, () => live !== undefined),
         ctx.db.selectFrom('node_owners').select('owner').where('node_id', '=', id).executeTakeFirst(),
+        trustSummaries(ctx.db, [id], now, () => live !== undefined),
       ]);
       const f = figures[0];
       return {
@@ -179,6 +221,7 @@ export async function providerRoutes(
           unit: 'USD' as const,
         },
         uptime: { last24h: round4(uptime.get(id) ?? 0) },
+        trust: trust.get(id)!,
       };
     },
   );

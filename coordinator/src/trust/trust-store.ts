@@ -179,3 +179,15 @@ export async function standingsOf(store: Store, nodeIds: readonly string[]): Pro
   }
   return out;
 }
+
+/** Suspends a node for a reason other than a verification verdict (reputation.ts); no slash. */
+export async function suspendNode(store: Store, nodeId: string, reason: string, now: number): Promise<void> {
+  const id = nodeId.toLowerCase();
+  await store.db
+    .insertInto('node_trust')
+    .values({ node_id: id, passed: 0, failed: 0, status: TRUST_STATUS.suspended, reason, updated_at: now })
+    .onConflict((oc) =>
+      oc.column('node_id').doUpdateSet({ status: TRUST_STATUS.suspended, reason, updated_at: now }),
+    )
+    .execute();
+}

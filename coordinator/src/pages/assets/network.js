@@ -55,6 +55,24 @@
     body.replaceChildren(...rows);
   }
 
+  function renderSuspensions(stats) {
+    const list = document.getElementById('suspensions');
+    if (!list || !stats.suspensions) return;
+    const items = stats.suspensions.map((s) => {
+      const li = document.createElement('li');
+      const code = cell('code', `${s.nodeId.slice(0, 8)}…${s.nodeId.slice(-6)}`);
+      code.title = s.nodeId;
+      const when = cell('time', ` ${s.at.slice(0, 16).replace('T', ' ')} UTC`);
+      when.dateTime = s.at;
+      li.append(code, when);
+      if (s.slashed) li.append(document.createTextNode(` · stake slashed ${s.slashed}`));
+      li.append(document.createElement('br'), cell('span', s.reason, 'muted'));
+      return li;
+    });
+    if (items.length === 0) items.push(cell('li', 'No node has been suspended.', 'empty'));
+    list.replaceChildren(...items);
+  }
+
   function renderNodes(stats) {
     const body = document.getElementById('nodes-body');
     if (!body || !stats.nodeList) return;
@@ -70,14 +88,27 @@
       const models = cell('td', '');
       for (const m of node.models) models.appendChild(cell('code', m, 'model-chip'));
       const uptime = node.uptime24h === null ? '—' : `${(node.uptime24h * 100).toFixed(1)}%`;
-      tr.append(id, state, cell('td', node.role), cell('td', node.tier), models, cell('td', uptime, 'num'));
+      const trust = node.trust;
+      const verified = trust
+        ? `${trust.status} · ${trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet'}`
+        : '—';
+      tr.append(
+        id,
+        state,
+        cell('td', node.role),
+        cell('td', node.tier),
+        models,
+        cell('td', uptime, 'num'),
+        cell('td', verified),
+        cell('td', trust ? String(trust.reputation) : '—', 'num'),
+      );
       return tr;
     });
     if (rows.length === 0) {
       const tr = document.createElement('tr');
       tr.className = 'empty';
       const td = cell('td', 'No node is connected right now.');
-      td.colSpan = 6;
+      td.colSpan = 8;
       tr.appendChild(td);
       rows.push(tr);
     }
@@ -95,6 +126,7 @@
     }
     renderModels(stats);
     renderNodes(stats);
+    renderSuspensions(stats);
     const updated = document.getElementById('stats-updated');
     if (updated) {
       updated.dateTime = stats.updatedAt;

@@ -1,0 +1,97 @@
+/**
+ * Reputation: one score per node, 0…100, from what it did —
+ *   score = 100 × (0.4·V + 0.2·B + 0.2·R + 0.2·U)
+ * - V, verification: (passed + 1) / (passed + failed + 2) over its verifications of the last 30
+ *   days (a node never checked is at ½);
+ * - B, usage bounds: 1 / (1 + its usage reports clamped as over the coordinator's bound);
+ * - R, reliability: (completed + 1) / (completed + failed + 2) over its jobs of the last 7 days
+ *   (failed: the node died or erred mid-job; a job given up for no first token is a miss the pick
+ *   index demotes at once, and not counted here);
+ * - U, uptime: its share of the last 7 days connected (a new node starts low; uptime alone can't
+ *   take a node below the threshold).
+ * A node scoring below `trust.minReputation` (25: a node needs to be bad on several counts) is
+ * suspended like a liar (but not slashed: slashing takes failed verifications). Routing then never
+ * reaches it, so routing is "the cheapest of the nodes above the threshold".
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { uptimeOf } from '../provider/node-sessions.js';
+import { USAGE_STATUS } from '../usage/tables.js';
+import { TRUST_STATUS, type TrustStatus } from './tables.js';
+
+const DAY_MS = 86_400_000;
+
+export type Reputation = {
+  score: number;
+  status: TrustStatus;
+  verifications: { passed: number; failed: number; lastAt: number | null };
+  violations: number;
+  jobs: { completed: number; failed: number };
+  uptime7d: number;
+};
+
+/** The score of these parts (rounded to an integer). */
+export function scoreOf(parts: Omit<Reputation, 'score' | 'status'>): number {
+  const { passed, failed } = parts.verifications;
+  const v = (passed + 1) / (passed + failed + 2);
+  const b = 1 / (1 + parts.violations);
+  const r = (parts.jobs.completed + 1) / (parts.jobs.completed + parts.jobs.failed + 2);
+  return Math.round(100 * (0.4 * v + 0.2 * b + 0.2 * r + 0.2 * parts.uptime7d));
+}
+
+/** Reputations of these nodes (lowercase ids) at `now`; `isLive` says which are connected now. */
+export async function reputationsOf(
+  db: Kysely<Database>,
+  nodeIds: readonly string[],
+  now: number,
+  isLive: (nodeId: string) => boolean,
+): Promise<Map<string, Reputation>> {
+  const ids = [...new Set(nodeIds.map((id) => id.toLowerCase()))];
+  const out = new Map<string, Reputation>();
+  if (ids.length === 0) return out;
+  const [checks, standings, violations, jobs, uptime] = await Promise.all([
+    db
+      .selectFrom('verifications')
+      .select(['node_id', 'passed'])
+      .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.max('created_at').as('last')])
+      .where('node_id', 'in', ids)
+      .where('created_at', '>=', now - 30 * DAY_MS)
+      .groupBy(['node_id', 'passed'])
+      .execute(),
+    db.selectFrom('node_trust').select(['node_id', 'status']).where('node_id', 'in', ids).execute(),
+    db
+      .selectFrom('node_usage_violations')
+      .select(['node_id', 'violations'])
+      .where('node_id', 'in', ids)
+      .execute(),
+    db
+      .selectFrom('usage_records')
+      .select(['node_id', 'status'])
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('node_id', 'in', ids)
+      .where('created_at', '>=', now - 7 * DAY_MS)
+      .groupBy(['node_id', 'status'])
+      .execute(),
+    uptimeOf(db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
+  ]);
+  for (const id of ids) {
+    const mine = checks.filter((c) => c.node_id === id);
+    const count = (passed: number) => Number(mine.find((c) => Number(c.passed) === passed)?.n ?? 0);
+    const times = mine.map((c) => Number(c.last ?? 0)).filter((t) => t > 0);
+    const last = times.length > 0 ? Math.max(...times) : null;
+    const jobRows = jobs.filter((j) => j.node_id === id);
+    const jobCount = (status: string) => Number(jobRows.find((j) => j.status === status)?.n ?? 0);
+    const parts = {
+      verifications: { passed: count(1), failed: count(0), lastAt: last },
+      violations: Number(violations.find((v) => v.node_id === id)?.violations ?? 0),
+      jobs: { completed: jobCount(USAGE_STATUS.completed), failed: jobCount(USAGE_STATUS.nodeFailed) },
+      uptime7d: uptime.get(id) ?? 0,
+    };
+    out.set(id, {
+      ...parts,
+      score: scoreOf(parts),
+      status: standings.find((s) => s.node_id === id)?.status ?? TRUST_STATUS.probation,
+    });
+  }
+  return out;
+}
