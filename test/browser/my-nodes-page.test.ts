@@ -112,6 +112,24 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
       await run(process.execPath, [NODE_BIN, 'id', '--json', '--state-dir', join(dir, 'state')])
     ).stdout;
     const { nodeId: id } = JSON.parse(nodeId) as { nodeId: string };
+    await t.db
+      .insertInto('verifications')
+      .values({
+        id: `v-${backend.name}`,
+        node_id: id.toLowerCase(),
+        verifier_id: '0x'.padEnd(42, '9'),
+        model: 'gpumesh/tiny-chat',
+        sha256: 'a'.repeat(64),
+        job_id: 'job-canary-1',
+        verify_job_id: 'job-verify-1',
+        tokens: 32,
+        mean_logprob_e4: -12_500,
+        top_k_e4: 8_750,
+        passed: 1,
+        source: 'canary',
+        created_at: Date.now(),
+      })
+      .execute();
     const stranded = (await t.ledger.balance(providerAccountId(id))).balanceNano;
     expect(stranded).toBeGreaterThan(0n);
     expect(stranded % 1_000n).toBe(0n);
@@ -162,6 +180,10 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
     );
     await page.waitForFunction(() => document.querySelectorAll('#nodes-body tr:not(.empty)').length === 1);
     expect(await page.textContent('#nodes-body')).toContain('online');
+    // Its verification standing and history: one canary it passed (the row a verifier's verdict
+    // writes; the checks themselves run in test/trust.test.ts), still on probation.
+    expect(await page.textContent('#nodes-body')).toContain('probation · ');
+    expect(await page.textContent('#checks-body')).toMatch(/canary.*tiny.*-1\.25.*88%.*passed/);
     expect(await page.textContent('#nodes-online')).toBe('1 / 1');
     await page.screenshot({ path: artifactPath(`my-nodes-linked-${backend.name}.png`), fullPage: true });
 

@@ -203,8 +203,22 @@ function renderNodesPane(): SafeHtml {
     <div class="table-scroll">
     <table class="data">
       <caption class="visually-hidden">The nodes your wallet owns</caption>
-      <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col" class="num">Uptime 24 h / 7 d</th><th scope="col">Models</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Tokens in / out</th><th scope="col" class="num">TTFT · tok/s</th><th scope="col" class="num">Today</th><th scope="col" class="num">7 days</th><th scope="col" class="num">Total</th></tr></thead>
-      <tbody id="nodes-body"><tr class="empty"><td colspan="11">No nodes linked to this wallet yet. Link one below.</td></tr></tbody>
+      <thead><tr><th scope="col">Node</th><th scope="col">Status</th><th scope="col">Verified · reputation</th><th scope="col" class="num">Uptime 24 h / 7 d</th><th scope="col">Models</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Tokens in / out</th><th scope="col" class="num">TTFT · tok/s</th><th scope="col" class="num">Today</th><th scope="col" class="num">7 days</th><th scope="col" class="num">Total</th></tr></thead>
+      <tbody id="nodes-body"><tr class="empty"><td colspan="12">No nodes linked to this wallet yet. Link one below.</td></tr></tbody>
+    </table>
+    </div>
+  </section>
+
+  <section class="card" aria-labelledby="checks-title">
+    <h2 id="checks-title">Verification of your nodes</h2>
+    <p class="hint">The network sends each node requests shaped like client traffic and has a network node
+      holding the same weights score the answers token by token. Five passes end probation; failures
+      suspend the node and slash part of your stake, with the evidence listed here.</p>
+    <div class="table-scroll">
+    <table class="data">
+      <caption class="visually-hidden">The latest verifications of your nodes, and any slash of your stake</caption>
+      <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Node</th><th scope="col">Check</th><th scope="col">Model</th><th scope="col" class="num">Mean log-prob</th><th scope="col" class="num">In top 8</th><th scope="col">Result</th></tr></thead>
+      <tbody id="checks-body"><tr class="empty"><td colspan="7">No checks yet.</td></tr></tbody>
     </table>
     </div>
   </section>

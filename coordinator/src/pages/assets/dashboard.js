@@ -267,9 +267,12 @@
       const percent = (x) => `${(x * 100).toFixed(1)}%`;
       const ttft = node.medians.ttftMs === null ? '—' : `${formatCount(node.medians.ttftMs)} ms`;
       const tps = node.medians.tokensPerSecond === null ? '—' : `${node.medians.tokensPerSecond}`;
+      const verified = el('td', `${node.trust.status} · ${node.trust.reputation}`);
+      verified.title = node.trust.lastCheckAt ? `last check ${node.trust.lastCheckAt}` : 'not checked yet';
       tr.append(
         id,
         status,
+        verified,
         el('td', `${percent(node.uptime.last24h)} / ${percent(node.uptime.last7Days)}`, 'num'),
         models,
         el('td', formatCount(node.jobs), 'num'),
@@ -287,8 +290,47 @@
     const online = data.nodes.filter((n) => n.live).length;
     $('nodes-online').textContent = `${online} / ${data.nodes.length}`;
     $('nodes-body').replaceChildren(
-      ...(rows.length ? rows : [emptyRow(11, 'No nodes linked to this wallet yet. Link one below.')]),
+      ...(rows.length ? rows : [emptyRow(12, 'No nodes linked to this wallet yet. Link one below.')]),
     );
+    renderChecks(data.nodes);
+  }
+
+  /** Every node's latest verifications and slashes, newest first. */
+  function renderChecks(nodes) {
+    const items = [];
+    for (const node of nodes) {
+      for (const v of node.verifications) items.push({ at: v.at, node: node.nodeId, v });
+      for (const s of node.slashes) items.push({ at: s.at, node: node.nodeId, s });
+    }
+    items.sort((a, b) => b.at.localeCompare(a.at));
+    const rows = items.slice(0, 30).map((item) => {
+      const tr = el('tr');
+      const node = el('td');
+      const code = el('code', shortId(item.node));
+      code.title = item.node;
+      node.appendChild(code);
+      const when = el('td', item.at.slice(0, 19).replace('T', ' '));
+      if (item.v) {
+        const v = item.v;
+        tr.append(
+          when,
+          node,
+          el('td', v.source === 'spot' ? 'spot check' : 'canary'),
+          el('td', v.model),
+          el('td', v.meanLogprob.toFixed(2), 'num'),
+          el('td', `${Math.round(v.topKFraction * 100)}%`, 'num'),
+          el('td', v.passed ? 'passed' : 'failed', v.passed ? 'ok' : 'bad'),
+        );
+      } else {
+        const s = item.s;
+        const result = el('td', `stake slashed ${s.amount ?? '0'} (${s.status})`, 'bad');
+        result.colSpan = 5;
+        result.title = JSON.stringify(s.evidence);
+        tr.append(when, node, result);
+      }
+      return tr;
+    });
+    $('checks-body').replaceChildren(...(rows.length ? rows : [emptyRow(7, 'No checks yet.')]));
   }
 
   async function loadEarnings() {
