@@ -118,6 +118,10 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     stops.push(async () => {
       if (packing.exitCode === null) packing.kill();
     });
+    // The generated model, written before the coordinator starts: it verifies nodes claiming it
+    // itself (trust.verifierModelsDir) while no network node holds it.
+    const tinyModelsDir = path.join(dataDir, 'models');
+    if (!options.model) await tinyModelPath({ dir: tinyModelsDir });
     const server: RunningServer = await startServer({
       argv: [],
       env: { GPUMESH_LOG_LEVEL: 'warn', ...options.env },
@@ -128,6 +132,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         ...(devnet ? devnetChainConfig(devnet) : { chain: { rpcUrl } }),
         // The tiny model earns fractions of a cent: on the local network any whole micro-USD pays out.
         ...(devnet ? { payouts: { minNano: 1_000n } } : {}),
+        ...(options.model ? {} : { trust: { verifierModelsDir: tinyModelsDir } }),
       },
     });
     stops.push(() => server.close());
@@ -180,8 +185,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const served = options.model
       ? await pullServedModel(options.model, path.join(dataDir, 'pulled-models'), appUrl, log)
       : {
-          modelsDir: path.join(dataDir, 'models'),
-          modelFile: path.basename(await tinyModelPath({ dir: path.join(dataDir, 'models') })),
+          modelsDir: tinyModelsDir,
+          modelFile: path.basename(await tinyModelPath({ dir: tinyModelsDir })),
           id: CHAT_MODEL_ID,
           embeddingId: EMBEDDING_MODEL_ID,
           catalogId: CHAT_MODEL_ID as string | undefined,

@@ -40,6 +40,7 @@ import {
   until,
 } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
+import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from './chain-fixture.js';
 
 const run = promisify(execFile);
@@ -208,7 +209,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     // Both compete under A's catalog id.
     expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
     expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
-    expect(pairFor(ids.honest)?.verifier.node.nodeId).toBe(ids.verifier);
+    expect(pairFor(ids.honest)?.verifier).toMatchObject({ node: { nodeId: ids.verifier } });
 
     // 12 verified canaries to the honest node (one the coordinator could not place on a loaded
     // machine is skipped, not judged: at most a few).
@@ -439,4 +440,53 @@ describe('verification: canaries catch a node serving other weights', () => {
       app.canaries.spotCheckRate = 0;
     }
   }, 120_000);
+
+  test('behavior: with no network node holding the weights, the coordinator verifies itself and still catches a liar', async () => {
+    // The network verifier leaves; the coordinator loads model A itself (trust.verifierModelsDir).
+    await daemons[2]!.stop();
+    await until(() => app.hub.index.node(ids.verifier) === undefined, 10_000);
+    const own = path.join(dir, 'coordinator-models');
+    mkdirSync(own, { recursive: true });
+    writeFileSync(path.join(own, 'a.gguf'), readFileSync(modelA));
+    const local = await startLocalVerifier({ modelsDir: own, stateDir: path.join(dir, 'coordinator-state') });
+    app.canaries.setLocalVerifier(local);
+    try {
+      expect(pairFor(ids.honest)?.verifier).toEqual({ local: expect.any(String) });
+      const b = path.join(dir, 'b2.gguf');
+      await writeTinyModel({ path: b, seed: 404, outputStd: 0.5 });
+      const home = nodeDir('liar2', b);
+      const file = path.join(home, 'models', 'model.gguf');
+      const info = statSync(file);
+      writeFileSync(
+        path.join(home, 'state', 'model-hashes.json'),
+        JSON.stringify({ [file]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaOfA } }),
+      );
+      const liar2 = await nodeIdOf(home);
+      daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args: ['--role', 'cpu'] }));
+      await until(() => pairFor(liar2) !== undefined, 60_000);
+
+      const honest = pairFor(ids.honest)!;
+      const passed = await app.canaries.runOnce(honest.target, honest.verifier);
+      expect(passed).toMatchObject({ status: 'verified', judgement: { passed: true } });
+      let canaries = 0;
+      for (let attempts = 0; pairFor(liar2) && attempts < 30; attempts++) {
+        const pair = pairFor(liar2)!;
+        if ((await app.canaries.runOnce(pair.target, pair.verifier)).status === 'verified') canaries++;
+      }
+      expect(pairFor(liar2)).toBeUndefined();
+      expect(canaries).toBe(2);
+      const rows = await db.db
+        .selectFrom('verifications')
+        .select(['verifier_id', 'passed'])
+        .where('node_id', '=', liar2.toLowerCase())
+        .execute();
+      expect(rows).toEqual([
+        { verifier_id: 'coordinator', passed: 0 },
+        { verifier_id: 'coordinator', passed: 0 },
+      ]);
+    } finally {
+      app.canaries.setLocalVerifier(undefined);
+      await local.close();
+    }
+  }, 180_000);
 });

@@ -4,7 +4,9 @@
  * handlers, security headers, CORS, OpenAPI collector and rate limits come before any route, so
  * every route (including those of capabilities added later) gets them.
  */
+
 import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -48,6 +50,7 @@ import { providerRoutes } from './provider/provider-routes.js';
 import { newRequestId } from './request-id.js';
 import { securityHeaders } from './security-headers.js';
 import { CanaryRunner } from './trust/canary-runner.js';
+import { type LocalVerifier, startLocalVerifier } from './trust/local-verifier.js';
 import { Probation } from './trust/probation.js';
 import { ReputationGuard } from './trust/reputation-guard.js';
 import { recentSuspensions, trustSummaries } from './trust/trust-views.js';
@@ -246,13 +249,30 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     log: app.log,
   });
   app.decorate('reputation', reputation);
+  let localVerifier: Promise<LocalVerifier | undefined> = Promise.resolve(undefined);
   app.addHook('onReady', async () => {
     canaries.start();
     reputation.start();
+    const modelsDir = config.trust.verifierModelsDir;
+    if (modelsDir) {
+      // Loaded in the background: hashing and loading large weights must not hold up the API.
+      localVerifier = startLocalVerifier({ modelsDir, stateDir: path.join(config.dataDir, 'verifier') }).then(
+        (verifier) => {
+          canaries.setLocalVerifier(verifier);
+          return verifier;
+        },
+        (err: unknown) => {
+          app.log.error({ err, modelsDir }, 'the coordinator verifier could not load its models');
+          return undefined;
+        },
+      );
+    }
   });
   app.addHook('preClose', async () => {
     canaries.stop();
     reputation.stop();
+    canaries.setLocalVerifier(undefined);
+    await (await localVerifier)?.close();
   });
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);

@@ -229,6 +229,11 @@ export const CoordinatorConfigSchema = Type.Object(
         minReputation: Type.Integer({ default: 25, minimum: 0, maximum: 100 }),
         /** How often each replica scores its nodes; 0 turns the check off. */
         reputationIntervalMs: Type.Integer({ default: 60_000, minimum: 0 }),
+        /**
+         * GGUF files the coordinator verifies with itself (CPU) when no network node holds the
+         * weights a node claims (trust/local-verifier.ts); unset: only network nodes verify.
+         */
+        verifierModelsDir: Type.Optional(Type.String({ minLength: 1 })),
       },
       { default: {}, additionalProperties: false },
     ),

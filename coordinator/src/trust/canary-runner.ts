@@ -9,6 +9,7 @@
  * replica checks its own.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
 import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
@@ -17,6 +18,7 @@ import type { Entry } from '../router/pick-index.js';
 import type { Router, Slot } from '../router/router.js';
 import { CANARY_PROMPTS } from './canary-prompts.js';
 import { type Judgement, judge } from './judge.js';
+import type { LocalVerifier } from './local-verifier.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
 import { recordVerification, type Standing } from './trust-store.js';
@@ -49,6 +51,12 @@ export type CanaryDeps = {
   random?: () => number;
 };
 
+/** The id verifications name when the coordinator itself verified. */
+export const COORDINATOR_VERIFIER_ID = 'coordinator';
+
+/** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
+export type Verifier = Entry | { local: string };
+
 export type CanaryOutcome =
   | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
   | { status: 'skipped'; reason: string };
@@ -65,6 +73,7 @@ export class CanaryRunner {
   readonly #due = new Map<string, number>();
   readonly #running = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
+  #local: LocalVerifier | undefined;
 
   /** Share of live completions verified; `trust.spotCheckRate` at start. */
   spotCheckRate: number;
@@ -87,9 +96,14 @@ export class CanaryRunner {
     this.#timer = undefined;
   }
 
+  /** The coordinator's own verifier, used for weights no network node holds. */
+  setLocalVerifier(local: LocalVerifier | undefined): void {
+    this.#local = local;
+  }
+
   /** Each node connected here with a model some other node can verify, and that verifier. */
-  pairs(): { target: Entry; verifier: Entry }[] {
-    const out: { target: Entry; verifier: Entry }[] = [];
+  pairs(): { target: Entry; verifier: Verifier }[] {
+    const out: { target: Entry; verifier: Verifier }[] = [];
     for (const node of this.#deps.hub.index.nodes()) {
       if (node.via) continue;
       for (const target of node.entries.values()) {
@@ -105,9 +119,10 @@ export class CanaryRunner {
 
   /**
    * A node other than `target`'s that can verify its model: connected here, role `network` with
-   * scope `verify`, not suspended, holding the same weights (manifest sha256). Chat and text only.
+   * scope `verify`, not suspended, holding the same weights (manifest sha256); else the
+   * coordinator's own verifier when it holds them. Chat and text only.
    */
-  verifierFor(target: Entry): Entry | undefined {
+  verifierFor(target: Entry): Verifier | undefined {
     const sha = target.offer.sha256;
     if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return undefined;
     for (const v of this.#deps.hub.index.nodes()) {
@@ -117,7 +132,8 @@ export class CanaryRunner {
       const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
       if (entry) return entry;
     }
-    return undefined;
+    const local = this.#local?.modelFor(sha);
+    return local ? { local } : undefined;
   }
 
   #tick(): void {
@@ -145,7 +161,7 @@ export class CanaryRunner {
   }
 
   /** One canary to `target`, verified on `verifier`. */
-  async runOnce(target: Entry, verifier: Entry): Promise<CanaryOutcome> {
+  async runOnce(target: Entry, verifier: Verifier): Promise<CanaryOutcome> {
     const { settings, store, clock } = this.#deps;
     const base = CANARY_PROMPTS[Math.floor(this.#random() * CANARY_PROMPTS.length)]!;
     const prompt = this.#random() < 0.5 ? base : `${base} (${1 + Math.floor(this.#random() * 100)})`;
@@ -209,7 +225,7 @@ export class CanaryRunner {
   /** Scores `target`'s completion on `verifier` and records the verdict (canaries and spot checks). */
   async verifyCompletion(
     target: Entry,
-    verifier: Entry,
+    verifier: Verifier,
     {
       jobId,
       tokenIds: ids,
@@ -220,30 +236,37 @@ export class CanaryRunner {
     if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
       return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
     }
-    const checked = await this.#run(verifier, {
-      kind: 'verify',
-      model: verifier.offer.nodeModelId ?? verifier.offer.modelId,
-      request: { promptTokenIds: ids.prompt, completionTokenIds: ids.completion, topK: settings.topK },
-      stream: false,
-      timeoutMs: this.#deps.jobTimeoutMs,
-    });
+    const request = { promptTokenIds: ids.prompt, completionTokenIds: ids.completion, topK: settings.topK };
+    const checked =
+      'local' in verifier
+        ? await this.#runLocal(verifier.local, request)
+        : await this.#run(verifier, {
+            kind: 'verify',
+            model: verifier.offer.nodeModelId ?? verifier.offer.modelId,
+            request,
+            stream: false,
+            timeoutMs: this.#deps.jobTimeoutMs,
+          });
     if ('skipped' in checked) return { status: 'skipped', reason: `verifier: ${checked.skipped}` };
     const judgement = judge(checked.answer.response, ids.completion.length, settings);
     if (!judgement) return { status: 'skipped', reason: 'the verifier answered out of protocol' };
-    const evaluated = checked.answer.response.usage.prompt_tokens;
-    await payFromPlatform(store, {
-      to: verifier.node.owner ?? verifier.node.nodeId,
-      amountNano:
-        (BigInt(Math.min(evaluated, ids.prompt.length + ids.completion.length)) * verifier.priceInNano) /
-        1_000_000n,
-      ref: `verify:${checked.jobId}`,
-      now: clock.now(),
-    });
+    if (!('local' in verifier)) {
+      // A network node is paid its input price per evaluated token (never more than it was sent).
+      const evaluated = checked.answer.response.usage.prompt_tokens;
+      await payFromPlatform(store, {
+        to: verifier.node.owner ?? verifier.node.nodeId,
+        amountNano:
+          (BigInt(Math.min(evaluated, ids.prompt.length + ids.completion.length)) * verifier.priceInNano) /
+          1_000_000n,
+        ref: `verify:${checked.jobId}`,
+        now: clock.now(),
+      });
+    }
     const standing = await recordVerification(
       store,
       {
         nodeId: target.node.nodeId,
-        verifierId: verifier.node.nodeId,
+        verifierId: 'local' in verifier ? COORDINATOR_VERIFIER_ID : verifier.node.nodeId,
         model: target.offer.modelId,
         sha256: target.offer.sha256 ?? '',
         jobId,
@@ -276,6 +299,21 @@ export class CanaryRunner {
       const slot = now ? router.claim(now) : undefined;
       if (slot || performance.now() >= deadline) return slot;
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+  }
+
+  /** A verify job on the coordinator's own verifier. */
+  async #runLocal(
+    model: string,
+    request: Record<string, unknown>,
+  ): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
+    const local = this.#local;
+    if (!local) return { skipped: 'the coordinator verifier is not loaded' };
+    try {
+      const response = (await local.verify(model, request)) as Answer['response'];
+      return { answer: { response, tokenIds: undefined }, jobId: `local-${randomUUID()}` };
+    } catch (error) {
+      return { skipped: `the coordinator verifier failed: ${(error as Error).message}` };
     }
   }
 
