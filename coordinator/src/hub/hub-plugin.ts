@@ -15,6 +15,7 @@ import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
 import type { Probation } from '../trust/probation.js';
 import { standingsOf, suspensionOf } from '../trust/trust-store.js';
+import { recordNodeMiss } from '../usage/record-node-miss.js';
 import { Hub } from './hub.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
@@ -81,6 +82,11 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
       index: nodes.index,
       local: nodes,
       queue: { depth: r.queueDepth, waitMs: r.queueWaitMs },
+      onMiss: (nodeId) => {
+        recordNodeMiss(ctx.db, { nodeId, now: ctx.clock.now() }).catch((err: unknown) =>
+          app.log.warn({ err, nodeId }, 'recording a missed job failed'),
+        );
+      },
     }),
   );
   const wss = new WebSocketServer({ noServer: true, maxPayload: r.maxFrameBytes + 1024 });

@@ -53,14 +53,19 @@ export class Router {
   readonly #local: JobTransport;
   #peer: JobTransport | undefined;
 
+  readonly #onMiss: ((nodeId: string) => void) | undefined;
+
   constructor(options: {
     index: PickIndex;
     local: JobTransport;
     queue?: { depth?: number; waitMs?: number };
+    /** Told each miss (after the pick index demotes the node): the reputation's record of it. */
+    onMiss?: (nodeId: string) => void;
   }) {
     this.index = options.index;
     this.#local = options.local;
     this.queue = new WaitQueue(options.queue);
+    this.#onMiss = options.onMiss;
   }
 
   /** Lets jobs for nodes other replicas hold go through `peer` (undefined: they can't be sent). */
@@ -70,7 +75,12 @@ export class Router {
 
   /** The node gave no first token in time (route-request.ts cancelled its job): a miss. */
   noteMiss(entry: Entry): void {
-    this.index.noteMiss(entry.node.nodeId);
+    this.#miss(entry.node.nodeId);
+  }
+
+  #miss(nodeId: string): void {
+    this.index.noteMiss(nodeId);
+    this.#onMiss?.(nodeId);
   }
 
   reachable(entry: Entry): boolean {
@@ -117,7 +127,7 @@ export class Router {
         },
         onError: (error) => {
           slot.release();
-          if (MISSES.has(error.code)) this.index.noteMiss(entry.node.nodeId);
+          if (MISSES.has(error.code)) this.#miss(entry.node.nodeId);
           handlers.onError(error);
         },
       });

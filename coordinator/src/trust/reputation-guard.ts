@@ -66,7 +66,7 @@ export class ReputationGuard {
       const reason =
         `reputation ${r.score} is below ${settings.minReputation}: verifications ${r.verifications.passed} passed / ` +
         `${r.verifications.failed} failed, ${r.violations} usage reports over the bound, jobs ` +
-        `${r.jobs.completed} completed / ${r.jobs.failed} failed in 7 days, uptime ${(r.uptime7d * 100).toFixed(1)}%`;
+        `${r.jobs.completed} completed / ${r.jobs.failed} failed / ${r.jobs.missed} missed in 7 days, uptime ${(r.uptime7d * 100).toFixed(1)}%`;
       await suspendNode(store, node.nodeId, reason, now);
       this.#deps.probation?.set(node.nodeId, TRUST_STATUS.suspended);
       this.#deps.log.warn({ nodeId: node.nodeId, reason }, 'node suspended');

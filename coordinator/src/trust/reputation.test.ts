@@ -1,6 +1,6 @@
 /**
  * Reputation on SQLite and PostgreSQL: the score from stored verifications, usage violations, jobs
- * and uptime; the guard's sweep suspends a connected node (the protocol's reference node) that
+ * (billed, failed, missed) and uptime; the guard's sweep suspends a connected node (the protocol's reference node) that
  * scores below the threshold, tells it why and refuses it at reconnect, and leaves a good one.
  */
 import type { AddressInfo } from 'node:net';
@@ -15,7 +15,7 @@ describe('scoreOf', () => {
   const base = {
     verifications: { passed: 0, failed: 0, lastAt: null },
     violations: 0,
-    jobs: { completed: 0, failed: 0 },
+    jobs: { completed: 0, failed: 0, missed: 0 },
     uptime7d: 0,
   };
 
@@ -24,12 +24,15 @@ describe('scoreOf', () => {
     const good = {
       verifications: { passed: 20, failed: 0, lastAt: 1 },
       violations: 0,
-      jobs: { completed: 500, failed: 2 },
+      jobs: { completed: 500, failed: 2, missed: 0 },
       uptime7d: 0.99,
     };
     expect(scoreOf(good)).toBeGreaterThanOrEqual(96);
     expect(scoreOf({ ...good, violations: 3 })).toBeLessThan(scoreOf(good));
-    expect(scoreOf({ ...good, jobs: { completed: 10, failed: 90 } })).toBeLessThan(scoreOf(good));
+    expect(scoreOf({ ...good, jobs: { completed: 10, failed: 90, missed: 0 } })).toBeLessThan(scoreOf(good));
+    expect(scoreOf({ ...good, jobs: { completed: 500, failed: 2, missed: 400 } })).toBeLessThan(
+      scoreOf(good),
+    );
     expect(scoreOf({ ...good, verifications: { passed: 20, failed: 5, lastAt: 1 } })).toBeLessThan(
       scoreOf(good),
     );
@@ -93,8 +96,19 @@ describeBackends('reputation guard', (backend) => {
         })),
       )
       .execute();
+    // And the router saw it miss 4 jobs (no first token in time, or died): counted per day.
+    const entry = [...t.app.hub.index.node(node!.nodeId)!.entries.values()][0]!;
+    for (let i = 0; i < 4; i++) t.app.router.noteMiss(entry);
+    await until(async () => {
+      const row = await t.db
+        .selectFrom('node_misses')
+        .selectAll()
+        .where('node_id', '=', id)
+        .executeTakeFirst();
+      return Number(row?.misses ?? 0) === 4;
+    });
     const r = (await reputationsOf(t.db, [id], Date.now(), () => true)).get(id)!;
-    expect(r).toMatchObject({ violations: 9, jobs: { completed: 0, failed: 30 } });
+    expect(r).toMatchObject({ violations: 9, jobs: { completed: 0, failed: 30, missed: 4 } });
     expect(r.score).toBeLessThan(25);
 
     expect(await t.app.reputation.sweep()).toEqual([node!.nodeId]);
@@ -105,7 +119,7 @@ describeBackends('reputation guard', (backend) => {
       .executeTakeFirstOrThrow();
     expect(standing.status).toBe('suspended');
     expect(standing.reason).toMatch(
-      /^reputation \d+ is below 25: .*9 usage reports over the bound.*0 completed \/ 30 failed/,
+      /^reputation \d+ is below 25: .*9 usage reports over the bound.*0 completed \/ 30 failed \/ 4 missed/,
     );
     // Disconnected, and refused when it tries again (the reference node keeps reconnecting).
     await until(() => t.app.hub.index.node(node!.nodeId) === undefined, 10_000);

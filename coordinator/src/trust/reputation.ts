@@ -4,9 +4,9 @@
  * - V, verification: (passed + 1) / (passed + failed + 2) over its verifications of the last 30
  *   days (a node never checked is at ½);
  * - B, usage bounds: 1 / (1 + its usage reports clamped as over the coordinator's bound);
- * - R, reliability: (completed + 1) / (completed + failed + 2) over its jobs of the last 7 days
- *   (failed: the node died or erred mid-job; a job given up for no first token is a miss the pick
- *   index demotes at once, and not counted here);
+ * - R, reliability: (completed + 1) / (completed + failed + missed + 2) over the last 7 days
+ *   (failed: billed jobs it died or erred in; missed: jobs it gave no first token for in time, or
+ *   lost, or failed in its runtime — counted by the router in `node_misses`);
  * - U, uptime: its share of the last 7 days connected (a new node starts low; uptime alone can't
  *   take a node below the threshold).
  * A node scoring below `trust.minReputation` (25: a node needs to be bad on several counts) is
@@ -26,7 +26,7 @@ export type Reputation = {
   status: TrustStatus;
   verifications: { passed: number; failed: number; lastAt: number | null };
   violations: number;
-  jobs: { completed: number; failed: number };
+  jobs: { completed: number; failed: number; missed: number };
   uptime7d: number;
 };
 
@@ -35,7 +35,8 @@ export function scoreOf(parts: Omit<Reputation, 'score' | 'status'>): number {
   const { passed, failed } = parts.verifications;
   const v = (passed + 1) / (passed + failed + 2);
   const b = 1 / (1 + parts.violations);
-  const r = (parts.jobs.completed + 1) / (parts.jobs.completed + parts.jobs.failed + 2);
+  const { completed, failed: jobsFailed, missed } = parts.jobs;
+  const r = (completed + 1) / (completed + jobsFailed + missed + 2);
   return Math.round(100 * (0.4 * v + 0.2 * b + 0.2 * r + 0.2 * parts.uptime7d));
 }
 
@@ -49,7 +50,8 @@ export async function reputationsOf(
   const ids = [...new Set(nodeIds.map((id) => id.toLowerCase()))];
   const out = new Map<string, Reputation>();
   if (ids.length === 0) return out;
-  const [checks, standings, violations, jobs, uptime] = await Promise.all([
+  const weekAgo = new Date(now - 7 * DAY_MS).toISOString().slice(0, 10);
+  const [checks, standings, violations, jobs, misses, uptime] = await Promise.all([
     db
       .selectFrom('verifications')
       .select(['node_id', 'passed'])
@@ -72,6 +74,14 @@ export async function reputationsOf(
       .where('created_at', '>=', now - 7 * DAY_MS)
       .groupBy(['node_id', 'status'])
       .execute(),
+    db
+      .selectFrom('node_misses')
+      .select('node_id')
+      .select((eb) => eb.fn.sum<string>('misses').as('n'))
+      .where('node_id', 'in', ids)
+      .where('day', '>=', weekAgo)
+      .groupBy('node_id')
+      .execute(),
     uptimeOf(db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
   ]);
   for (const id of ids) {
@@ -84,7 +94,11 @@ export async function reputationsOf(
     const parts = {
       verifications: { passed: count(1), failed: count(0), lastAt: last },
       violations: Number(violations.find((v) => v.node_id === id)?.violations ?? 0),
-      jobs: { completed: jobCount(USAGE_STATUS.completed), failed: jobCount(USAGE_STATUS.nodeFailed) },
+      jobs: {
+        completed: jobCount(USAGE_STATUS.completed),
+        failed: jobCount(USAGE_STATUS.nodeFailed),
+        missed: Number(misses.find((m) => m.node_id === id)?.n ?? 0),
+      },
       uptime7d: uptime.get(id) ?? 0,
     };
     out.set(id, {

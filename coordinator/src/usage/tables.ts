@@ -32,6 +32,13 @@ export interface UsageRecordsTable {
   ttft_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
 }
 
+/** Per node and UTC day (YYYY-MM-DD), the jobs it missed (router.ts MISSES, or no first token in time). */
+export interface NodeMissesTable {
+  node_id: string;
+  day: string;
+  misses: Int;
+}
+
 /**
  * Per node, how many of its usage reports claimed more tokens than the coordinator's bound allowed
  * (each clamped when billed): what the node's reputation will weigh.
@@ -45,6 +52,7 @@ export interface NodeUsageViolationsTable {
 export interface UsageTables {
   usage_records: UsageRecordsTable;
   node_usage_violations: NodeUsageViolationsTable;
+  node_misses: NodeMissesTable;
 }
 
 export const USAGE_STATUS = {

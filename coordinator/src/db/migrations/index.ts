@@ -12,6 +12,7 @@ import { providerPayouts012 } from './012-provider-payouts.js';
 import { nodeSessionsAndTtft013 } from './013-node-sessions-and-ttft.js';
 import { trust014 } from './014-trust.js';
 import { slashes015 } from './015-slashes.js';
+import { nodeMisses016 } from './016-node-misses.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -33,4 +34,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   nodeSessionsAndTtft013,
   trust014,
   slashes015,
+  nodeMisses016,
 ];
