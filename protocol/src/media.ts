@@ -34,8 +34,11 @@ export const SPEECH_MEDIA_TYPES: Record<SpeechFormat, string> = {
   pcm: 'audio/pcm',
 };
 
-/** Most decoded audio bytes one speech `chunk` frame carries (64 KiB: 87 KiB as base64). */
-export const MAX_AUDIO_CHUNK_BYTES = 64 * 1024;
+/**
+ * Most decoded audio bytes one speech `chunk` frame carries: 32 KiB, 43,692 as base64, so a chunk
+ * fits the smallest `maxFrameBytes` a coordinator may grant (65,536).
+ */
+export const MAX_AUDIO_CHUNK_BYTES = 32 * 1024;
 
 /** Longest speech input, characters (Unicode code points), as OpenAI's. */
 export const MAX_SPEECH_INPUT_CHARS = 4096;
@@ -101,7 +104,13 @@ export const TranscriptionResponseSchema = Type.Object({
       { maxItems: 10_000 },
     ),
   ),
-  usage: Type.Object({ prompt_tokens: Count, completion_tokens: Count, total_tokens: Count }),
+  usage: Type.Object({
+    prompt_tokens: Count,
+    completion_tokens: Count,
+    total_tokens: Count,
+    /** The billed unit: seconds of audio in. */
+    seconds: Type.Number({ minimum: 0 }),
+  }),
 });
 export type TranscriptionResponse = Static<typeof TranscriptionResponseSchema>;
 
