@@ -206,6 +206,27 @@ describe('voice', () => {
       cost_nano: costOf(ms, PER_SECOND * 1000n),
     });
     expect(usage.cost).toBe(Number(transcription.cost_nano) / 1e9);
+
+    // The usage summary: one voice row with both units, no tokens.
+    const summary = (
+      await app.inject({
+        method: 'GET',
+        url: '/api/router/usage',
+        headers: { authorization: `Bearer ${jwt}` },
+      })
+    ).json() as { totals: { promptTokens: number }; byFamily: Record<string, unknown>[] };
+    expect(summary.totals.promptTokens).toBe(0);
+    expect(summary.byFamily).toEqual([
+      expect.objectContaining({
+        family: 'voice',
+        requests: 2,
+        promptTokens: 0,
+        completionTokens: 0,
+        audioSeconds: Number(ms) / 1000,
+        characters: phrase.length,
+        costNano: String(speech.cost_nano + transcription.cost_nano),
+      }),
+    ]);
   }, 120_000);
 
   test('error: bad input is a clear 400/413, never a crash', async () => {
