@@ -172,6 +172,20 @@ describe('voice', () => {
       10_000,
     );
 
+    // The catalog and the /network page show the family and the unit price.
+    const listed = (await client.models.list()).data as unknown as {
+      id: string;
+      family: string;
+      pricing: { unit: string; prompt: { usdNano: string } };
+    }[];
+    expect(listed.map((m) => [m.id, m.family, m.pricing.unit, m.pricing.prompt.usdNano])).toEqual([
+      ['espeak-ng', 'voice', 'per_million_characters', String(PER_MCHAR)],
+      ['pocketsphinx-en-us', 'voice', 'per_second', String(PER_SECOND)],
+    ]);
+    const page = (await app.inject({ method: 'GET', url: '/network' })).body;
+    expect(page).toContain('per audio second');
+    expect(page).toContain('per M characters');
+
     const phrase = 'open the door please';
     const spoken = await client.audio.speech
       .create({ model: 'espeak-ng', input: phrase, voice: 'alloy', response_format: 'wav' })

@@ -98,7 +98,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     family: m.family,
     context_length: m.contextLength,
     live_nodes: m.liveNodes,
-    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: 'per_million_tokens' },
+    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: m.unit },
   });
 
   app.get(
