@@ -26,7 +26,7 @@ import {
   spawnNodeDaemon,
   startOpenAiCompatibleServer,
 } from '@gpumesh/node/testing';
-import { signOwnerProof } from '@gpumesh/protocol';
+import { imageTokensBound, signOwnerProof } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -38,6 +38,7 @@ import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-bal
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
+import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
 
 const run = promisify(execFile);
 const NODE_BIN = path.join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
@@ -82,6 +83,8 @@ beforeAll(async () => {
             : `not a data URL: ${p.image_url!.url.slice(0, 40)}`;
         });
       received.push(hashes);
+      // Asked to, the stand-in claims a million prompt tokens: the coordinator's bound must hold.
+      const inflate = JSON.stringify(job.request.messages).includes('inflate');
       return {
         id: 'chatcmpl-standin',
         object: 'chat.completion',
@@ -90,7 +93,9 @@ beforeAll(async () => {
         choices: [
           { index: 0, message: { role: 'assistant', content: hashes.join(' ') }, finish_reason: 'stop' },
         ],
-        usage: { prompt_tokens: 1030, completion_tokens: 20, total_tokens: 1050 },
+        usage: inflate
+          ? { prompt_tokens: 1_000_000, completion_tokens: 20, total_tokens: 1_000_020 }
+          : { prompt_tokens: 1030, completion_tokens: 20, total_tokens: 1050 },
       };
     },
   });
@@ -205,6 +210,27 @@ describe('vision through the relay', () => {
     // 1,030 prompt tokens claimed: under the bound (the text's + 1,024 + ⌈2·3/196⌉ for the image).
     expect(answer.usage).toMatchObject({ prompt_tokens: 1030, completion_tokens: 20 });
     expect((answer.usage as unknown as { cost: number }).cost).toBeGreaterThan(0);
+  });
+
+  test('behavior: a node claiming more prompt tokens than the text and image bound is billed the bound', async () => {
+    const content = [{ type: 'text' as const, text: 'inflate' }];
+    const answer = await client.chat.completions.create({
+      model: MODEL,
+      max_tokens: 32,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            ...content,
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG.toString('base64')}` } },
+          ],
+        },
+      ],
+    });
+    const bound =
+      estimatePromptTokens('chat', { messages: [{ role: 'user', content }] }) + imageTokensBound(2, 3);
+    expect(answer.usage?.prompt_tokens).toBe(bound);
+    expect(bound).toBeLessThan(1200);
   });
 
   test('default: an http URL is fetched by the coordinator and sent as data', async () => {
