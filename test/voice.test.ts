@@ -10,6 +10,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -196,6 +197,23 @@ describe('voice', () => {
     expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
     expect(wav.length).toBeGreaterThan(20_000); // ~1.4 s of 22,050 Hz 16-bit speech
     const speech = await chargedFor(spoken.response.headers.get('x-request-id')!);
+    // The body is audio: the charge goes in the x-gpumesh-cost trailer (read with node:http).
+    const trailer = await new Promise<string | undefined>((resolve, reject) => {
+      const req = request(
+        `${base}/v1/audio/speech`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.trailers['x-gpumesh-cost']));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'espeak-ng', input: phrase, voice: 'alloy', response_format: 'wav' }));
+    });
+    expect(trailer).toBe(String(Number(costOf(BigInt(phrase.length), PER_MCHAR)) / 1e9));
     expect(speech).toEqual({
       kind: 'speech',
       prompt_tokens: phrase.length,
@@ -221,7 +239,7 @@ describe('voice', () => {
     });
     expect(usage.cost).toBe(Number(transcription.cost_nano) / 1e9);
 
-    // The usage summary: one voice row with both units, no tokens.
+    // The usage summary: one voice row with both units (two speeches, one transcription), no tokens.
     const summary = (
       await app.inject({
         method: 'GET',
@@ -233,12 +251,12 @@ describe('voice', () => {
     expect(summary.byFamily).toEqual([
       expect.objectContaining({
         family: 'voice',
-        requests: 2,
+        requests: 3,
         promptTokens: 0,
         completionTokens: 0,
         audioSeconds: Number(ms) / 1000,
-        characters: phrase.length,
-        costNano: String(speech.cost_nano + transcription.cost_nano),
+        characters: 2 * phrase.length,
+        costNano: String(2n * speech.cost_nano + transcription.cost_nano),
       }),
     ]);
   }, 120_000);
