@@ -366,9 +366,31 @@ export function loadConfig(options: LoadConfigOptions = {}): CoordinatorConfig {
   }
   const config = withDefaults as ConfigInput;
   checkPeer(config);
+  checkMedia(config);
   const publicUrl = stripSlash(config.publicUrl ?? `http://${config.host}:${config.port}`);
   const routerUrl = stripSlash(config.routerUrl ?? publicUrl);
   return deepFreeze({ ...config, dataDir: path.resolve(config.dataDir), publicUrl, routerUrl });
+}
+
+/** Room a job frame needs beside its base64 media (the JSON around it, the other fields). */
+const MEDIA_FRAME_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * Media travels as base64 inside one job frame (NODE_PROTOCOL.md §9 "Media bytes"): the audio and
+ * image limits must fit router.maxFrameBytes, or every request near a limit would fail at the node.
+ */
+function checkMedia(config: ConfigInput): void {
+  const frame = config.router.maxFrameBytes;
+  for (const field of ['maxAudioBytes', 'maxImageBytes'] as const) {
+    const needed = Math.ceil((config.media[field] * 4) / 3) + MEDIA_FRAME_OVERHEAD_BYTES;
+    if (needed > frame) {
+      throw new ApiError(
+        'invalid_config',
+        `configuration media.${field}: ${config.media[field]} bytes are ${needed} in a job frame (base64), over router.maxFrameBytes ${frame}`,
+        { param: `media.${field}` },
+      );
+    }
+  }
 }
 
 /** Settings that only make sense together: replicas need the shared stores, TLS its three files. */
