@@ -19,7 +19,7 @@ import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import { audioRoutes } from './media/audio-routes.js';
-import { hasImageParts, resolveImages } from './media/resolve-images.js';
+import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
 import { requireApiKey } from './require-api-key.js';
 import {
   ChatCompletionBody,
@@ -243,6 +243,12 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       models?: string[];
       provider?: ProviderPreferencesBody;
     };
+    // The chat route's body limit has room for images (data URLs) only: the rest of the body is
+    // held to the ordinary limit.
+    if (asked === 'chat') {
+      const length = Number(request.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(body)));
+      if (length - imageUrlBytes(body) > config.bodyLimitBytes) throw new ApiError('payload_too_large');
+    }
     // A chat with image parts is a vision job: its images fetched and checked here, sent as data.
     let kind = asked;
     let promptTokensBound: number | undefined;

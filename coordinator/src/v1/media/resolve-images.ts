@@ -15,6 +15,25 @@ export function hasImageParts(body: Record<string, unknown>): boolean {
   );
 }
 
+/**
+ * UTF-8 bytes of a chat body's image URLs: the chat route lets its body grow by the media limit for
+ * images only, so a body is measured without them against the ordinary body limit.
+ */
+export function imageUrlBytes(body: Record<string, unknown>): number {
+  const messages = Array.isArray(body.messages) ? (body.messages as Message[]) : [];
+  let bytes = 0;
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const part of m.content as Part[]) {
+      if (part?.type !== 'image_url') continue;
+      const ref = part.image_url as { url?: unknown } | string | undefined;
+      const url = typeof ref === 'string' ? ref : ref?.url;
+      if (typeof url === 'string') bytes += Buffer.byteLength(url, 'utf8');
+    }
+  }
+  return bytes;
+}
+
 export type ResolveImagesOptions = FetchImageOptions & { maxImages: number };
 
 /**
