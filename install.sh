@@ -38,6 +38,7 @@ DRY_RUN=0
 UNINSTALL=0
 SERVICE=auto
 KEEP_STATE=0
+VOICE=0
 
 usage() {
   cat <<EOF
@@ -53,6 +54,9 @@ Usage: install.sh [options]
   --version V              with --registry: the package version (default: latest)
   --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)
+  --voice                  serve voice with the built-in CPU engines instead of a model: speech
+                           (espeak-ng) and transcription (pocketsphinx, US English); installs
+                           espeak-ng pocketsphinx pocketsphinx-en-us sox (Debian/Ubuntu, as root)
   --dry-run                print the plan, change nothing
   --uninstall              remove everything this script added (the node key too, unless --keep-state)
   --keep-state             with --uninstall: keep the state folder (node key, models)
@@ -104,6 +108,7 @@ while [ $# -gt 0 ]; do
     --version) VERSION="${2:?--version needs a value}"; shift 2 ;;
     --service) SERVICE="${2:?--service needs a value}"; shift 2 ;;
     --no-service) SERVICE=none; shift ;;
+    --voice) VOICE=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --keep-state) KEEP_STATE=1; shift ;;
@@ -272,6 +277,7 @@ say "  install into: $PREFIX"
 say "  state:        $STATE_DIR (node key kept across upgrades)"
 say "  config:       $CONFIG"
 say "  service:      $KIND"
+if [ "$VOICE" = 1 ]; then say "  voice:        espeak-ng (speech), pocketsphinx-en-us (transcription)"; fi
 
 if [ "$NODE_OK" = 0 ]; then
   if [ "$IS_ROOT" = 1 ] && command -v apt-get >/dev/null 2>&1; then
@@ -290,6 +296,29 @@ if [ "$NODE_OK" = 0 ]; then
 fi
 if [ "$DRY_RUN" = 0 ] && [ "$NODE_OK" = 0 ] && [ "$(node_major)" -lt "$MIN_NODE_MAJOR" ]; then
   die "the distribution's Node.js is older than $MIN_NODE_MAJOR; install a newer one from https://nodejs.org/en/download"
+fi
+
+# The voice engines: Debian packages, no downloads.
+VOICE_PACKAGES="espeak-ng pocketsphinx pocketsphinx-en-us sox"
+voice_missing() {
+  command -v espeak-ng >/dev/null 2>&1 && command -v pocketsphinx_continuous >/dev/null 2>&1 &&
+    command -v sox >/dev/null 2>&1 && [ -d /usr/share/pocketsphinx/model/en-us ] && return 1
+  return 0
+}
+if [ "$VOICE" = 1 ] && voice_missing; then
+  if [ "$IS_ROOT" = 1 ] && command -v apt-get >/dev/null 2>&1; then
+    say "  voice engines: missing, installing $VOICE_PACKAGES"
+    # shellcheck disable=SC2086 # the package list splits on purpose
+    run apt-get install -y --no-install-recommends $VOICE_PACKAGES || {
+      run apt-get update
+      # shellcheck disable=SC2086
+      run apt-get install -y --no-install-recommends $VOICE_PACKAGES
+    }
+  elif [ "$DRY_RUN" = 0 ]; then
+    die "--voice needs $VOICE_PACKAGES. Install them (Debian/Ubuntu: sudo apt-get install -y $VOICE_PACKAGES), then re-run this script."
+  else
+    say "  voice engines: missing; would need: sudo apt-get install -y $VOICE_PACKAGES"
+  fi
 fi
 
 # ---------------------------------------------------------------------------------------------- #
@@ -428,7 +457,7 @@ else
   "role": "$ROLE",
   "stateDir": "$STATE_DIR",
   "modelsDir": "$STATE_DIR/models",
-  "gpu": "$GPU_SETTING"
+  "gpu": "$GPU_SETTING"$([ "$VOICE" = 1 ] && printf ',\n  "runtime": "voice"')
 }
 EOF
 fi

@@ -46,6 +46,11 @@ export type StartNetworkOptions = {
   /** Local nodes to start (0 for none). */
   nodes?: number;
   /**
+   * Also start a voice node (espeak-ng speech, pocketsphinx transcription) when the engines are
+   * installed and nodes > 0; default true.
+   */
+  voice?: boolean;
+  /**
    * A model to pull and serve instead of the generated one (`hf:<user>/<repo>/<file>.gguf`,
    * `hf:<user>/<repo>:<quant>`, `https://…/x.gguf`), checked against the coordinator's catalog.
    */
@@ -67,7 +72,7 @@ export type NetworkInfo = {
   chainId: number;
   nativeSymbol: string;
   tokens: Record<string, Address>;
-  models: { chat: string; embedding: string };
+  models: { chat: string; embedding: string; speech?: string; transcription?: string };
   devWallet?: { address: Address; privateKey: Hex };
   apiKey?: string;
   /** The coordinator's data directory (its SQLite store, unless DATABASE_URL is set). */
@@ -221,6 +226,31 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         embedding: served.catalogEmbeddingId ?? `${scope}/${served.embeddingId}`,
       };
     }
+    // 5. The voice node: the built-in CPU engines from Debian packages, when they are installed.
+    if (nodeCount > 0 && options.voice !== false) {
+      const missing = missingVoiceEngines();
+      if (missing.length === 0) {
+        nodes.push(
+          await startNode({
+            dataDir,
+            modelsDir,
+            modelFile,
+            modelId: served.id,
+            embeddingId: served.embeddingId,
+            appUrl,
+            index: nodeCount,
+            owner,
+            log,
+            voice: true,
+          }),
+        );
+        info.models = { ...info.models, speech: 'espeak-ng', transcription: 'pocketsphinx-en-us' };
+      } else {
+        log(
+          `voice     no voice node: ${missing.join(', ')} not installed (apt-get install espeak-ng pocketsphinx pocketsphinx-en-us sox)`,
+        );
+      }
+    }
     if (nodeCount > 0) {
       // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
       await waitFor(
@@ -229,6 +259,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         'the nodes to come online',
       );
       log(`nodes     ${nodeCount} serving ${info.models.chat} and ${info.models.embedding}`);
+      if (info.models.speech)
+        log(`voice     1 serving ${info.models.speech} and ${info.models.transcription}`);
     }
 
     const file = path.join(dataDir, NETWORK_FILE_NAME);
@@ -308,6 +340,8 @@ async function startNode(options: {
   index: number;
   owner: ReturnType<typeof privateKeyToAccount> | undefined;
   log: (line: string) => void;
+  /** The voice runtime (espeak-ng, pocketsphinx) instead of the model. */
+  voice?: boolean;
 }): Promise<LocalNode> {
   const { dataDir, modelsDir, modelFile, modelId, embeddingId, appUrl, index, owner, log } = options;
   const stateDir = path.join(dataDir, 'nodes', String(index));
@@ -324,21 +358,24 @@ async function startNode(options: {
     stateDir,
     modelsDir,
     healthPort: await freePort(),
-    offerEmbeddings: true,
+    offerEmbeddings: !options.voice,
     ...(ownerProof ? { ownerAddress: ownerProof.address, ownerSignature: ownerProof.signature } : {}),
-    models: [
-      {
-        file: modelFile,
-        id: modelId,
-        family: 'chat',
-        embeddingId,
-        price: {
-          currency: 'USD',
-          inputPerMTok: String(BASE_INPUT_PRICE_NANO_PER_MTOK * factor),
-          outputPerMTok: String(BASE_OUTPUT_PRICE_NANO_PER_MTOK * factor),
-        },
-      },
-    ],
+    ...(options.voice ? { runtime: 'voice' } : {}),
+    models: options.voice
+      ? []
+      : [
+          {
+            file: modelFile,
+            id: modelId,
+            family: 'chat',
+            embeddingId,
+            price: {
+              currency: 'USD',
+              inputPerMTok: String(BASE_INPUT_PRICE_NANO_PER_MTOK * factor),
+              outputPerMTok: String(BASE_OUTPUT_PRICE_NANO_PER_MTOK * factor),
+            },
+          },
+        ],
   };
   await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
   let child: ChildProcess;
@@ -376,6 +413,18 @@ async function startNode(options: {
       await stopChild(child);
     },
   };
+}
+
+/** The voice engines' binaries and model not installed here (empty: a voice node can run). */
+function missingVoiceEngines(): string[] {
+  const onPath = (bin: string) =>
+    (process.env.PATH ?? '').split(path.delimiter).some((dir) => existsSync(path.join(dir, bin)));
+  const missing: string[] = [];
+  if (!onPath('espeak-ng')) missing.push('espeak-ng');
+  if (!onPath('pocketsphinx_continuous')) missing.push('pocketsphinx');
+  if (!existsSync('/usr/share/pocketsphinx/model/en-us')) missing.push('pocketsphinx-en-us');
+  if (!onPath('sox')) missing.push('sox');
+  return missing;
 }
 
 /** A local node: its health URL, the pid of its current process, and a stop for good. */

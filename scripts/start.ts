@@ -67,6 +67,11 @@ gpumesh is running.
       ? ' (generated, random weights: its replies are noise; npm start -- --model <ref> serves a real one)'
       : ''
   }
+  Voice        ${
+    network.models.speech
+      ? `${network.models.speech} (speech: POST /v1/audio/speech), ${network.models.transcription} (POST /v1/audio/transcriptions)`
+      : 'none (apt-get install espeak-ng pocketsphinx pocketsphinx-en-us sox, then restart)'
+  }
   Chain RPC    ${network.rpcUrl}      (chain id ${network.chainId})
   Node hub     ${network.nodeWsUrl}
   Network file ${values['data-dir']}/network.json${
@@ -82,7 +87,17 @@ Try it (curl):
     -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
     -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"Hello!"}],"max_tokens":16}'
 
-Try it (openai SDK, node --input-type=module):
+${
+  network.models.speech
+    ? `Say it, then hear it back (curl):
+  curl -s ${network.routerUrl}/v1/audio/speech -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+    -d '{"model":"${network.models.speech}","input":"hello world","voice":"alloy","response_format":"wav"}' -o hello.wav
+  curl -s ${network.routerUrl}/v1/audio/transcriptions -H "Authorization: Bearer ${key}" \\
+    -F model=${network.models.transcription} -F file=@hello.wav
+
+`
+    : ''
+}Try it (openai SDK, node --input-type=module):
   import OpenAI from 'openai';
   const client = new OpenAI({ apiKey: '${key}', baseURL: '${network.routerUrl}/v1' });
   const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 16 });

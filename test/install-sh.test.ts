@@ -163,6 +163,23 @@ describe('install.sh', () => {
     expect(await exists(state)).toBe(false);
   });
 
+  test('behavior: --voice plans the built-in voice engines (installed here: nothing to add)', async () => {
+    const { stdout } = await install(
+      '--dry-run',
+      '--voice',
+      '--prefix',
+      prefix,
+      '--state-dir',
+      state,
+      '--from',
+      ROOT,
+      '--no-service',
+    );
+    expect(stdout).toContain('voice:        espeak-ng (speech), pocketsphinx-en-us (transcription)');
+    expect(stdout).not.toContain('voice engines: missing');
+    expect(await exists(prefix)).toBe(false);
+  });
+
   test('behavior: installs into a prefix, keeps the node key across upgrades, --uninstall leaves nothing; a system unit under a dedicated user, a user-level unit, a restart loop, then none', {
     timeout: 600_000,
   }, async () => {

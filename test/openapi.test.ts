@@ -35,6 +35,16 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
   });
 
+  test('behavior: the voice endpoints are described — transcriptions and translations as multipart, speech as JSON', () => {
+    const op = (path: string) => (doc.paths[path] as Record<string, OpenAPIV3.OperationObject>).post!;
+    const body = (path: string) => (op(path).requestBody as OpenAPIV3.RequestBodyObject).content;
+    expect(Object.keys(body('/v1/audio/transcriptions'))).toEqual(['multipart/form-data']);
+    expect(Object.keys(body('/v1/audio/translations'))).toEqual(['multipart/form-data']);
+    expect(Object.keys(body('/v1/audio/speech'))).toEqual(['application/json']);
+    expect(op('/v1/audio/transcriptions').operationId).toBe('createTranscription');
+    expect(op('/v1/audio/speech').operationId).toBe('createSpeech');
+  });
+
   test('default: every public route is there with a unique operationId and its real auth', () => {
     const ids: string[] = [];
     for (const endpoint of listEndpoints(t.app.ctx.routes)) {

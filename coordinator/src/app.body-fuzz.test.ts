@@ -26,6 +26,8 @@ const RUNS_PER_BODY_ROUTE = Number(process.env.GPUMESH_FUZZ_BODY_RUNS_PER_ROUTE 
 /** Nesting of the deep values (the depth that overflowed the frame encoder's JSON.stringify). */
 const DEEP = 50_000;
 const USD = 1_000_000_000n;
+const ONE_PIXEL_PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Path = (string | number)[];
@@ -243,6 +245,20 @@ describeBackends('every body route under nested mutations', (backend) => {
         stream: false,
         provider: { order: ['x'], allow_fallbacks: true, max_price: { prompt: 1, completion: '2.5' } },
       },
+      {
+        // A vision request: its image resolved (a 1 × 1 PNG data URL) before routing.
+        model: REFERENCE_CHAT_MODEL,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what is this?' },
+              { type: 'image_url', image_url: { url: ONE_PIXEL_PNG, detail: 'low' } },
+            ],
+          },
+        ],
+        max_tokens: 2,
+      },
     ],
     'POST /v1/completions': [
       {
@@ -261,6 +277,31 @@ describeBackends('every body route under nested mutations', (backend) => {
         provider: { max_price: { prompt: '1', completion: 1 } },
       },
       { model: REFERENCE_EMBEDDING_MODEL, input: 'a', encoding_format: 'base64', dimensions: 8 },
+    ],
+    // Multipart routes also parse JSON (the fields as one object): the handler's own checks meet
+    // every mutation; multipart bodies themselves are fuzzed in v1/media/parse-multipart.test.ts.
+    'POST /v1/audio/transcriptions': [
+      {
+        file: {},
+        model: REFERENCE_CHAT_MODEL,
+        language: 'en',
+        prompt: 'p',
+        response_format: 'srt',
+        temperature: 0,
+      },
+    ],
+    'POST /v1/audio/translations': [
+      { file: {}, model: REFERENCE_CHAT_MODEL, response_format: 'verbose_json' },
+    ],
+    'POST /v1/audio/speech': [
+      {
+        model: REFERENCE_CHAT_MODEL,
+        input: 'hi',
+        voice: 'alloy',
+        response_format: 'wav',
+        speed: 1,
+        stream_format: 'audio',
+      },
     ],
   });
 

@@ -50,4 +50,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ overrides: { chain: { chainId: -1 } } })).toThrow(/chain\.chainId/);
     expect(() => loadConfig({ overrides: { nope: 1 } })).toThrow(ApiError);
   });
+
+  test('error: media limits that would not fit a job frame as base64', () => {
+    expect(() => loadConfig({ overrides: { media: { maxAudioBytes: 4 * 1024 * 1024 } } })).toThrow(
+      /media\.maxAudioBytes/,
+    );
+    expect(() =>
+      loadConfig({
+        overrides: {
+          router: { maxFrameBytes: 1024 * 1024 },
+          media: { maxAudioBytes: 512 * 1024, maxImageBytes: 1024 * 1024 },
+        },
+      }),
+    ).toThrow(/media\.maxImageBytes/);
+  });
 });

@@ -70,6 +70,12 @@ export const DEFAULT_CONTACT_EMAIL = 'operator@gpumesh.invalid';
 export const DEFAULT_ROUTER_HEARTBEAT_INTERVAL_MS = 10_000;
 /** Largest node protocol frame (4 MiB). */
 export const DEFAULT_ROUTER_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** 2 MiB of audio or images per request: 2.7 MiB as base64, inside the default 4 MiB frame. */
+export const DEFAULT_MAX_AUDIO_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_MAX_AUDIO_SECONDS = 600;
+export const DEFAULT_MAX_IMAGES = 8;
+export const DEFAULT_MAX_IMAGE_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_IMAGE_FETCH_TIMEOUT_MS = 5_000;
 /** How long a node may take for one job. */
 export const DEFAULT_ROUTER_JOB_TIMEOUT_MS = 120_000;
 /**
@@ -267,6 +273,34 @@ export const CoordinatorConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    /** Vision and voice requests (v1/media/): what a request may carry, and the image-URL fetcher's guard. */
+    media: Type.Object(
+      {
+        /** Largest audio file a transcription takes; with base64 (4/3) the job must fit router.maxFrameBytes. */
+        maxAudioBytes: Type.Integer({ default: DEFAULT_MAX_AUDIO_BYTES, minimum: 1024 }),
+        /** Longest audio a transcription takes, seconds (as the coordinator reads it from the file). */
+        maxAudioSeconds: Type.Integer({ default: DEFAULT_MAX_AUDIO_SECONDS, minimum: 1 }),
+        /** Most images one chat request carries. */
+        maxImages: Type.Integer({ default: DEFAULT_MAX_IMAGES, minimum: 1, maximum: 64 }),
+        /** Most image bytes (decoded) one chat request carries, all images together. */
+        maxImageBytes: Type.Integer({ default: DEFAULT_MAX_IMAGE_BYTES, minimum: 1024 }),
+        /** How long fetching one http(s) image may take. */
+        imageFetchTimeoutMs: Type.Integer({
+          default: DEFAULT_IMAGE_FETCH_TIMEOUT_MS,
+          minimum: 1,
+          maximum: 60_000,
+        }),
+        /**
+         * Addresses the image fetcher may reach although they are private, loopback or link-local
+         * (exact IPs, e.g. `127.0.0.1`). Empty by default: tests set it for their local image server.
+         */
+        imageFetchAllowAddresses: Type.Array(Type.String({ minLength: 2, maxLength: 64 }), {
+          default: [],
+          maxItems: 64,
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     router: Type.Object(
       {
         heartbeatIntervalMs: Type.Integer({
@@ -343,9 +377,31 @@ export function loadConfig(options: LoadConfigOptions = {}): CoordinatorConfig {
   }
   const config = withDefaults as ConfigInput;
   checkPeer(config);
+  checkMedia(config);
   const publicUrl = stripSlash(config.publicUrl ?? `http://${config.host}:${config.port}`);
   const routerUrl = stripSlash(config.routerUrl ?? publicUrl);
   return deepFreeze({ ...config, dataDir: path.resolve(config.dataDir), publicUrl, routerUrl });
+}
+
+/** Room a job frame needs beside its base64 media (the JSON around it, the other fields). */
+const MEDIA_FRAME_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * Media travels as base64 inside one job frame (NODE_PROTOCOL.md §9 "Media bytes"): the audio and
+ * image limits must fit router.maxFrameBytes, or every request near a limit would fail at the node.
+ */
+function checkMedia(config: ConfigInput): void {
+  const frame = config.router.maxFrameBytes;
+  for (const field of ['maxAudioBytes', 'maxImageBytes'] as const) {
+    const needed = Math.ceil((config.media[field] * 4) / 3) + MEDIA_FRAME_OVERHEAD_BYTES;
+    if (needed > frame) {
+      throw new ApiError(
+        'invalid_config',
+        `configuration media.${field}: ${config.media[field]} bytes are ${needed} in a job frame (base64), over router.maxFrameBytes ${frame}`,
+        { param: `media.${field}` },
+      );
+    }
+  }
 }
 
 /** Settings that only make sense together: replicas need the shared stores, TLS its three files. */

@@ -15,6 +15,9 @@ export const DEFAULT_MAX_CONCURRENCY = 2;
 /** $0.10 and $0.20 per million tokens, in nanousd. */
 export const DEFAULT_INPUT_PRICE_PER_MTOK = '100000000';
 export const DEFAULT_OUTPUT_PRICE_PER_MTOK = '200000000';
+/** Voice prices, nanousd: $0.006 per minute of audio transcribed (0.0001 $/s), $1 per million characters spoken. */
+export const DEFAULT_PRICE_PER_AUDIO_SECOND = '100000';
+export const DEFAULT_PRICE_PER_MCHAR = '1000000000';
 export const DEFAULT_RECONNECT_MIN_MS = 500;
 export const DEFAULT_RECONNECT_MAX_MS = 30_000;
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
@@ -30,7 +33,25 @@ const ModelSetting = Type.Object({
   file: Type.Optional(Type.String({ minLength: 1 })),
   id: Type.String({ minLength: 1, maxLength: 256 }),
   upstream: Type.Optional(Type.String({ minLength: 1 })),
-  family: Type.Optional(Type.Union([Type.Literal('chat'), Type.Literal('text'), Type.Literal('embedding')])),
+  family: Type.Optional(
+    Type.Union([
+      Type.Literal('chat'),
+      Type.Literal('text'),
+      Type.Literal('embedding'),
+      Type.Literal('vision'),
+      Type.Literal('voice'),
+    ]),
+  ),
+  /** Voice models relayed to an OpenAI-compatible server: the voice jobs they serve. */
+  kinds: Type.Optional(
+    Type.Array(
+      Type.Union([Type.Literal('transcription'), Type.Literal('translation'), Type.Literal('speech')]),
+      {
+        minItems: 1,
+        maxItems: 3,
+      },
+    ),
+  ),
   embeddingId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   maxConcurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
   contextLength: Type.Optional(Type.Integer({ minimum: 16 })),
@@ -47,7 +68,16 @@ export const NodeConfigSchema = Type.Object({
   /** Holds the node key (`node.key`, 0600). Kept across upgrades. */
   stateDir: Type.String({ minLength: 1 }),
   modelsDir: Type.String({ minLength: 1 }),
-  runtime: Type.Union([Type.Literal('llama'), Type.Literal('openai')]),
+  /** `llama` (GGUF files in process), `openai` (relay to a local server), `voice` (espeak-ng + pocketsphinx). */
+  runtime: Type.Union([Type.Literal('llama'), Type.Literal('openai'), Type.Literal('voice')]),
+  /**
+   * Runtime `voice`: phrases the recognizer is confined to, separated by `|` (a JSGF grammar;
+   * every word must be in the pocketsphinx dictionary). Unset: its general language model.
+   */
+  voicePhrases: Type.Optional(Type.String({ minLength: 1, maxLength: 65_536 })),
+  /** Voice models' prices, in the currency of `price`: per second of audio in, per million characters spoken. */
+  pricePerAudioSecond: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
+  pricePerMChar: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
   /** The OpenAI-compatible server's base URL, for runtime `openai`. */
   openaiUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
   openaiApiKey: Type.Optional(Type.String()),
@@ -95,6 +125,9 @@ const SCALARS: [field: Field, flag: string, env: string, kind: Kind][] = [
   ['runtime', 'runtime', 'GPUMESH_NODE_RUNTIME', 'string'],
   ['openaiUrl', 'openai-url', 'GPUMESH_NODE_OPENAI_URL', 'string'],
   ['openaiApiKey', 'openai-api-key', 'GPUMESH_NODE_OPENAI_API_KEY', 'string'],
+  ['voicePhrases', 'voice-phrases', 'GPUMESH_NODE_VOICE_PHRASES', 'string'],
+  ['pricePerAudioSecond', 'price-per-audio-second', 'GPUMESH_NODE_PRICE_PER_AUDIO_SECOND', 'string'],
+  ['pricePerMChar', 'price-per-mchar', 'GPUMESH_NODE_PRICE_PER_MCHAR', 'string'],
   ['gpu', 'gpu', 'GPUMESH_NODE_GPU', 'string'],
   ['gpuLayers', 'gpu-layers', 'GPUMESH_NODE_GPU_LAYERS', 'string'],
   ['gpus', 'gpus', 'GPUMESH_NODE_GPUS', 'string'],
@@ -156,6 +189,8 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
       inputPerMTok: DEFAULT_INPUT_PRICE_PER_MTOK,
       outputPerMTok: DEFAULT_OUTPUT_PRICE_PER_MTOK,
     },
+    pricePerAudioSecond: DEFAULT_PRICE_PER_AUDIO_SECOND,
+    pricePerMChar: DEFAULT_PRICE_PER_MCHAR,
     models: [],
     healthHost: '127.0.0.1',
     healthPort: DEFAULT_HEALTH_PORT,

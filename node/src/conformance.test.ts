@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatReport, NODE_SCENARIO_NAMES, runNodeConformance } from '@gpumesh/protocol/conformance';
@@ -7,6 +7,8 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from './config.js';
 import { type Daemon, startDaemon } from './daemon.js';
 import { writeTinyModel } from './models/write-tiny-model.js';
+import { createFixedReplyRuntime } from './runtimes/fixed-reply-runtime.js';
+import { startOpenAiCompatibleServer } from './testing/start-openai-compatible-server.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-node-conformance-'));
 let daemon: Daemon | undefined;
@@ -39,10 +41,99 @@ describe('gpumesh-conformance node', () => {
       },
     });
     expect(report.results.map((r) => r.name)).toEqual(NODE_SCENARIO_NAMES);
+    // node-llama-cpp takes no image or audio: the vision and voice scenarios are run below, on the
+    // voice runtime and on the relay.
     expect(
-      report.results.filter((r) => r.status !== 'pass'),
+      report.results.filter((r) => r.status !== 'pass' && !(r.status === 'skip' && MEDIA.includes(r.name))),
       formatReport(report),
     ).toEqual([]);
     expect(report.ok).toBe(true);
   });
+
+  test('default: the voice runtime (espeak-ng, pocketsphinx) passes speech and transcription', {
+    timeout: 60_000,
+  }, async () => {
+    let voice: Daemon | undefined;
+    try {
+      const report = await runNodeConformance({
+        scenarios: ['handshake', 'manifest', 'speech', 'transcription'],
+        onListening: async (url) => {
+          voice = await startDaemon(daemonConfig(url, 'voice', { runtime: 'voice' }));
+        },
+      });
+      expect(
+        report.results.map((r) => [r.name, r.status]),
+        formatReport(report),
+      ).toEqual([
+        ['handshake', 'pass'],
+        ['manifest', 'pass'],
+        ['speech', 'pass'],
+        ['transcription', 'pass'],
+      ]);
+    } finally {
+      voice?.hub.stop();
+      await voice?.shutdown();
+    }
+  });
+
+  test('default: the relay passes vision, in front of a local OpenAI-compatible stand-in for vLLM/Ollama', {
+    timeout: 60_000,
+  }, async () => {
+    // The stand-in (vLLM and Ollama can't run here) answers any chat, images included.
+    const server = await startOpenAiCompatibleServer(
+      createFixedReplyRuntime({
+        models: [{ id: 'vision-standin', family: 'chat', contextLength: 4096, maxConcurrency: 2 }],
+        reply: 'a single pixel',
+        promptTokens: 90,
+      }),
+    );
+    const configFile = join(dir, 'relay.json');
+    await writeFile(configFile, JSON.stringify({ models: [{ id: 'vision-standin', family: 'vision' }] }));
+    let relay: Daemon | undefined;
+    try {
+      const report = await runNodeConformance({
+        scenarios: ['handshake', 'manifest', 'vision'],
+        onListening: async (url) => {
+          relay = await startDaemon(
+            daemonConfig(url, 'relay', {
+              runtime: 'openai',
+              'openai-url': server.baseUrl,
+              config: configFile,
+            }),
+          );
+        },
+      });
+      expect(
+        report.results.map((r) => [r.name, r.status]),
+        formatReport(report),
+      ).toEqual([
+        ['handshake', 'pass'],
+        ['manifest', 'pass'],
+        ['vision', 'pass'],
+      ]);
+    } finally {
+      relay?.hub.stop();
+      await relay?.shutdown();
+      await server.close();
+    }
+  });
 });
+
+const MEDIA = ['vision', 'speech', 'transcription'];
+
+/** A daemon config for the kit at `url`, its state under `dir/<name>`. */
+function daemonConfig(url: string, name: string, flags: Record<string, string>) {
+  return loadConfig({
+    env: {},
+    ...(flags.config ? { configFile: flags.config } : {}),
+    flags: {
+      coordinator: url,
+      'state-dir': join(dir, name, 'state'),
+      'models-dir': join(dir, name, 'models'),
+      'health-port': '0',
+      'reconnect-min-ms': '20',
+      'reconnect-max-ms': '200',
+      ...flags,
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { JobFrame } from '@gpumesh/protocol';
+import type { JobFrame, Price } from '@gpumesh/protocol';
 import type { Llama } from 'node-llama-cpp';
 import { hubUrls, type NodeConfig } from './config.js';
 import { detectHardware } from './hardware/detect-hardware.js';
@@ -78,14 +78,24 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       stream: job.stream,
       ...io,
     });
-    const price = prices[job.model] ?? config.price;
+    const price: Price = prices[job.model] ?? config.price;
     served.jobs++;
     served.prompt += response.usage.prompt_tokens;
     served.completion += response.usage.completion_tokens;
     if (price.currency === config.price.currency) {
+      const { seconds, characters } = response.usage;
+      // Voice jobs earn by their units: audio to the millisecond, characters (ledger/media-units.ts).
+      const voice =
+        (seconds !== undefined && price.inputPerSecond !== undefined
+          ? BigInt(Math.ceil(seconds * 1000)) * BigInt(price.inputPerSecond) * 1000n
+          : 0n) +
+        (characters !== undefined && price.inputPerMChar !== undefined
+          ? BigInt(characters) * BigInt(price.inputPerMChar)
+          : 0n);
       served.earnings +=
         (BigInt(response.usage.prompt_tokens) * BigInt(price.inputPerMTok) +
-          BigInt(response.usage.completion_tokens) * BigInt(price.outputPerMTok)) /
+          BigInt(response.usage.completion_tokens) * BigInt(price.outputPerMTok) +
+          voice) /
         1_000_000n;
     }
     return response;

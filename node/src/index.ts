@@ -48,3 +48,9 @@ export type {
   RuntimeJob,
   ServedModel,
 } from './runtimes/runtime.js';
+export {
+  createVoiceRuntime,
+  ESPEAK_MODEL_ID,
+  POCKETSPHINX_MODEL_ID,
+  type VoiceRuntimeOptions,
+} from './runtimes/voice/voice-runtime.js';

@@ -40,6 +40,7 @@ export function buildManifest(options: BuildManifestOptions): Manifest {
       maxConcurrency: model.maxConcurrency,
       price: options.prices[model.id] ?? options.defaultPrice,
       ...(model.sha256 ? { sha256: model.sha256 } : {}),
+      ...(model.kinds ? { kinds: model.kinds } : {}),
     }));
   const scopes: Scope[] = [...new Set(models.map((model) => SCOPE_FOR_FAMILY[model.family]))];
   if (options.role === 'network' && options.allowedScopes.includes('relay')) scopes.push('relay');

@@ -31,6 +31,7 @@ export { type VerifyChallengeParameters, verifyChallenge } from './identity/veri
 export { verifyManifest } from './identity/verify-manifest.js';
 export { verifyOwnerProof } from './identity/verify-owner-proof.js';
 export * from './manifest.js';
+export * from './media.js';
 export * from './messages.js';
 export { negotiateVersion } from './negotiate-version.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { VOICE_KINDS } from './media.js';
 import { Address, Count, DecimalString, Role, Software, Text, Timestamp } from './primitives.js';
 import { MODEL_FAMILIES, ScopeSchema } from './scopes.js';
 
@@ -47,6 +48,10 @@ export const PriceSchema = Type.Object({
   currency: Type.Union(CURRENCIES.map((c) => Type.Literal(c))),
   inputPerMTok: DecimalString,
   outputPerMTok: DecimalString,
+  /** Voice models serving transcription or translation: base units per second of audio in. */
+  inputPerSecond: Type.Optional(DecimalString),
+  /** Voice models serving speech: base units per million characters of text in. */
+  inputPerMChar: Type.Optional(DecimalString),
 });
 
 export const ModelOfferSchema = Type.Object({
@@ -62,6 +67,13 @@ export const ModelOfferSchema = Type.Object({
    * weights (an OpenAI-compatible upstream).
    */
   sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  /**
+   * Voice models: the voice jobs this model serves (`transcription`, `translation`, `speech`). A
+   * voice model without it is not routed; other families ignore it.
+   */
+  kinds: Type.Optional(
+    Type.Array(Type.Union(VOICE_KINDS.map((k) => Type.Literal(k))), { minItems: 1, maxItems: 3 }),
+  ),
 });
 
 /** The capability manifest a node publishes, signed by its node key (see `signManifest`). */

@@ -26,6 +26,10 @@ export const Usage = Type.Object({
   prompt_tokens: Count,
   completion_tokens: Count,
   total_tokens: Count,
+  /** Transcription and translation jobs: seconds of audio in (the billed unit, media.ts). */
+  seconds: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Speech jobs: characters of text in (the billed unit, media.ts). */
+  characters: Type.Optional(Count),
 });
 
 export const PRESENCE_STATUSES = ['online', 'busy', 'draining', 'offline'] as const;
@@ -46,7 +50,16 @@ export const VerifyRequest = Type.Object(
 );
 export type VerifyRequest = Static<typeof VerifyRequest>;
 
-export const JOB_KINDS = ['chat', 'completion', 'embedding', 'verify'] as const;
+export const JOB_KINDS = [
+  'chat',
+  'completion',
+  'embedding',
+  'verify',
+  'vision',
+  'transcription',
+  'translation',
+  'speech',
+] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const HelloFrame = frame(

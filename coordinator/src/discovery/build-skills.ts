@@ -102,6 +102,10 @@ export function buildSkills(ctx: AppContext): Skills {
       perUser: config.rateLimit.userMax,
       anonymousPerIp: config.rateLimit.anonymousMax,
       failedCredentialsPerIp: config.rateLimit.failedCredentialMax,
+      maxAudioBytes: config.media.maxAudioBytes,
+      maxAudioSeconds: config.media.maxAudioSeconds,
+      maxImages: config.media.maxImages,
+      maxImageBytes: config.media.maxImageBytes,
     },
     errors: {
       shape: '{"error":{"message":string,"type":string,"code":string,"param":string|null}}',

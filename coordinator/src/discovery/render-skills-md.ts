@@ -64,6 +64,22 @@ ${fence}
 Model families: ${s.modelFamilies.join(', ')}. The live catalog: \`GET /api/router/models\`. Each request goes
 to the cheapest live provider serving the model; a platform fee of ${s.platformFeeBps / 100}% is added.
 
+Vision and voice, with the same SDK calls:
+
+${fence}python
+# An image (a data: URL, or an http(s) URL the coordinator fetches) in a chat, to a vision model
+client.chat.completions.create(model="<vision model>", messages=[{"role": "user", "content": [
+    {"type": "text", "text": "What is this?"},
+    {"type": "image_url", "image_url": {"url": "data:image/png;base64,…"}}]}])
+# Speech (streamed audio, billed per character) and transcription (billed per second of audio)
+client.audio.speech.create(model="espeak-ng", voice="alloy", input="hello world", response_format="wav").write_to_file("hello.wav")
+client.audio.transcriptions.create(model="pocketsphinx-en-us", file=open("hello.wav", "rb")).text
+${fence}
+
+\`/v1/models\` gives each model's \`family\` and its price \`unit\` (per_million_tokens, per_second,
+per_million_characters). Limits: audio files ${s.limits.maxAudioBytes} bytes, images ${s.limits.maxImages} per
+request and ${s.limits.maxImageBytes} bytes together.
+
 ## 5. Staking
 
 \`POST /tx {"method":"chain_stake","params":[address, "12.3400 ${s.chain.nativeSymbol}"]}\` (JWT of that

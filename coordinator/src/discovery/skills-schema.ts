@@ -116,6 +116,11 @@ export const SkillsSchema = Type.Object(
         perUser: Type.Integer({ minimum: 1 }),
         anonymousPerIp: Type.Integer({ minimum: 1 }),
         failedCredentialsPerIp: Type.Integer({ minimum: 1 }),
+        /** Vision and voice (config media.*). */
+        maxAudioBytes: Type.Integer({ minimum: 1 }),
+        maxAudioSeconds: Type.Integer({ minimum: 1 }),
+        maxImages: Type.Integer({ minimum: 1 }),
+        maxImageBytes: Type.Integer({ minimum: 1 }),
       },
       { additionalProperties: false },
     ),

@@ -553,6 +553,8 @@ function routableModels(
   const byId = new Map<string, ModelOffer>();
   for (const m of manifest.models) {
     if (!scopes.includes(SCOPE_FOR_FAMILY[m.family])) continue;
+    const voice = m.family === 'voice' ? voicePricing(m) : undefined;
+    if (m.family === 'voice' && !voice) continue; // no priced voice job: nothing to route
     const modelId = catalog ? catalog.listedId(m, manifest.nodeId) : m.id;
     if (byId.has(modelId)) continue;
     byId.set(modelId, {
@@ -561,11 +563,36 @@ function routableModels(
       family: m.family,
       contextLength: m.contextLength,
       maxConcurrency: Math.min(m.maxConcurrency, tierCap),
-      priceIn: BigInt(m.price.inputPerMTok),
-      priceOut: BigInt(m.price.outputPerMTok),
+      priceIn: voice?.priceIn ?? BigInt(m.price.inputPerMTok),
+      priceOut: voice ? 0n : BigInt(m.price.outputPerMTok),
       currency: m.price.currency,
       ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
+      ...(voice ? { kinds: voice.kinds, ...voice.prices } : {}),
     });
   }
   return [...byId.values()];
+}
+
+/**
+ * A voice offer's routed kinds — those it names in `kinds` and prices (inputPerSecond for
+ * transcription and translation, inputPerMChar for speech) — and the price it sorts by, per
+ * million of its first kind's billing units (milliseconds of audio, characters); undefined when
+ * it prices none (NODE_PROTOCOL.md §9 "Units and prices").
+ */
+function voicePricing(
+  m: Manifest['models'][number],
+): { kinds: string[]; priceIn: bigint; prices: { perSecond?: bigint; perMChar?: bigint } } | undefined {
+  const perSecond = m.price.inputPerSecond === undefined ? undefined : BigInt(m.price.inputPerSecond);
+  const perMChar = m.price.inputPerMChar === undefined ? undefined : BigInt(m.price.inputPerMChar);
+  const kinds = (m.kinds ?? []).filter((k) => (k === 'speech' ? perMChar : perSecond) !== undefined);
+  if (kinds.length === 0) return undefined;
+  const priceIn = kinds[0] === 'speech' ? perMChar! : perSecond! * 1000n;
+  return {
+    kinds,
+    priceIn,
+    prices: {
+      ...(perSecond !== undefined ? { perSecond } : {}),
+      ...(perMChar !== undefined ? { perMChar } : {}),
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import type { Hub } from '../hub/hub.js';
+import { unitOf } from '../router/build-catalog.js';
 import type { NetworkNodeView } from './network-stats.js';
 
 /**
@@ -18,15 +19,21 @@ export function listHubNodes(hub: Hub, options: { localOnly?: boolean } = {}): N
       state: node.state,
       role: session?.role ?? node.labels?.role ?? 'unknown',
       tier: session?.tier ?? node.labels?.tier ?? 'none',
-      models: [...node.entries.values()].map(({ offer }) => ({
-        id: offer.modelId,
-        family: offer.family,
-        price: {
-          currency: offer.currency,
-          inputPerMTok: offer.priceIn.toString(),
-          outputPerMTok: offer.priceOut.toString(),
-        },
-      })),
+      models: [...node.entries.values()].map((entry) => {
+        const { offer } = entry;
+        const unit = unitOf(entry);
+        return {
+          id: offer.modelId,
+          family: offer.family,
+          unit,
+          price: {
+            currency: offer.currency,
+            // A transcription offer's price per million ms, shown per second.
+            inputPerMTok: (unit === 'per_second' ? offer.priceIn / 1000n : offer.priceIn).toString(),
+            outputPerMTok: offer.priceOut.toString(),
+          },
+        };
+      }),
     });
   }
   return views;

@@ -61,6 +61,7 @@ describe('buildNetworkStats', () => {
         {
           id: 'llama',
           family: 'chat',
+          unit: 'per_million_tokens',
           nodes: 2,
           cheapest: {
             currency: 'USD',

@@ -26,6 +26,8 @@ const WEI_PER_NATIVE = 10n ** 18n;
 export type NetworkModelOffer = {
   readonly id: string;
   readonly family: string;
+  /** What the input price is per (default per million tokens; voice: per second or per million characters). */
+  readonly unit?: string;
   readonly price: {
     readonly currency: 'USD' | 'NATIVE';
     /** Integer string: nanousd when currency is USD, wei when NATIVE. */
@@ -90,6 +92,8 @@ export type ModelPrice = {
 export type ModelStats = {
   readonly id: string;
   readonly family: string;
+  /** What the input price is per: per_million_tokens, per_second (audio in), per_million_characters. */
+  readonly unit: string;
   /** Routable nodes offering the model. */
   readonly nodes: number;
   /** The offer with the lowest input + output price in USD. */
@@ -134,7 +138,10 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
   const byState = zeroCounts(STAT_STATES);
   const byRole = zeroCounts(NODE_ROLES);
   const byTier = zeroCounts(TIER_NAMES);
-  const models = new Map<string, { family: string; nodes: number; best: ModelPrice; bestNano: bigint }>();
+  const models = new Map<
+    string,
+    { family: string; unit: string; nodes: number; best: ModelPrice; bestNano: bigint }
+  >();
   let routable = 0;
 
   for (const node of input.nodes) {
@@ -151,7 +158,13 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
       const counted = seen.has(offer.id) ? 0 : 1;
       seen.add(offer.id);
       if (!entry) {
-        models.set(offer.id, { family: offer.family, nodes: 1, best: price.view, bestNano: price.totalNano });
+        models.set(offer.id, {
+          family: offer.family,
+          unit: offer.unit ?? 'per_million_tokens',
+          nodes: 1,
+          best: price.view,
+          bestNano: price.totalNano,
+        });
       } else {
         entry.nodes += counted;
         if (price.totalNano < entry.bestNano) {
@@ -167,7 +180,7 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
     updatedAt: new Date(input.now).toISOString(),
     nodes: { total: input.nodes.length, routable, byState, byRole, byTier },
     models: [...models.entries()]
-      .map(([id, m]) => ({ id, family: m.family, nodes: m.nodes, cheapest: m.best }))
+      .map(([id, m]) => ({ id, family: m.family, unit: m.unit, nodes: m.nodes, cheapest: m.best }))
       .sort((a, b) => a.id.localeCompare(b.id)),
     tokensServed: {
       prompt: Number(input.tokensServed.prompt),

@@ -67,8 +67,8 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
     <h3>Models and their cheapest prices</h3>
     <div class="table-scroll">
     <table class="data">
-      <caption class="visually-hidden">Models served by online nodes, with the cheapest price per million tokens</caption>
-      <thead><tr><th scope="col">Model</th><th scope="col">Family</th><th scope="col" class="num">Nodes</th><th scope="col" class="num">Input / 1M tokens</th><th scope="col" class="num">Output / 1M tokens</th></tr></thead>
+      <caption class="visually-hidden">Models served by online nodes, with the cheapest price per million tokens (voice models: per audio second or per million characters)</caption>
+      <thead><tr><th scope="col">Model</th><th scope="col">Family</th><th scope="col" class="num">Nodes</th><th scope="col" class="num">Input / 1M tokens (voice: as noted)</th><th scope="col" class="num">Output / 1M tokens</th></tr></thead>
       <tbody id="models-body">${modelRows(stats)}</tbody>
     </table>
     </div>
@@ -149,9 +149,15 @@ function modelRows(stats: NetworkStats): SafeHtml {
   }
   return html`${stats.models.map(
     (model) =>
-      html`<tr><th scope="row"><code>${model.id}</code></th><td>${model.family}</td><td class="num">${model.nodes}</td><td class="num">${price(model.cheapest, 'input', stats.nativeSymbol)}</td><td class="num">${price(model.cheapest, 'output', stats.nativeSymbol)}</td></tr>`,
+      html`<tr><th scope="row"><code>${model.id}</code></th><td>${model.family}</td><td class="num">${model.nodes}</td><td class="num">${price(model.cheapest, 'input', stats.nativeSymbol)}${UNIT_SUFFIX[model.unit] ?? ''}</td><td class="num">${model.unit === 'per_million_tokens' ? price(model.cheapest, 'output', stats.nativeSymbol) : '—'}</td></tr>`,
   )}`;
 }
+
+/** Voice prices are per second of audio in or per million characters (kept in step with network.js). */
+const UNIT_SUFFIX: Readonly<Record<string, string>> = {
+  per_second: ' per audio second',
+  per_million_characters: ' per M characters',
+};
 
 /** `$0.10`, or `0.5 GM ≈ $0.10` for a native-priced offer. Kept in step with network.js. */
 function price(p: ModelPrice, side: 'input' | 'output', symbol: string): string {

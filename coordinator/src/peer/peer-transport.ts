@@ -109,6 +109,18 @@ export class PeerTransport implements JobTransport {
       );
       return { jobId, cancel: () => {} };
     }
+    if (spec.kind !== 'chat' && spec.kind !== 'completion' && spec.kind !== 'embedding') {
+      // Peer-RPC's Infer carries chat and completion streams only: a vision or voice job goes to
+      // a node another candidate's replica holds (node_lost fails over without billing).
+      queueMicrotask(() =>
+        fail({
+          code: 'node_lost',
+          message: `${spec.kind} jobs are not relayed between replicas`,
+          retryable: true,
+        }),
+      );
+      return { jobId, cancel: () => {} };
+    }
     const method = spec.kind === 'embedding' ? PEER_METHODS.Embed : PEER_METHODS.Infer;
     const requestJson = JSON.stringify(spec.request);
     const metadata = macPeerCall(method, this.#caller, this.#secret);

@@ -12,9 +12,14 @@ export type CatalogPrice = {
   wei: string;
 };
 
+/** What a model's prompt price is per: tokens, seconds of audio in, or characters spoken. */
+export type PriceUnit = 'per_million_tokens' | 'per_second' | 'per_million_characters';
+
 export type CatalogModel = {
   id: string;
   family: string;
+  /** The prompt price's unit (voice models price audio seconds or characters; no completion price). */
+  unit: PriceUnit;
   contextLength: number;
   /** Verified (trusted) nodes serving the model that are online now (any load). */
   liveNodes: number;
@@ -40,7 +45,9 @@ export function buildCatalog(
   for (const [id, members] of index.models()) {
     const live: Entry[] = [...members.values()].filter((e) => LIVE_STATES.has(e.node.state));
     if (live.length === 0) continue;
-    const ins = live.map((e) => e.priceInNano).sort(cmp);
+    const unit = unitOf(live[0]!);
+    // A transcription offer routes by its price per million ms: shown per second.
+    const ins = live.map((e) => (unit === 'per_second' ? e.priceInNano / 1000n : e.priceInNano)).sort(cmp);
     const outs = live.map((e) => e.priceOutNano).sort(cmp);
     const price = (nano: bigint): CatalogPrice => {
       const wei = usdNanoToNative(nano, nativeUsdPriceNano);
@@ -54,6 +61,7 @@ export function buildCatalog(
     out.push({
       id,
       family: live[0]!.offer.family,
+      unit,
       contextLength: Math.max(...live.map((e) => e.offer.contextLength)),
       liveNodes: live.filter((e) => trusted(e.node.nodeId)).length,
       probationNodes: live.filter((e) => !trusted(e.node.nodeId)).length,
@@ -62,6 +70,12 @@ export function buildCatalog(
     });
   }
   return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The unit of an entry's prompt price: a voice offer's first kind decides (node-session.ts sorts by it). */
+export function unitOf(entry: Entry): PriceUnit {
+  if (entry.offer.family !== 'voice') return 'per_million_tokens';
+  return entry.offer.kinds?.[0] === 'speech' ? 'per_million_characters' : 'per_second';
 }
 
 function cmp(a: bigint, b: bigint): number {

@@ -32,6 +32,12 @@ export type ModelOffer = {
   readonly currency: Currency;
   /** The weights file's SHA-256 as the manifest claims it (checked by verification, trust/). */
   readonly sha256?: string;
+  /** Voice models: the voice jobs routed to it (those it serves and prices). */
+  readonly kinds?: readonly string[];
+  /** Voice: price per second of audio in (transcription, translation), as sent (currency above). */
+  readonly perSecond?: bigint;
+  /** Voice: price per million characters spoken, as sent. */
+  readonly perMChar?: bigint;
 };
 
 /** The only presence state a node takes new jobs in (busy means full, draining means leaving). */
@@ -90,6 +96,9 @@ export type Entry = {
   /** Prices converted to nanousd per million tokens (what routing and billing compare). */
   readonly priceInNano: bigint;
   readonly priceOutNano: bigint;
+  /** Voice: nanousd per million ms of audio in, and per million characters spoken (ledger/media-units.ts). */
+  readonly perMillionMsNano?: bigint;
+  readonly perMCharNano?: bigint;
   /** priceInNano + priceOutNano as a float: the primary sort key (exact below 2^53 nanousd). */
   readonly priceKey: number;
   inflight: number;
@@ -233,11 +242,14 @@ export class PickIndex {
       this.#remember(offer.modelId);
       const priceInNano = offer.currency === 'USD' ? offer.priceIn : this.#toUsdNano(offer.priceIn);
       const priceOutNano = offer.currency === 'USD' ? offer.priceOut : this.#toUsdNano(offer.priceOut);
+      const toNano = (price: bigint) => (offer.currency === 'USD' ? price : this.#toUsdNano(price));
       const entry: Entry = {
         node,
         offer,
         priceInNano,
         priceOutNano,
+        ...(offer.perSecond !== undefined ? { perMillionMsNano: toNano(offer.perSecond * 1000n) } : {}),
+        ...(offer.perMChar !== undefined ? { perMCharNano: toNano(offer.perMChar) } : {}),
         priceKey: Number(priceInNano + priceOutNano),
         inflight: 0,
         pos: -1,

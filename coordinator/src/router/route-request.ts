@@ -17,6 +17,7 @@ import type { KeyLimits } from '../keys/key-limits.js';
 import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { claimedUnits, isVoiceKind, unitPrices } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
@@ -162,7 +163,16 @@ const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
   completion: ['chat', 'text'],
   embedding: ['embedding'],
   verify: ['chat', 'text'],
+  vision: ['vision'],
+  transcription: ['voice'],
+  translation: ['voice'],
+  speech: ['voice'],
 };
+
+/** Whether `entry` takes jobs of `kind`: a voice offer only the voice kinds it names and prices. */
+function servesKind(entry: Entry, kind: JobKind): boolean {
+  return !isVoiceKind(kind) || (entry.offer.kinds?.includes(kind) ?? false);
+}
 
 /**
  * The one answer for a model no live node serves: 404 for a model no node has offered, 503 with
@@ -199,6 +209,9 @@ export function findModel(index: PickIndex, model: string, kind: JobKind): { con
       param: 'model',
     });
   }
+  if (![...offers.values()].some((entry) => servesKind(entry, kind))) {
+    throw new ApiError('invalid_request', `The model "${model}" does not do ${kind}.`, { param: 'model' });
+  }
   let contextLength = 0;
   for (const entry of offers.values()) contextLength = Math.max(contextLength, entry.offer.contextLength);
   return { contextLength };
@@ -233,13 +246,20 @@ async function pickOrWait(
   options: { deadline: number; front: boolean; wait: boolean },
 ): Promise<readonly Entry[]> {
   const { queue, index } = deps.router;
-  const pickNow = () =>
-    index.pick({
+  const pickNow = () => {
+    // A voice model's nodes may serve different voice kinds: those that don't serve this one are out.
+    const exclude = new Set(tried);
+    if (isVoiceKind(job.kind)) {
+      for (const entry of index.offers(job.model)?.values() ?? [])
+        if (!servesKind(entry, job.kind)) exclude.add(entry.node.nodeId);
+    }
+    return index.pick({
       modelId: job.model,
       ...(job.provider ? { provider: job.provider } : {}),
       limit: deps.settings.maxAttempts,
-      exclude: tried,
+      exclude,
     });
+  };
   const client = job.keyId ?? job.userId;
   let pick = options.wait && queue.waiting(job.model) > 0 && !options.front ? undefined : pickNow();
   let woken = options.front;
@@ -429,8 +449,7 @@ async function holdWorstCase(deps: RouteDeps, job: InferenceJob, entry: Entry): 
   const worst = computeCost({
     promptTokens: job.promptTokensBound,
     completionTokens: job.maxTokens * job.choices,
-    priceInNano: entry.priceInNano,
-    priceOutNano: entry.priceOutNano,
+    ...unitPrices(entry, job.kind),
     feeBps: deps.settings.platformFeeBps,
   });
   const amountNano = holdFor(worst);
@@ -628,16 +647,13 @@ async function settleOutcome(
     const usage = outcome.response.usage;
     const deliveredBytes =
       outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
-    const counted = boundUsage(
-      { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
-      {
-        promptTokens: job.promptTokensBound,
-        completionTokens:
-          job.kind === 'embedding'
-            ? 0
-            : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
-      },
-    );
+    const counted = boundUsage(claimedUnits(job.kind, usage), {
+      promptTokens: job.promptTokensBound,
+      completionTokens:
+        job.kind === 'embedding' || isVoiceKind(job.kind)
+          ? 0
+          : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
+    });
     if (counted.clamped) reportClamp(deps, job, entry, counted);
     const { promptTokens, completionTokens } = counted;
     const billed = await bill(
@@ -671,18 +687,23 @@ async function settleOutcome(
   }
   const { error, clientGone } = outcome;
   const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
+  // A voice job cut short bills its input in full (the coordinator's bound: the audio's length or
+  // the characters it sent), never output.
+  const voice = isVoiceKind(job.kind);
   const counted = boundUsage(
     {
-      promptTokens: error.usage?.prompt_tokens ?? job.promptTokensBound,
-      completionTokens: outcome.deliveredTokens,
+      promptTokens: voice ? job.promptTokensBound : (error.usage?.prompt_tokens ?? job.promptTokensBound),
+      completionTokens: voice ? 0 : outcome.deliveredTokens,
     },
     {
       promptTokens: job.promptTokensBound,
-      completionTokens: completionBound({
-        maxTokens: job.maxTokens,
-        deliveredBytes: outcome.deliveredBytes,
-        choices: job.choices,
-      }),
+      completionTokens: voice
+        ? 0
+        : completionBound({
+            maxTokens: job.maxTokens,
+            deliveredBytes: outcome.deliveredBytes,
+            choices: job.choices,
+          }),
     },
   );
   if (counted.clamped) reportClamp(deps, job, entry, counted);
@@ -721,8 +742,7 @@ async function bill(
   const cost = computeCost({
     promptTokens,
     completionTokens,
-    priceInNano: entry.priceInNano,
-    priceOutNano: entry.priceOutNano,
+    ...unitPrices(entry, job.kind),
     feeBps: deps.settings.platformFeeBps,
   });
   const { chargedNano } = capCharge(cost.providerNano, cost.feeNano, hold.amountNano);

@@ -9,6 +9,10 @@ export type UsageLine = {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Seconds of audio transcribed or translated (billed to the ms; not in the token counts). */
+  audioSeconds: number;
+  /** Characters spoken (speech; not in the token counts). */
+  characters: number;
   /** USD. */
   cost: number;
   /** The same, exact, in nanousd as an integer string. */
@@ -22,9 +26,30 @@ export type UsageSummary = {
   byModel: (UsageLine & { model: string })[];
   byKey: (UsageLine & { keyId: string | null; name: string | null })[];
   byDay: (UsageLine & { day: string })[];
+  /** By model family: chat, text, embedding, vision, voice. */
+  byFamily: (UsageLine & { family: string })[];
 };
 
-type Acc = { requests: number; prompt: bigint; completion: bigint; cost: bigint };
+type Acc = {
+  requests: number;
+  prompt: bigint;
+  completion: bigint;
+  audioMs: bigint;
+  chars: bigint;
+  cost: bigint;
+};
+
+/** The model family a usage row's job kind ran on. */
+const FAMILY_OF_KIND: Record<string, string> = {
+  chat: 'chat',
+  completion: 'text',
+  embedding: 'embedding',
+  verify: 'chat',
+  vision: 'vision',
+  transcription: 'voice',
+  translation: 'voice',
+  speech: 'voice',
+};
 
 /**
  * A user's usage between two UTC dates (inclusive): totals and breakdowns by model, key and day.
@@ -44,6 +69,7 @@ export async function summarizeUsage(
       'usage_records.key_id',
       'api_keys.name as key_name',
       'usage_records.day',
+      'usage_records.kind',
       'usage_records.prompt_tokens',
       'usage_records.completion_tokens',
       'usage_records.cost_nano',
@@ -56,17 +82,26 @@ export async function summarizeUsage(
   const byModel = new Map<string, Acc>();
   const byKey = new Map<string | null, Acc & { name: string | null }>();
   const byDay = new Map<string, Acc>();
+  const byFamily = new Map<string, Acc>();
   for (const r of rows) {
+    // Voice rows count their billed unit in prompt_tokens: ms of audio, or characters.
+    const audio = r.kind === 'transcription' || r.kind === 'translation';
+    const speech = r.kind === 'speech';
     const add = (acc: Acc) => {
       acc.requests++;
-      acc.prompt += toBigInt(r.prompt_tokens);
-      acc.completion += toBigInt(r.completion_tokens);
+      if (audio) acc.audioMs += toBigInt(r.prompt_tokens);
+      else if (speech) acc.chars += toBigInt(r.prompt_tokens);
+      else {
+        acc.prompt += toBigInt(r.prompt_tokens);
+        acc.completion += toBigInt(r.completion_tokens);
+      }
       acc.cost += toBigInt(r.cost_nano);
     };
     add(total);
     add(getOr(byModel, r.model, empty));
     add(getOr(byKey, r.key_id, () => ({ ...empty(), name: r.key_name ?? null })));
     add(getOr(byDay, r.day, empty));
+    add(getOr(byFamily, FAMILY_OF_KIND[r.kind] ?? r.kind, empty));
   }
   return {
     from: params.from,
@@ -79,11 +114,14 @@ export async function summarizeUsage(
       .map(([keyId, a]) => ({ keyId, name: a.name, ...line(a) }))
       .sort((a, b) => b.requests - a.requests),
     byDay: [...byDay].map(([day, a]) => ({ day, ...line(a) })).sort((a, b) => (a.day < b.day ? -1 : 1)),
+    byFamily: [...byFamily]
+      .map(([family, a]) => ({ family, ...line(a) }))
+      .sort((a, b) => b.requests - a.requests),
   };
 }
 
 function empty(): Acc {
-  return { requests: 0, prompt: 0n, completion: 0n, cost: 0n };
+  return { requests: 0, prompt: 0n, completion: 0n, audioMs: 0n, chars: 0n, cost: 0n };
 }
 
 function getOr<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -101,6 +139,8 @@ function line(a: Acc): UsageLine {
     promptTokens: Number(a.prompt),
     completionTokens: Number(a.completion),
     totalTokens: Number(a.prompt + a.completion),
+    audioSeconds: Number(a.audioMs) / 1000,
+    characters: Number(a.chars),
     cost: nanoToUsd(a.cost),
     costNano: a.cost.toString(),
   };

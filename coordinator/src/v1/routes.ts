@@ -18,6 +18,8 @@ import { summarizeUsage } from '../usage/summarize-usage.js';
 import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
+import { audioRoutes } from './media/audio-routes.js';
+import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
 import { requireApiKey } from './require-api-key.js';
 import {
   ChatCompletionBody,
@@ -105,7 +107,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     context_length: m.contextLength,
     live_nodes: m.liveNodes,
     probation_nodes: m.probationNodes,
-    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: 'per_million_tokens' },
+    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: m.unit },
   });
 
   app.get(
@@ -209,6 +211,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
     model: string,
     startedAt: number,
+    promptTokensBound?: number,
   ): InferenceJob => {
     const key = request.apiKey!;
     const { contextLength } = findModel(router.index, model, kind);
@@ -228,7 +231,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       model,
       nodeRequest,
       stream: kind !== 'embedding' && body.stream === true,
-      promptTokensBound: estimatePromptTokens(kind, body),
+      promptTokensBound: promptTokensBound ?? estimatePromptTokens(kind, body),
       maxTokens,
       choices: typeof body.n === 'number' ? body.n : 1,
       startedAt,
@@ -242,26 +245,50 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
    * Runs the request on `model`, then on each of `models` (OpenRouter's fallback list) while the
    * previous one had no node to serve it or failed before sending anything.
    */
-  const infer = (kind: JobKind) => async (request: FastifyRequest, reply: FastifyReply) => {
+  const infer = (asked: JobKind) => async (request: FastifyRequest, reply: FastifyReply) => {
     const startedAt = performance.now();
-    const body = request.body as Record<string, unknown> & {
+    let body = request.body as Record<string, unknown> & {
       model: string;
       models?: string[];
       provider?: ProviderPreferencesBody;
     };
+    // The chat route's body limit has room for images (data URLs) only: the rest of the body is
+    // held to the ordinary limit.
+    if (asked === 'chat') {
+      const length = Number(request.headers['content-length'] ?? Buffer.byteLength(JSON.stringify(body)));
+      if (length - imageUrlBytes(body) > config.bodyLimitBytes) throw new ApiError('payload_too_large');
+    }
+    // A chat with image parts is a vision job: its images fetched and checked here, sent as data.
+    let kind = asked;
+    let promptTokensBound: number | undefined;
+    if (kind === 'chat' && hasImageParts(body)) {
+      kind = 'vision';
+      const media = config.media;
+      const resolved = await resolveImages(body.messages as Record<string, unknown>[], {
+        maxImages: media.maxImages,
+        maxBytes: media.maxImageBytes,
+        timeoutMs: media.imageFetchTimeoutMs,
+        allowAddresses: media.imageFetchAllowAddresses,
+      });
+      body = { ...body, messages: resolved.messages };
+      promptTokensBound = resolved.promptTokensBound;
+    }
     const models = [body.model, ...(body.models ?? []).filter((m) => m !== body.model)];
     const stream = kind !== 'embedding' && body.stream === true;
     const sink = stream ? openSse(request, reply, request.id) : undefined;
     for (const [i, model] of models.entries()) {
       try {
         if (!sink) {
-          const result = await routeRequest(deps, jobFor(kind, request, body, model, startedAt));
+          const result = await routeRequest(
+            deps,
+            jobFor(kind, request, body, model, startedAt, promptTokensBound),
+          );
           reply.header('x-gpumesh-node', result.nodeId);
           if (kind === 'embedding' && body.encoding_format === 'base64')
             return toBase64Embeddings(result.response);
           return result.response;
         }
-        await routeRequest(deps, jobFor(kind, request, body, model, startedAt), sink);
+        await routeRequest(deps, jobFor(kind, request, body, model, startedAt, promptTokensBound), sink);
         return reply;
       } catch (error) {
         const next = i < models.length - 1 && !sink?.started;
@@ -276,12 +303,16 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
   };
 
   await accountRoutes(app, { ctx, apiKey });
+  await app.register(audioRoutes, { ctx, deps, apiKey });
 
   const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
+  // Chat bodies may carry images as data URLs: room for the media limit's bytes as base64.
+  const chatBodyLimit = ctx.config.bodyLimitBytes + Math.ceil((config.media.maxImageBytes * 4) / 3);
   app.post(
     '/v1/chat/completions',
     {
       ...limits,
+      bodyLimit: chatBodyLimit,
       onRequest: apiKey,
       schema: {
         tags: ['v1'],

@@ -107,7 +107,7 @@ const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
 ];
 
 /** The request body of a job, validated for its kind (unknown fields are ignored, as OpenAI does). */
-export function parseRequest<K extends Exclude<JobKind, 'verify'>>(
+export function parseRequest<K extends 'chat' | 'completion' | 'embedding'>(
   kind: K,
   request: JsonObject,
 ): { chat: ChatRequest; completion: CompletionRequest; embedding: EmbeddingRequest }[K] {

@@ -1,8 +1,19 @@
 /** Job kinds, as the protocol's `job.kind` names them. */
-export type JobKind = 'chat' | 'completion' | 'embedding' | 'verify';
+export type JobKind =
+  | 'chat'
+  | 'completion'
+  | 'embedding'
+  | 'verify'
+  | 'vision'
+  | 'transcription'
+  | 'translation'
+  | 'speech';
 
 /** Model families a node offers a model as (the protocol's `ModelOffer.family`). */
-export type ModelFamily = 'chat' | 'text' | 'embedding';
+export type ModelFamily = 'chat' | 'text' | 'embedding' | 'vision' | 'voice';
+
+/** Voice jobs a voice model serves (the protocol's `ModelOffer.kinds`). */
+export type VoiceKind = 'transcription' | 'translation' | 'speech';
 
 /** A model a runtime serves, as the manifest will offer it. */
 export type ServedModel = {
@@ -14,9 +25,19 @@ export type ServedModel = {
   maxConcurrency: number;
   /** SHA-256 of the weights file served (local files only): the manifest's model identity. */
   sha256?: string;
+  /** Voice models: the voice jobs served. */
+  kinds?: VoiceKind[];
 };
 
-export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+export type Usage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Transcription and translation: seconds of audio in (the billed unit). */
+  seconds?: number;
+  /** Speech: characters of text in (the billed unit). */
+  characters?: number;
+};
 
 /** An OpenAI JSON object (request, response or stream chunk). */
 export type JsonObject = Record<string, unknown>;

@@ -24,6 +24,12 @@ export {
   referenceManifest,
 } from './reference/reference-manifest.js';
 export {
+  REFERENCE_MEDIA_MODELS,
+  REFERENCE_SPEECH_MODEL,
+  REFERENCE_TRANSCRIPTION_MODEL,
+  REFERENCE_VISION_MODEL,
+} from './reference/reference-media.js';
+export {
   type ReferenceNode,
   type ReferenceNodeOptions,
   startReferenceNode,

@@ -27,6 +27,9 @@
     return el;
   }
 
+  /** Voice prices are per second of audio in or per million characters (as render-network-page.ts). */
+  const UNIT_SUFFIX = { per_second: ' per audio second', per_million_characters: ' per M characters' };
+
   function renderModels(stats) {
     const body = document.getElementById('models-body');
     if (!body) return;
@@ -39,8 +42,18 @@
         name,
         cell('td', model.family),
         cell('td', String(model.nodes), 'num'),
-        cell('td', price(model.cheapest, 'input', stats.nativeSymbol), 'num'),
-        cell('td', price(model.cheapest, 'output', stats.nativeSymbol), 'num'),
+        cell(
+          'td',
+          price(model.cheapest, 'input', stats.nativeSymbol) + (UNIT_SUFFIX[model.unit] || ''),
+          'num',
+        ),
+        cell(
+          'td',
+          !model.unit || model.unit === 'per_million_tokens'
+            ? price(model.cheapest, 'output', stats.nativeSymbol)
+            : '—',
+          'num',
+        ),
       );
       return tr;
     });

@@ -123,6 +123,9 @@ const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
   chat: ['chat', 'completion', 'verify'],
   text: ['completion', 'verify'],
   embedding: ['embedding'],
+  // node-llama-cpp 3.22 takes no image or audio input: vision and voice go through the relay.
+  vision: [],
+  voice: [],
 };
 
 type Loaded = {

@@ -10,7 +10,9 @@ import type {
   RuntimeJob,
   ServedModel,
   Usage,
+  VoiceKind,
 } from '../runtime.js';
+import { relaySpeech, relayTranscription } from './relay-audio.js';
 
 /** A model of the local server to offer, and under which id. */
 export type RelayedModel = {
@@ -19,6 +21,8 @@ export type RelayedModel = {
   /** The server's own name for it (default: `id`). */
   upstream?: string;
   family?: ModelFamily;
+  /** Voice models: the voice jobs the server does for it (`/audio/transcriptions`, `/audio/translations`, `/audio/speech`). */
+  kinds?: VoiceKind[];
   contextLength?: number;
   maxConcurrency?: number;
 };
@@ -40,11 +44,17 @@ const PATHS: Record<Exclude<JobKind, 'verify'>, string> = {
   chat: '/chat/completions',
   completion: '/completions',
   embedding: '/embeddings',
+  vision: '/chat/completions',
+  transcription: '/audio/transcriptions',
+  translation: '/audio/translations',
+  speech: '/audio/speech',
 };
 const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
   chat: ['chat', 'completion'],
   text: ['completion'],
   embedding: ['embedding'],
+  vision: ['chat', 'vision'],
+  voice: [], // a voice model's `kinds`
 };
 
 /**
@@ -60,10 +70,12 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
-  async function call(path: string, init: RequestInit): Promise<Response> {
+  async function call(path: string, init: RequestInit, form = false): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(`${baseUrl}${path}`, { ...init, headers });
+      // A multipart body sets its own content type (with the boundary).
+      const { 'content-type': _json, ...formHeaders } = headers;
+      response = await fetch(`${baseUrl}${path}`, { ...init, headers: form ? formHeaders : headers });
     } catch (error) {
       if ((init.signal as AbortSignal | undefined)?.aborted) throw new NodeError('job_cancelled');
       alive = false;
@@ -97,13 +109,13 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
       if (!choice) continue;
       meta = { id: String(chunk.id ?? ''), created: Number(chunk.created ?? 0), model: job.model };
       const delta = choice.delta as { content?: string | null } | undefined;
-      content += (job.kind === 'chat' ? delta?.content : (choice.text as string | undefined)) ?? '';
+      content += (job.kind !== 'completion' ? delta?.content : (choice.text as string | undefined)) ?? '';
       if (choice.finish_reason) finishReason = choice.finish_reason as FinishReason;
       job.onChunk?.({ ...chunk, model: job.model });
     }
     if (job.signal?.aborted) throw new NodeError('job_cancelled');
     if (!usage) throw new NodeError('runtime_error', { detail: 'The local server reported no usage.' });
-    return job.kind === 'chat'
+    return job.kind !== 'completion'
       ? chatResponse(meta, content, finishReason, usage)
       : completionResponse(meta, content, finishReason, usage);
   }
@@ -137,6 +149,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
               listed.find((m) => m.id === upstream)?.max_model_len ??
               DEFAULT_RELAY_CONTEXT_TOKENS,
             maxConcurrency: model.maxConcurrency ?? DEFAULT_RELAY_CONCURRENCY,
+            ...(model.kinds ? { kinds: model.kinds } : {}),
           },
         });
         onProgress?.({ model: model.id, loaded: index + 1, total: wanted.length, fraction: 1 });
@@ -147,8 +160,22 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
 
     async run(job) {
       const served = offers.get(job.model);
-      if (!served || job.kind === 'verify' || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
+      const kinds: readonly JobKind[] =
+        served?.offer.family === 'voice'
+          ? (served.offer.kinds ?? [])
+          : KINDS_BY_FAMILY[served?.offer.family ?? 'chat'];
+      if (!served || job.kind === 'verify' || !kinds.includes(job.kind)) {
         throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+      }
+      if (job.kind === 'transcription' || job.kind === 'translation') {
+        return relayTranscription(job, served.upstream, (body) =>
+          call(PATHS[job.kind as 'transcription'], { method: 'POST', body, signal: job.signal }, true),
+        );
+      }
+      if (job.kind === 'speech') {
+        return relaySpeech(job, served.upstream, (body) =>
+          call(PATHS.speech, { method: 'POST', body, signal: job.signal }),
+        );
       }
       const stream = job.stream && job.kind !== 'embedding';
       const body: JsonObject = { ...job.request, model: served.upstream, stream };

@@ -10,6 +10,7 @@ import { checkChatChunk, checkChatCompletion, checkEmbeddings, checkUsage } from
 import { admitNode, greetNode } from './admit-node.js';
 import { collectJob, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
+import { MEDIA_SCENARIOS } from './media-scenarios.js';
 
 const HANDSHAKE = ['handshake'] as const;
 const ADMITTED = ['handshake', 'manifest'] as const;
@@ -324,6 +325,8 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       check(code === NORMAL_CLOSE_CODE, `closed with ${code} after bye, expected ${NORMAL_CLOSE_CODE}`);
     },
   },
+  // Vision and voice (media-scenarios.ts).
+  ...MEDIA_SCENARIOS,
 ];
 
 /** The names of the node scenarios, in order. */

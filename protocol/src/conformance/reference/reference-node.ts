@@ -20,6 +20,7 @@ import { parseFrame } from '../../parse-frame.js';
 import { SessionOrder } from '../../session-order.js';
 import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fake-inference.js';
 import { referenceManifest } from './reference-manifest.js';
+import { fakeSpeech, fakeTranscription, REFERENCE_MEDIA_MODELS, withMediaModels } from './reference-media.js';
 
 /** Longest wait between reconnect attempts. */
 export const MAX_RECONNECT_DELAY_MS = 30_000;
@@ -143,7 +144,12 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     }
 
     const maxTokens = typeof job.request.max_tokens === 'number' ? job.request.max_tokens : 16;
-    const stream = breaks === 'chat_stream' ? false : breaks === 'chat' ? true : job.stream;
+    const stream =
+      breaks === 'chat_stream' && job.kind === 'chat'
+        ? false
+        : (breaks === 'chat' && job.kind === 'chat') || (breaks === 'vision' && job.kind === 'vision')
+          ? true
+          : job.stream;
     let text = '';
     for (let i = 0; i < maxTokens; i++) {
       await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
@@ -194,16 +200,49 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     finishJob(session, job.jobId);
   };
 
+  /** Speech and transcription from the fake engines of reference-media.ts. */
+  const runVoiceJob = async (session: Session, job: JobFrame) => {
+    session.jobs.set(job.jobId, { cancelled: false });
+    if (breaks !== 'presence') reportPresence(session);
+    await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
+    if (job.kind === 'speech') {
+      const speech = fakeSpeech(String(job.request.input ?? ''), breaks === 'speech');
+      for (const [seq, chunk] of speech.chunks.entries())
+        send(session, createFrame('chunk', { jobId: job.jobId, seq, chunk }));
+      send(session, createFrame('result', { jobId: job.jobId, response: speech.response }));
+    } else {
+      const file = job.request.file as { data?: unknown } | undefined;
+      const response = fakeTranscription(String(file?.data ?? ''), breaks === 'transcription');
+      send(
+        session,
+        response
+          ? createFrame('result', { jobId: job.jobId, response })
+          : errorFrame('invalid_request', { jobId: job.jobId, message: 'not a WAV file' }),
+      );
+    }
+    finishJob(session, job.jobId);
+  };
+
   const acceptJob = (session: Session, job: JobFrame) => {
     const refuse = (code: ProtocolErrorCode) =>
       send(session, errorFrame(code, { jobId: job.jobId, message: code }));
-    const served = referenceManifest(account.address).models.find((m) => m.id === job.model);
+    const served = withMediaModels(referenceManifest(account.address)).models.find((m) => m.id === job.model);
     if (session.status === 'draining') return refuse('draining');
     if (session.jobs.has(job.jobId)) return refuse('duplicate_job');
     if (session.jobs.size >= capacity) return refuse('overloaded');
     if (!served) return refuse('model_not_found');
-    const family = job.kind === 'embedding' ? 'embedding' : 'chat';
-    if (served.family !== family) return refuse('invalid_request');
+    const media = REFERENCE_MEDIA_MODELS.includes(served);
+    if (media) {
+      const fits =
+        job.kind === 'vision'
+          ? served.family === 'vision' && Array.isArray(job.request.messages)
+          : (served.kinds as readonly string[] | undefined)?.includes(job.kind);
+      if (!fits) return refuse('invalid_request');
+      if (job.kind !== 'vision') return void runVoiceJob(session, job);
+    } else {
+      const family = job.kind === 'embedding' ? 'embedding' : 'chat';
+      if (served.family !== family || job.kind === 'vision') return refuse('invalid_request');
+    }
     if (job.kind === 'chat' && !Array.isArray(job.request.messages)) return refuse('invalid_request');
     void runJob(session, job);
   };
@@ -235,7 +274,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
             send(session, createFrame('ping', { ts: Date.now() }));
           }, frame.heartbeatIntervalMs);
         }
-        const manifest = referenceManifest(account.address);
+        const manifest = withMediaModels(referenceManifest(account.address));
         if (owner) manifest.owner = owner.address;
         const signer = breaks === 'manifest' ? privateKeyToAccount(generatePrivateKey()) : account;
         send(session, createFrame('manifest', { manifest, signature: await signManifest(manifest, signer) }));
