@@ -80,7 +80,8 @@ describe('model identity: one id per weights, node-scoped ids for unknown weight
       () => {
         const offers = t.app.hub.index.offers(TINY);
         const scoped = [...t.app.hub.index.models()].find(([id]) => id.endsWith('/mine'));
-        if (offers?.size !== 2 || !scoped) throw new Error('the nodes are not online yet');
+        const online = offers && [...offers.values()].every((e) => e.node.state === 'online');
+        if (offers?.size !== 2 || !online || !scoped) throw new Error('the nodes are not online yet');
       },
       { timeout: 90_000, interval: 50 },
     );
