@@ -103,6 +103,14 @@ export class HubClient {
   private reconnectTimer?: NodeJS.Timeout;
   /** Which of the hub URLs the next connection uses. */
   private urlIndex = 0;
+  /**
+   * Jobs this node runs at once: its own capacity, capped by the tier's job limit that welcome
+   * names (NODE_PROTOCOL.md §7), so `busy` means what the coordinator thinks it means.
+   */
+  get capacity(): number {
+    return Math.min(this.options.capacity, this.welcome?.maxConcurrentJobs ?? Number.POSITIVE_INFINITY);
+  }
+
   /** The tier the coordinator granted in this session's welcome (undefined before one). */
   get tier(): TierName | undefined {
     return this.welcome?.tier;
@@ -310,7 +318,7 @@ export class HubClient {
       );
     if (this.jobs.has(job.jobId)) return refuse('duplicate_job');
     if (this.state === 'draining' || this.leaving || this.stopping) return refuse('draining');
-    if (this.jobs.size >= this.options.capacity) return refuse('overloaded');
+    if (this.jobs.size >= this.capacity) return refuse('overloaded');
 
     const controller = new AbortController();
     const timeout = setTimeout(() => controller.abort(new Error('timeout')), job.timeoutMs);
@@ -409,7 +417,7 @@ export class HubClient {
       this.send(
         createFrame('presence', {
           status: 'offline',
-          load: { inFlight: 0, capacity: this.options.capacity },
+          load: { inFlight: 0, capacity: this.capacity },
         }),
       );
       this.send(createFrame('bye', { reason }));
@@ -427,7 +435,7 @@ export class HubClient {
   private reportPresence() {
     if (!this.welcome || this.ws?.readyState !== WebSocket.OPEN) return;
     const inFlight = this.jobs.size;
-    const { capacity } = this.options;
+    const { capacity } = this;
     const status: PresenceStatus =
       this.state === 'draining' ? 'draining' : inFlight >= capacity ? 'busy' : 'online';
     this.presence = status;

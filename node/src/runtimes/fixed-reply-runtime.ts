@@ -38,6 +38,14 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
     : (options.reply ?? DEFAULT_FIXED_REPLY).split(/(?<= )/);
   const pause = () =>
     options.chunkDelayMs ? new Promise((resolve) => setTimeout(resolve, options.chunkDelayMs)) : undefined;
+  /** A non-streamed job takes as long as a streamed one (chunkDelayMs per token), and can be cancelled. */
+  const generateQuietly = async (signal?: AbortSignal) => {
+    if (!options.chunkDelayMs) return;
+    for (const _ of words) {
+      await pause();
+      if (signal?.aborted) throw new NodeError('job_cancelled');
+    }
+  };
   let closed = false;
   return {
     info: { name: 'fixed-reply', version: '0.0.0' },
@@ -70,7 +78,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
             job.onChunk?.(chatChunk(meta, { content: word }), 1);
           }
           job.onChunk?.(chatChunk(meta, {}, 'stop'), 0);
-        }
+        } else await generateQuietly(job.signal);
         return chatResponse(meta, text, 'stop', usage);
       }
       if (job.stream) {
@@ -79,7 +87,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
           if (job.signal?.aborted) throw new NodeError('job_cancelled');
           job.onChunk?.(completionChunk(meta, word), 1);
         }
-      }
+      } else await generateQuietly(job.signal);
       return completionResponse(meta, text, 'stop', usage);
     },
     alive: () => !closed,

@@ -166,6 +166,7 @@ export async function startReferenceCoordinator(
             maxFrameBytes,
             tier: session.tier,
             scopes: [...TIER_BENEFITS[session.tier].scopes],
+            maxConcurrentJobs: TIER_BENEFITS[session.tier].maxConcurrency,
           }),
         );
       }
