@@ -5,6 +5,7 @@ import {
   type Frame,
   type JobFrame,
   type Manifest,
+  MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
   PROTOCOL_ERRORS,
   type PresenceStatus,
@@ -200,7 +201,8 @@ export class HubClient {
       try {
         frame = parseFrame(data as Buffer, {
           binary: isBinary,
-          maxBytes: this.welcome?.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+          // Until welcome the limit is 65,536 bytes both ways (NODE_PROTOCOL.md §2).
+          maxBytes: this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES,
         });
       } catch (error) {
         return this.fail(error instanceof ProtocolError ? error : new ProtocolError('malformed_frame'));

@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, test } from 'vitest';
 import { COORDINATOR_SCENARIO_NAMES } from './conformance/coordinator/coordinator-scenarios.js';
 import { NODE_SCENARIO_NAMES } from './conformance/node/node-scenarios.js';
 import { PROTOCOL_ERRORS } from './errors.js';
+import { signChallenge } from './identity/sign-challenge.js';
+import { signManifest } from './identity/sign-manifest.js';
+import { signOwnerProof } from './identity/sign-owner-proof.js';
+import { verifyChallenge } from './identity/verify-challenge.js';
 import { FRAME_TYPES } from './messages.js';
 import { parseFrame } from './parse-frame.js';
 import { PRESENCE_TRANSITIONS } from './presence.js';
@@ -88,5 +94,39 @@ describe('NODE_PROTOCOL.md', () => {
     };
     expect(names('Node')).toEqual(NODE_SCENARIO_NAMES);
     expect(names('Coordinator')).toEqual(COORDINATOR_SCENARIO_NAMES);
+  });
+
+  test('behavior: the printed test keys reproduce the example signatures; a high-s form verifies too (§3)', async () => {
+    const keys = [...section(3).matchAll(/^\| [a-z ]+\| `(0x[0-9a-fA-F]{40})` \| `(0x[0-9a-f]{64})` \|/gm)];
+    expect(keys).toHaveLength(2);
+    for (const [, address, key] of keys) {
+      expect(privateKeyToAccount(key as Hex).address).toBe(address);
+    }
+    const json = (type: string) =>
+      [...doc.matchAll(/```json\n([\s\S]*?)```/g)]
+        .map(([, body]) => JSON.parse(body!))
+        .find((frame) => frame.type === type);
+    const [hello, challenge, auth] = [json('hello'), json('challenge'), json('auth')];
+    const node = privateKeyToAccount(keys[0]![2] as Hex);
+    const owner = privateKeyToAccount(keys[1]![2] as Hex);
+    expect(node.address).toBe(hello.nodeId);
+    expect(await signChallenge(challenge, node)).toBe(auth.signature);
+    expect(await signOwnerProof(node.address, owner)).toEqual(auth.owner);
+    const manifestFrame = json('manifest');
+    expect(await signManifest(manifestFrame.manifest, node)).toBe(manifestFrame.signature);
+
+    // s → n − s and v flipped: the same signer recovers.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const sig = auth.signature as string;
+    const s = BigInt(`0x${sig.slice(66, 130)}`);
+    const v = Number.parseInt(sig.slice(130), 16) === 27 ? '1c' : '1b';
+    const high = `${sig.slice(0, 66)}${(n - s).toString(16).padStart(64, '0')}${v}`;
+    const now = Date.parse(challenge.issuedAt);
+    expect(await verifyChallenge({ challenge, nodeId: hello.nodeId, signature: high, now })).toBe(true);
+  });
+
+  test('behavior: the doc links the frame schemas and the path coordinators serve them on (§2)', () => {
+    expect(section(2)).toContain('[`schema/frames.schema.json`](schema/frames.schema.json)');
+    expect(section(2)).toContain('`GET /schema/v0/frames.schema.json`');
   });
 });

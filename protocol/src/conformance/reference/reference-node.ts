@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import {
   DEFAULT_MAX_FRAME_BYTES,
+  MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
   PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -62,6 +63,8 @@ type Session = {
   heartbeat?: NodeJS.Timeout;
   lastHeardAt: number;
   ttlMs: number;
+  /** welcome.maxConcurrentJobs (v0.1): the tier's job limit at this coordinator. */
+  tierLimit: number;
 };
 
 /**
@@ -91,12 +94,21 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     if (error.closeCode !== null) session.ws.close(error.closeCode, error.code);
   };
 
+  /** Jobs this session runs at once: the node's own capacity capped by the tier's limit (§7). */
+  const capacityOf = (session: Session) => Math.min(capacity, session.tierLimit);
+
   const reportPresence = (session: Session) => {
     const inFlight = session.jobs.size;
+    const cap = capacityOf(session);
     if (session.status === 'online' || session.status === 'busy') {
-      session.status = inFlight >= capacity ? 'busy' : 'online';
+      session.status = inFlight >= cap ? 'busy' : 'online';
     }
-    send(session, createFrame('presence', { status: session.status, load: { inFlight, capacity } }));
+    // Broken on purpose: the capacity reported ignores the tier's limit.
+    const reported = breaks === 'tier_limit' ? capacity : cap;
+    send(
+      session,
+      createFrame('presence', { status: session.status, load: { inFlight, capacity: reported } }),
+    );
   };
 
   const leaveIfDrained = (session: Session) => {
@@ -126,6 +138,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       const input = job.request.input;
       let inputs = Array.isArray(input) ? input.map(String) : [String(input ?? '')];
       if (breaks === 'embedding') inputs = inputs.slice(0, 1);
+      if (breaks === 'embedding_stream_flag' && job.stream) {
+        const chunk = { object: 'list', data: [], model: job.model };
+        send(session, createFrame('chunk', { jobId: job.jobId, seq: 0, chunk }));
+      }
       const data = inputs.map((text, index) => ({
         object: 'embedding',
         index,
@@ -143,7 +159,9 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     }
 
     const maxTokens = typeof job.request.max_tokens === 'number' ? job.request.max_tokens : 16;
-    const stream = breaks === 'chat_stream' ? false : breaks === 'chat' ? true : job.stream;
+    const completion = job.kind === 'completion';
+    const brokenChat = completion ? undefined : breaks;
+    const stream = brokenChat === 'chat_stream' ? false : brokenChat === 'chat' ? true : job.stream;
     let text = '';
     for (let i = 0; i < maxTokens; i++) {
       await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
@@ -152,7 +170,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         finishJob(session, job.jobId);
         return;
       }
-      if (Date.now() - started > job.timeoutMs) {
+      if (Date.now() - started > job.timeoutMs && breaks !== 'job_timeout') {
         send(session, errorFrame('job_timeout', { jobId: job.jobId, message: 'timed out' }));
         finishJob(session, job.jobId);
         return;
@@ -160,51 +178,83 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       const token = fakeToken(i);
       text += token;
       if (stream) {
-        const choice = {
-          index: 0,
-          delta: i === 0 ? { role: 'assistant', content: token } : { content: token },
-          finish_reason: null,
-        };
+        const chunk =
+          completion && breaks !== 'completion_stream'
+            ? {
+                id,
+                object: 'text_completion',
+                created,
+                model: job.model,
+                choices: [{ index: 0, text: token, finish_reason: null }],
+              }
+            : {
+                id,
+                object: 'chat.completion.chunk',
+                created,
+                model: job.model,
+                choices: [
+                  {
+                    index: 0,
+                    delta: i === 0 ? { role: 'assistant', content: token } : { content: token },
+                    finish_reason: null,
+                  },
+                ],
+              };
         send(
           session,
           createFrame('chunk', {
             jobId: job.jobId,
             seq: i,
-            chunk: { id, object: 'chat.completion.chunk', created, model: job.model, choices: [choice] },
+            chunk,
             tokens: breaks === 'chat_stream_tokens' ? 2 : 1,
           }),
         );
       }
     }
-    const message = { role: 'assistant', content: text };
-    send(
-      session,
-      createFrame('result', {
-        jobId: job.jobId,
-        response: {
-          id,
-          object: 'chat.completion',
-          created,
-          model: job.model,
-          choices: [{ index: 0, message, finish_reason: 'length' }],
-          usage: usageOf(promptTokens, maxTokens),
-        },
-      }),
-    );
+    const usage = usageOf(promptTokens, maxTokens);
+    // A text completion answers with text (§9 "Kinds"); broken on purpose, with a chat message.
+    const response =
+      completion && breaks !== 'completion'
+        ? {
+            id,
+            object: 'text_completion',
+            created,
+            model: job.model,
+            choices: [{ index: 0, text, finish_reason: 'length' }],
+            usage,
+          }
+        : {
+            id,
+            object: 'chat.completion',
+            created,
+            model: job.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' }],
+            usage,
+          };
+    send(session, createFrame('result', { jobId: job.jobId, response }));
     finishJob(session, job.jobId);
   };
 
   const acceptJob = (session: Session, job: JobFrame) => {
     const refuse = (code: ProtocolErrorCode) =>
       send(session, errorFrame(code, { jobId: job.jobId, message: code }));
-    const served = referenceManifest(account.address).models.find((m) => m.id === job.model);
-    if (session.status === 'draining') return refuse('draining');
-    if (session.jobs.has(job.jobId)) return refuse('duplicate_job');
-    if (session.jobs.size >= capacity) return refuse('overloaded');
+    const models = referenceManifest(account.address).models;
+    // job.model names the model; request.model (the client's name for it) is not looked at, except
+    // when broken on purpose.
+    const name = breaks === 'model_field' ? job.request.model : job.model;
+    const served =
+      models.find((m) => m.id === name) ??
+      (breaks === 'model_not_found' ? models.find((m) => m.family === 'chat') : undefined);
+    if (session.jobs.has(job.jobId) && breaks !== 'duplicate_job') return refuse('duplicate_job');
+    if (session.status === 'draining' && breaks !== 'draining_refusal') return refuse('draining');
+    if (session.jobs.size >= capacityOf(session) && breaks !== 'overloaded') return refuse('overloaded');
     if (!served) return refuse('model_not_found');
     const family = job.kind === 'embedding' ? 'embedding' : 'chat';
     if (served.family !== family) return refuse('invalid_request');
-    if (job.kind === 'chat' && !Array.isArray(job.request.messages)) return refuse('invalid_request');
+    const prompt =
+      job.kind === 'chat' ? job.request.messages : job.kind === 'completion' ? job.request.prompt : 'ok';
+    const valid = job.kind === 'chat' ? Array.isArray(prompt) : prompt !== undefined;
+    if (!valid && breaks !== 'invalid_request') return refuse('invalid_request');
     void runJob(session, job);
   };
 
@@ -227,9 +277,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         }
         session.maxFrameBytes = frame.maxFrameBytes;
         session.ttlMs = frame.ttlMs;
+        session.tierLimit = frame.maxConcurrentJobs ?? Number.POSITIVE_INFINITY;
         if (breaks !== 'heartbeat') {
           session.heartbeat = setInterval(() => {
-            if (Date.now() - session.lastHeardAt > session.ttlMs) {
+            if (Date.now() - session.lastHeardAt > session.ttlMs && breaks !== 'node_heartbeat_timeout') {
               return fail(session, new ProtocolError('heartbeat_timeout'));
             }
             send(session, createFrame('ping', { ts: Date.now() }));
@@ -260,6 +311,14 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
           reportPresence(session);
           // Jobs still running at the deadline are cancelled (each ends with job_cancelled).
           const deadline = setTimeout(() => {
+            if (breaks === 'drain_running') {
+              // Broken on purpose: leaves at the deadline with its jobs still running.
+              session.status = 'offline';
+              reportPresence(session);
+              send(session, createFrame('bye', { reason: 'drained' }));
+              session.ws.close(NORMAL_CLOSE_CODE, 'drained');
+              return;
+            }
             for (const job of session.jobs.values()) job.cancelled = true;
           }, frame.deadlineMs);
           session.ws.once('close', () => clearTimeout(deadline));
@@ -268,8 +327,13 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       case 'bye':
         session.ws.close(NORMAL_CLOSE_CODE, 'bye');
         return;
+      case 'error':
+        // A job-scoped error (unknown_job) or a session error without a close is logged, nothing more
+        // (§4); broken on purpose, the node leaves.
+        if (breaks === 'coordinator_errors') session.ws.close(NORMAL_CLOSE_CODE, 'error');
+        return;
       default:
-        // pong and error frames need no answer.
+        // pong frames need no answer.
         return;
     }
   };
@@ -283,10 +347,12 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       ws,
       order: new SessionOrder('node'),
       status: 'online',
-      maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+      // Until welcome the limit is 65,536 bytes both ways (§2).
+      maxFrameBytes: breaks === 'oversized_before_welcome' ? DEFAULT_MAX_FRAME_BYTES : MIN_MAX_FRAME_BYTES,
       jobs: new Map(),
       lastHeardAt: Date.now(),
       ttlMs: Number.POSITIVE_INFINITY,
+      tierLimit: Number.POSITIVE_INFINITY,
     };
     current = session;
     ws.on('open', () => {
@@ -304,11 +370,19 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       session.lastHeardAt = Date.now();
       let frame: Frame;
       try {
-        const maxBytes = breaks === 'oversized' ? Number.POSITIVE_INFINITY : session.maxFrameBytes;
+        const welcomed = session.order.phase !== 'hello' && session.order.phase !== 'auth';
+        const maxBytes =
+          breaks === 'oversized' && welcomed ? Number.POSITIVE_INFINITY : session.maxFrameBytes;
         frame = parseFrame(data as Buffer, { maxBytes, binary });
       } catch (error) {
-        if (breaks === 'malformed' && error instanceof ProtocolError && error.code === 'malformed_frame')
+        if (
+          breaks === 'malformed' &&
+          !binary &&
+          error instanceof ProtocolError &&
+          error.code === 'malformed_frame'
+        )
           return;
+        if (ignoresBadFrame(breaks, error, data as Buffer, binary)) return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
       let admitted = false;
@@ -316,7 +390,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         admitted = session.order.receive(frame.type) && frame.type === 'manifest_ack';
       } catch (error) {
         // Broken on purpose: the frame is handled as if it were in order.
-        if (breaks !== 'out_of_order') return fail(session, error as ProtocolError);
+        const wrongSide = breaks === 'wrong_direction' && frame.type === 'result';
+        const outOfPhase = breaks === 'out_of_order' && frame.type !== 'result';
+        if (!outOfPhase && !wrongSide) return fail(session, error as ProtocolError);
+        if (wrongSide) return;
       }
       handle(session, frame, admitted).catch(() => fail(session, new ProtocolError('internal_error')));
     });
@@ -363,4 +440,23 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       });
     },
   };
+}
+
+/** For the v0.1 bad-frame scenarios: whether a node broken on `breaks` lets this parse error pass. */
+function ignoresBadFrame(breaks: string | undefined, error: unknown, data: Buffer, binary: boolean): boolean {
+  if (!breaks || !(error instanceof ProtocolError)) return false;
+  switch (breaks) {
+    case 'unknown_type':
+      return error.code === 'unknown_type';
+    case 'binary':
+      return binary;
+    case 'wrong_version':
+      return error.code === 'unsupported_version';
+    case 'missing_version':
+      return error.code === 'schema_violation' && !data.toString('utf8').includes('"v"');
+    case 'schema_violation':
+      return error.code === 'schema_violation' && data.toString('utf8').includes('"v"');
+    default:
+      return false;
+  }
 }
