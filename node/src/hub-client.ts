@@ -24,7 +24,7 @@ import {
 import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
-import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
+import { NODE_ERRORS, NodeError, toNodeError } from './errors.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
 import type { JobResponse, JsonObject, TokenIds } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
@@ -355,7 +355,17 @@ export class HubClient {
       .then((response) => {
         if (controller.signal.aborted) throw new Error('aborted');
         chunks.flush();
-        sendForJob(createFrame('result', { jobId: job.jobId, response, ...(tokenIds ? { tokenIds } : {}) }));
+        const result = createFrame('result', {
+          jobId: job.jobId,
+          response,
+          ...(tokenIds ? { tokenIds } : {}),
+        });
+        // A result no frame can hold is never sent: the request asked for too much (NODE_PROTOCOL.md §9).
+        const limit = this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES;
+        if (Buffer.byteLength(encodeFrame(result)) > limit) {
+          throw new NodeError('invalid_request', { detail: `The response is larger than ${limit} bytes.` });
+        }
+        sendForJob(result);
       })
       .catch((error: unknown) => {
         // Text produced before a failure is still delivered (and billed); after a cancel, nothing.

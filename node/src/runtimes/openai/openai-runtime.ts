@@ -147,8 +147,12 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
 
     async run(job) {
       const served = offers.get(job.model);
-      if (!served || job.kind === 'verify' || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
+      if (!served || job.kind === 'verify') {
         throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+      }
+      // A kind the model's family does not take is the request's fault (NODE_PROTOCOL.md §9 "Odd jobs").
+      if (!KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
+        throw new NodeError('invalid_request', { detail: `${job.model} takes no ${job.kind} jobs` });
       }
       const stream = job.stream && job.kind !== 'embedding';
       const body: JsonObject = { ...job.request, model: served.upstream, stream };

@@ -133,6 +133,48 @@ export const COORDINATOR_SCENARIOS_V0_1: readonly CoordinatorScenario[] = [
     },
   },
   {
+    name: 'empty_output',
+    description:
+      'an empty answer (a streamed job ending in a result with content "" and no chunk) reaches the client as a success',
+    needs: [...JOINED, 'jobs'],
+    run: async (context) => {
+      const { settings } = context;
+      const trigger = settings.trigger;
+      if (!trigger)
+        throw new ConformanceSkip('no way to send client requests (give --api-url and --api-key)');
+      const socket = await context.connect();
+      await join(socket, createKitNode(settings), settings);
+      const model = settings.chatModel;
+      let failure: unknown;
+      const response = trigger({
+        kind: 'chat',
+        model,
+        body: { model, messages: [{ role: 'user', content: 'say nothing' }], stream: true },
+      }).catch((error: unknown) => {
+        failure = error;
+        return '';
+      });
+      const job = await socket.expect('job', settings.jobTimeoutMs, ['pong', 'manifest_ack']);
+      const message = { role: 'assistant', content: '' };
+      socket.send(
+        createFrame('result', {
+          jobId: job.jobId,
+          response: {
+            id: 'kit-empty',
+            object: 'chat.completion',
+            created: 0,
+            model,
+            choices: [{ index: 0, message, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 },
+          },
+        }),
+      );
+      const text = await response;
+      check(!failure, `the client request failed: ${String(failure)}`);
+      check(!text.includes('"error"'), `the client got an error for an empty answer: ${text.slice(0, 200)}`);
+    },
+  },
+  {
     name: 'unknown_job',
     description: 'a result for a job id never sent: error unknown_job with that id; the session continues',
     needs: JOINED,

@@ -488,6 +488,70 @@ export const NODE_SCENARIOS_V0_1: readonly NodeScenario[] = [
       check(socket.open, 'the node closed the session');
     },
   },
+  {
+    name: 'kind_mismatch',
+    description: 'an embedding job sent to a chat model (§9 "Odd jobs"): error invalid_request',
+    needs: JOBS,
+    run: async (context) => {
+      const { socket, settings } = context;
+      const { chat } = await readyWithChat(context);
+      const job = jobFor('embedding', chat, { timeoutMs: settings.jobTimeoutMs });
+      socket.send(job);
+      expectJobError(await collectJob(socket, job.jobId, settings.jobTimeoutMs), 'invalid_request');
+      await expectAlive(socket, settings.stepTimeoutMs);
+    },
+  },
+  {
+    name: 'presence_order',
+    description:
+      'the presence counting a job comes before its first chunk; the one uncounting it after its result (§8)',
+    needs: [...JOBS, 'chat_stream', 'presence'],
+    run: async (context) => {
+      const { socket, settings } = context;
+      const { chat } = await readyWithChat(context);
+      const job = jobFor('chat', chat, { stream: true, maxTokens: 4, timeoutMs: settings.jobTimeoutMs });
+      socket.send(job);
+      let counted = false;
+      let ended = false;
+      const deadline = Date.now() + settings.jobTimeoutMs;
+      for (;;) {
+        const frame = await socket.expect(
+          ['chunk', 'result', 'error', 'presence'],
+          Math.max(1, deadline - Date.now()),
+        );
+        if (frame.type === 'presence') {
+          if (frame.load.inFlight >= 1) {
+            check(!ended, 'a presence counting the job after its result');
+            counted = true;
+          } else if (counted) {
+            check(ended, 'a presence with the job no longer counted before its result');
+            return;
+          }
+          continue;
+        }
+        check(counted, `${frame.type} before the presence that counts the job`);
+        if (frame.type !== 'chunk') ended = true;
+      }
+    },
+  },
+  {
+    name: 'oversized_result',
+    description:
+      'an embedding job whose result cannot fit welcome.maxFrameBytes: error invalid_request, never an oversized frame',
+    needs: [...ADMITTED, 'embedding'],
+    run: async (context) => {
+      const { socket, settings } = context;
+      const { manifest } = await admitNode(context);
+      await socket.expect('presence', settings.stepTimeoutMs);
+      const model = modelOf(manifest, 'embedding').id;
+      // Each vector takes well over 100 bytes as JSON, so this many cannot fit in maxFrameBytes.
+      const input = Array.from({ length: Math.ceil(settings.maxFrameBytes / 100) }, (_, i) => `t${i}`);
+      const job = jobFor('embedding', model, { timeoutMs: settings.jobTimeoutMs, request: { model, input } });
+      socket.send(job);
+      expectJobError(await collectJob(socket, job.jobId, settings.jobTimeoutMs), 'invalid_request');
+      await expectAlive(socket, settings.stepTimeoutMs);
+    },
+  },
 ];
 
 /** After the node's last job ended while draining: presence offline (draining ones allowed), bye, 1000. */

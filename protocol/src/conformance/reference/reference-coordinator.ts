@@ -236,8 +236,12 @@ export async function startReferenceCoordinator(
         }
         if (frame.type === 'chunk') job.outcome.chunks.push(frame);
         else {
-          if (frame.type === 'result') job.outcome.result = frame;
-          else job.outcome.error = frame;
+          if (frame.type === 'result') {
+            job.outcome.result = frame;
+            // Broken on purpose: an empty answer is taken for a failure.
+            if (breaks === 'empty_output' && JSON.stringify(frame.response).includes('"content":""'))
+              job.outcome.error = errorFrame('runtime_error', { jobId: frame.jobId, message: 'empty' });
+          } else job.outcome.error = frame;
           session.jobs.delete(frame.jobId!);
           session.ended.add(frame.jobId!);
           job.done(job.outcome);

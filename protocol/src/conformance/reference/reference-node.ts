@@ -128,7 +128,8 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   const runJob = async (session: Session, job: JobFrame) => {
     const state = { cancelled: false };
     session.jobs.set(job.jobId, state);
-    if (breaks !== 'presence') reportPresence(session);
+    // Broken on purpose (presence_order): the job is counted only after its first chunk.
+    if (breaks !== 'presence' && breaks !== 'presence_order') reportPresence(session);
     const started = Date.now();
     const promptTokens = countPromptTokens(job.request);
     const id = `chatcmpl-${randomUUID()}`;
@@ -147,13 +148,18 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         index,
         embedding: fakeEmbedding(text),
       }));
-      send(
-        session,
-        createFrame('result', {
-          jobId: job.jobId,
-          response: { object: 'list', data, model: job.model, usage: usageOf(promptTokens, 0) },
-        }),
-      );
+      const result = createFrame('result', {
+        jobId: job.jobId,
+        response: { object: 'list', data, model: job.model, usage: usageOf(promptTokens, 0) },
+      });
+      // A result no frame can hold is never sent (§9 "Odd jobs"), unless broken on purpose.
+      const tooLarge = Buffer.byteLength(encodeFrame(result)) > session.maxFrameBytes;
+      if (tooLarge && breaks !== 'oversized_result') {
+        send(
+          session,
+          errorFrame('invalid_request', { jobId: job.jobId, message: 'The response is too large.' }),
+        );
+      } else send(session, result);
       finishJob(session, job.jobId);
       return;
     }
@@ -210,6 +216,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
           }),
         );
       }
+      if (breaks === 'presence_order' && i === 0) reportPresence(session);
     }
     const usage = usageOf(promptTokens, maxTokens);
     // A text completion answers with text (§9 "Kinds"); broken on purpose, with a chat message.
@@ -250,7 +257,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     if (session.jobs.size >= capacityOf(session) && breaks !== 'overloaded') return refuse('overloaded');
     if (!served) return refuse('model_not_found');
     const family = job.kind === 'embedding' ? 'embedding' : 'chat';
-    if (served.family !== family) return refuse('invalid_request');
+    if (served.family !== family && breaks !== 'kind_mismatch') return refuse('invalid_request');
     const prompt =
       job.kind === 'chat' ? job.request.messages : job.kind === 'completion' ? job.request.prompt : 'ok';
     const valid = job.kind === 'chat' ? Array.isArray(prompt) : prompt !== undefined;
