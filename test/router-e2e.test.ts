@@ -360,7 +360,7 @@ describe('router e2e [sqlite]', () => {
     const node = await addNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
       replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
-      chunkDelayMs: 10,
+      quietDelayMs: 10,
       promptTokens: 10,
     });
     const before = await h.ledger.balance(h.userId);

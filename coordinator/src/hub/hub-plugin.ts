@@ -26,7 +26,7 @@ export const HUB_PATH = '/node';
 export const FRAME_SCHEMA_PATH = '/schema/v0/frames.schema.json';
 /** How long a stopping coordinator waits for its nodes to answer its 1000 close before dropping them. */
 export const SHUTDOWN_CLOSE_GRACE_MS = 1_000;
-/** Every path the hub answers on: /node, and /v0/nodes as NODE_PROTOCOL.md's examples write it. */
+/** Every path the hub answers on: /node (NODE_PROTOCOL.md §2), and /v0/nodes, the path v0's examples used. */
 export const HUB_PATHS: readonly string[] = [HUB_PATH, '/v0/nodes'];
 
 declare module 'fastify' {

@@ -22,6 +22,8 @@ export type FixedReplyRuntimeOptions = {
   failBeforeFirstToken?: boolean;
   /** Waits this long before each streamed chunk, so a client can leave mid-stream (tests). */
   chunkDelayMs?: number;
+  /** Waits this long per token of a non-streamed job, so a client can leave before its answer (tests). */
+  quietDelayMs?: number;
 };
 
 export const DEFAULT_FIXED_REPLY = 'ok';
@@ -38,11 +40,11 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
     : (options.reply ?? DEFAULT_FIXED_REPLY).split(/(?<= )/);
   const pause = () =>
     options.chunkDelayMs ? new Promise((resolve) => setTimeout(resolve, options.chunkDelayMs)) : undefined;
-  /** A non-streamed job takes as long as a streamed one (chunkDelayMs per token), and can be cancelled. */
+  /** A non-streamed job takes quietDelayMs per token (none by default), and can be cancelled meanwhile. */
   const generateQuietly = async (signal?: AbortSignal) => {
-    if (!options.chunkDelayMs) return;
+    if (!options.quietDelayMs) return;
     for (const _ of words) {
-      await pause();
+      await new Promise((resolve) => setTimeout(resolve, options.quietDelayMs));
       if (signal?.aborted) throw new NodeError('job_cancelled');
     }
   };
