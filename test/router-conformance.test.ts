@@ -3,6 +3,7 @@
  * against the real app (hub on /node), and drives jobs through /v1 with a real sk- key.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { runCoordinatorConformance, type TriggerInference } from '@gpumesh/protocol/conformance';
 import type { FastifyInstance } from 'fastify';
@@ -10,7 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
+import { FRAME_SCHEMA_PATH, HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
@@ -72,6 +73,14 @@ describe('gpumesh-conformance coordinator', () => {
     });
     const failed = report.results.filter((r) => r.status !== 'pass');
     expect(failed, JSON.stringify(failed, null, 2)).toEqual([]);
-    expect(report.results.length).toBeGreaterThanOrEqual(10);
+    expect(report.results.length).toBeGreaterThanOrEqual(20);
   }, 120_000);
+
+  test('behavior: the frame JSON Schemas are served at their stable path, the same as the package’s file', async () => {
+    const response = await fetch(`http://127.0.0.1:${port}${FRAME_SCHEMA_PATH}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/schema\+json/);
+    const file = new URL('../protocol/schema/frames.schema.json', import.meta.url);
+    expect(await response.json()).toEqual(JSON.parse(readFileSync(file, 'utf8')));
+  });
 });

@@ -356,6 +356,38 @@ describe('router e2e [sqlite]', () => {
     await until(() => !h.app.hub.index.hasModel('m'));
   });
 
+  test('behavior: a client that leaves a non-streamed request cancels its job and pays the prompt only', async () => {
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD)],
+      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
+      quietDelayMs: 10,
+      promptTokens: 10,
+    });
+    const before = await h.ledger.balance(h.userId);
+    const controller = new AbortController();
+    const request = fetch(`${h.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 1);
+    controller.abort();
+    await request;
+    // NODE_PROTOCOL.md §9: the coordinator cancels when the client disconnects, streamed or not.
+    await until(() => node.cancelled.length === 1);
+    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
+    const row = (await usageRows(h)).at(-1)!;
+    expect(row.status).toBe('client_disconnected');
+    expect(Number(row.completion_tokens)).toBe(0);
+    expect(Number(row.prompt_tokens)).toBe(10);
+    const after = await h.ledger.balance(h.userId);
+    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(10, 0, 1n, 2n));
+    expect(after.reservedNano).toBe(0n);
+    node.kill();
+    await until(() => !h.app.hub.index.hasModel('m'));
+  });
+
   test('attack: a node claiming 1e9 prompt and 1e9 completion tokens for "hi" bills within the bound', async () => {
     const liar = await addMisbehavingNode(h, {
       models: [usdOffer('m', USD, 2n * USD)],
@@ -628,5 +660,17 @@ describe('router e2e, per-key rate limit [sqlite]', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+  });
+});
+
+describe('router e2e, stopping the coordinator [sqlite]', () => {
+  test('behavior: a stopping coordinator says bye and closes each node session with 1000, not 1006', async () => {
+    const h = await start(sqlite, 'stop');
+    const node = await addMisbehavingNode(h);
+    const closing = h.app.close();
+    // NODE_PROTOCOL.md §8 "Coordinator shutdown".
+    expect(await node.closed).toEqual({ code: 1000, bye: true });
+    await closing;
+    await h.close();
   });
 });

@@ -72,6 +72,28 @@ const contentOf = (chunk: Record<string, unknown>) =>
   (chunk.choices as { delta: { content?: string } }[])[0]!.delta.content ?? '';
 
 describe('HubClient', () => {
+  test('behavior: a failed connection attempt counts as a session that did not reach ready: the delay doubles', async () => {
+    const delays: number[] = [];
+    const client = testClient({
+      url: 'ws://127.0.0.1:1', // nothing listens: every TCP connect is refused
+      random: () => 1,
+      runJob: async () => {
+        throw new Error('no jobs here');
+      },
+      log: {
+        info: (message, details) => {
+          if (message === 'reconnecting') delays.push((details as { inMs: number }).inMs);
+        },
+        warn: () => {},
+      },
+    });
+    client.start();
+    await expect.poll(() => delays.length, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
+    client.stop();
+    // NODE_PROTOCOL.md §12: 20, 40, 80 ms (reconnectMinMs 20), as after sessions that failed before ready.
+    expect(delays.slice(0, 3)).toEqual([20, 40, 80]);
+  });
+
   test('behavior: busy at max concurrency, overloaded beyond it, online again after', async () => {
     const release: (() => void)[] = [];
     const client = testClient({

@@ -5,6 +5,7 @@ import {
   type Frame,
   type JobFrame,
   type Manifest,
+  MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
   PROTOCOL_ERRORS,
   type PresenceStatus,
@@ -23,7 +24,7 @@ import {
 import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
-import { NODE_ERRORS, type NodeError, toNodeError } from './errors.js';
+import { NODE_ERRORS, NodeError, toNodeError } from './errors.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
 import type { JobResponse, JsonObject, TokenIds } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
@@ -103,6 +104,14 @@ export class HubClient {
   private reconnectTimer?: NodeJS.Timeout;
   /** Which of the hub URLs the next connection uses. */
   private urlIndex = 0;
+  /**
+   * Jobs this node runs at once: its own capacity, capped by the tier's job limit that welcome
+   * names (NODE_PROTOCOL.md §7), so `busy` means what the coordinator thinks it means.
+   */
+  get capacity(): number {
+    return Math.min(this.options.capacity, this.welcome?.maxConcurrentJobs ?? Number.POSITIVE_INFINITY);
+  }
+
   /** The tier the coordinator granted in this session's welcome (undefined before one). */
   get tier(): TierName | undefined {
     return this.welcome?.tier;
@@ -192,7 +201,8 @@ export class HubClient {
       try {
         frame = parseFrame(data as Buffer, {
           binary: isBinary,
-          maxBytes: this.welcome?.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+          // Until welcome the limit is 65,536 bytes both ways (NODE_PROTOCOL.md §2).
+          maxBytes: this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES,
         });
       } catch (error) {
         return this.fail(error instanceof ProtocolError ? error : new ProtocolError('malformed_frame'));
@@ -310,7 +320,7 @@ export class HubClient {
       );
     if (this.jobs.has(job.jobId)) return refuse('duplicate_job');
     if (this.state === 'draining' || this.leaving || this.stopping) return refuse('draining');
-    if (this.jobs.size >= this.options.capacity) return refuse('overloaded');
+    if (this.jobs.size >= this.capacity) return refuse('overloaded');
 
     const controller = new AbortController();
     const timeout = setTimeout(() => controller.abort(new Error('timeout')), job.timeoutMs);
@@ -345,7 +355,17 @@ export class HubClient {
       .then((response) => {
         if (controller.signal.aborted) throw new Error('aborted');
         chunks.flush();
-        sendForJob(createFrame('result', { jobId: job.jobId, response, ...(tokenIds ? { tokenIds } : {}) }));
+        const result = createFrame('result', {
+          jobId: job.jobId,
+          response,
+          ...(tokenIds ? { tokenIds } : {}),
+        });
+        // A result no frame can hold is never sent: the request asked for too much (NODE_PROTOCOL.md §9).
+        const limit = this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES;
+        if (Buffer.byteLength(encodeFrame(result)) > limit) {
+          throw new NodeError('invalid_request', { detail: `The response is larger than ${limit} bytes.` });
+        }
+        sendForJob(result);
       })
       .catch((error: unknown) => {
         // Text produced before a failure is still delivered (and billed); after a cancel, nothing.
@@ -409,7 +429,7 @@ export class HubClient {
       this.send(
         createFrame('presence', {
           status: 'offline',
-          load: { inFlight: 0, capacity: this.options.capacity },
+          load: { inFlight: 0, capacity: this.capacity },
         }),
       );
       this.send(createFrame('bye', { reason }));
@@ -427,7 +447,7 @@ export class HubClient {
   private reportPresence() {
     if (!this.welcome || this.ws?.readyState !== WebSocket.OPEN) return;
     const inFlight = this.jobs.size;
-    const { capacity } = this.options;
+    const { capacity } = this;
     const status: PresenceStatus =
       this.state === 'draining' ? 'draining' : inFlight >= capacity ? 'busy' : 'online';
     this.presence = status;

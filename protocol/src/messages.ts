@@ -107,6 +107,11 @@ export const WelcomeFrame = frame(
     tier: Type.Union(TIER_NAMES.map((t) => Type.Literal(t))),
     /** Scopes this node may claim at its tier. */
     scopes: Type.Array(ScopeSchema),
+    /**
+     * v0.1: the most jobs this coordinator runs at the node at once at its tier (the node's
+     * capacity is min(its own, this); it reports `busy` at that many).
+     */
+    maxConcurrentJobs: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   'coordinator → node, the node is authenticated',
 );

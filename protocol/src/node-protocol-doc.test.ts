@@ -1,13 +1,23 @@
 import { readFileSync } from 'node:fs';
+import { type Hex, keccak256, serializeSignature, toBytes } from 'viem';
+import { privateKeyToAccount, sign } from 'viem/accounts';
 import { describe, expect, test } from 'vitest';
 import { COORDINATOR_SCENARIO_NAMES } from './conformance/coordinator/coordinator-scenarios.js';
 import { NODE_SCENARIO_NAMES } from './conformance/node/node-scenarios.js';
 import { PROTOCOL_ERRORS } from './errors.js';
+import { challengeText } from './identity/challenge-text.js';
+import { signChallenge } from './identity/sign-challenge.js';
+import { signManifest } from './identity/sign-manifest.js';
+import { signOwnerProof } from './identity/sign-owner-proof.js';
+import { verifyChallenge } from './identity/verify-challenge.js';
 import { FRAME_TYPES } from './messages.js';
 import { parseFrame } from './parse-frame.js';
 import { PRESENCE_TRANSITIONS } from './presence.js';
 import { SESSION_ORDER, SESSION_PHASES } from './session-order.js';
 import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, type TierName } from './tiers.js';
+
+/** The node test key of §3. */
+const key: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
 /** NODE_PROTOCOL.md must say what the code does: these tests fail when either side changes alone. */
 const doc = readFileSync(new URL('../NODE_PROTOCOL.md', import.meta.url), 'utf8');
@@ -88,5 +98,58 @@ describe('NODE_PROTOCOL.md', () => {
     };
     expect(names('Node')).toEqual(NODE_SCENARIO_NAMES);
     expect(names('Coordinator')).toEqual(COORDINATOR_SCENARIO_NAMES);
+  });
+
+  test('behavior: the printed test keys reproduce the example signatures; a high-s form verifies too (§3)', async () => {
+    const keys = [...section(3).matchAll(/^\| [a-z ]+\| `(0x[0-9a-fA-F]{40})` \| `(0x[0-9a-f]{64})` \|/gm)];
+    expect(keys).toHaveLength(2);
+    for (const [, address, key] of keys) {
+      expect(privateKeyToAccount(key as Hex).address).toBe(address);
+    }
+    const json = (type: string) =>
+      [...doc.matchAll(/```json\n([\s\S]*?)```/g)]
+        .map(([, body]) => JSON.parse(body!))
+        .find((frame) => frame.type === type);
+    const [hello, challenge, auth] = [json('hello'), json('challenge'), json('auth')];
+    const node = privateKeyToAccount(keys[0]![2] as Hex);
+    const owner = privateKeyToAccount(keys[1]![2] as Hex);
+    expect(node.address).toBe(hello.nodeId);
+    expect(await signChallenge(challenge, node)).toBe(auth.signature);
+    expect(await signOwnerProof(node.address, owner)).toEqual(auth.owner);
+    const manifestFrame = json('manifest');
+    expect(await signManifest(manifestFrame.manifest, node)).toBe(manifestFrame.signature);
+
+    // s → n − s and v flipped: the same signer recovers.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const sig = auth.signature as string;
+    const s = BigInt(`0x${sig.slice(66, 130)}`);
+    const v = Number.parseInt(sig.slice(130), 16) === 27 ? '1c' : '1b';
+    const high = `${sig.slice(0, 66)}${(n - s).toString(16).padStart(64, '0')}${v}`;
+    const now = Date.parse(challenge.issuedAt);
+    expect(await verifyChallenge({ challenge, nodeId: hello.nodeId, signature: high, now })).toBe(true);
+  });
+
+  test('behavior: the doc links the frame schemas and the path coordinators serve them on (§2)', () => {
+    expect(section(2)).toContain('[`schema/frames.schema.json`](schema/frames.schema.json)');
+    expect(section(2)).toContain('`GET /schema/v0/frames.schema.json`');
+  });
+
+  test('behavior: the EIP-191 length is in UTF-8 bytes, not characters (§3)', async () => {
+    const node = privateKeyToAccount(key);
+    const challenge = {
+      nonce: 'ab'.repeat(16),
+      issuedAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2026-01-01T00:01:00.000Z',
+      coordinatorId: 'coördinator-ü', // two characters of two bytes each
+    };
+    const text = challengeText(challenge, node.address);
+    const digest = (length: number) => keccak256(toBytes(`\x19Ethereum Signed Message:\n${length}${text}`));
+    const verify = (signature: string) =>
+      verifyChallenge({ challenge, nodeId: node.address, signature, now: Date.parse(challenge.issuedAt) });
+    const bytes = serializeSignature(await sign({ hash: digest(toBytes(text).length), privateKey: key }));
+    const chars = serializeSignature(await sign({ hash: digest(text.length), privateKey: key }));
+    expect(toBytes(text).length).toBe(text.length + 2);
+    expect(await verify(bytes)).toBe(true);
+    expect(await verify(chars)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@
  * and the router (router/router.ts) sends jobs to local nodes through the hub — and to other
  * replicas' nodes through the peer transport, once peer-plugin.ts sets it.
  */
-import type { TierName } from '@gpumesh/protocol';
+import { frameJsonSchema, type TierName } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { WebSocketServer } from 'ws';
@@ -20,7 +20,14 @@ import { Hub } from './hub.js';
 
 /** Where nodes connect: ws(s)://<coordinator>/node (the node daemon's default hub path). */
 export const HUB_PATH = '/node';
-/** Every path the hub answers on: /node, and /v0/nodes as NODE_PROTOCOL.md's examples write it. */
+/**
+ * Where the coordinator serves the protocol's frame JSON Schemas (protocol/schema/frames.schema.json),
+ * for node implementers in other languages; the path follows the schema's `$id`.
+ */
+export const FRAME_SCHEMA_PATH = '/schema/v0/frames.schema.json';
+/** How long a stopping coordinator waits for its nodes to answer its 1000 close before dropping them. */
+export const SHUTDOWN_CLOSE_GRACE_MS = 1_000;
+/** Every path the hub answers on: /node (NODE_PROTOCOL.md §2), and /v0/nodes, the path v0's examples used. */
 export const HUB_PATHS: readonly string[] = [HUB_PATH, '/v0/nodes'];
 
 declare module 'fastify' {
@@ -99,6 +106,10 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
+  const frameSchema = JSON.stringify(frameJsonSchema());
+  app.get(FRAME_SCHEMA_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/schema+json; charset=utf-8').send(frameSchema),
+  );
   let renewTimer: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     nodes.start();
@@ -109,9 +120,26 @@ async function hub(app: FastifyInstance, options: HubPluginOptions): Promise<voi
   });
   app.addHook('preClose', async () => {
     clearInterval(renewTimer);
+    // Each session was sent bye and a 1000 close (NODE_PROTOCOL.md §8); give the closing handshakes
+    // a moment, so a node sees 1000 rather than a dropped socket (1006), then drop what is left.
     nodes.close();
     app.router.queue.close();
-    for (const ws of wss.clients) ws.terminate();
+    await Promise.all(
+      [...wss.clients].map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            if (ws.readyState === ws.CLOSED) return resolve();
+            const timer = setTimeout(() => {
+              ws.terminate();
+              resolve();
+            }, SHUTDOWN_CLOSE_GRACE_MS);
+            ws.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
     wss.close();
   });
 }

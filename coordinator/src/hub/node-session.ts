@@ -88,6 +88,9 @@ type RunningJob = {
  */
 export const CANCEL_ACK_WAIT_MS = 1_000;
 
+/** How many ended job ids a session remembers, to tell a late frame from an unknown job. */
+export const ENDED_JOBS_KEPT = 1_024;
+
 export class NodeSession {
   readonly #hub: SessionHost;
   readonly #socket: WebSocket;
@@ -103,6 +106,12 @@ export class NodeSession {
   #lastHeardAt: number;
   #handshakeDeadline: number;
   #jobs = new Map<string, RunningJob>();
+  /**
+   * Jobs of this session that ended, newest last (at most ENDED_JOBS_KEPT): a node's late frames for
+   * them — its `job_cancelled` after our cancel or timeout, a chunk that crossed it — are dropped
+   * quietly; `unknown_job` is only for a job id this session never sent (NODE_PROTOCOL.md §9).
+   */
+  #endedJobs = new Set<string>();
   #ended = false;
   #busy: Promise<void> = Promise.resolve();
   #pingTimer: NodeJS.Timeout | undefined;
@@ -349,6 +358,7 @@ export class NodeSession {
         maxFrameBytes: this.#hub.maxFrameBytes,
         tier,
         scopes: [...TIER_BENEFITS[tier].scopes],
+        maxConcurrentJobs: TIER_BENEFITS[tier].maxConcurrency,
       }),
     );
     this.#pingTimer = setInterval(() => this.#ping(), this.#hub.heartbeatIntervalMs);
@@ -424,7 +434,7 @@ export class NodeSession {
   #onChunk(frame: FrameOf<'chunk'>): void {
     const job = this.#jobs.get(frame.jobId);
     if (!job) {
-      this.#send(errorFrame('unknown_job', { jobId: frame.jobId, message: 'No such job.' }));
+      this.#unknownJob(frame.jobId);
       return;
     }
     if (job.cancelling) return; // nothing more reaches the client after a cancel
@@ -440,6 +450,12 @@ export class NodeSession {
     job.handlers.onChunk?.(frame.chunk, frame.seq, frame.tokens);
   }
 
+  /** A chunk or result for a job not running: quiet if it ended here, else `unknown_job`. */
+  #unknownJob(jobId: string): void {
+    if (this.#endedJobs.has(jobId)) return;
+    this.#send(errorFrame('unknown_job', { jobId, message: 'No such job.' }));
+  }
+
   #firstSign(job: RunningJob): void {
     if (job.firstSeen) return;
     job.firstSeen = true;
@@ -453,10 +469,15 @@ export class NodeSession {
   ): void {
     const job = this.#jobs.get(jobId);
     if (!job) {
-      if (fromNode) this.#send(errorFrame('unknown_job', { jobId, message: 'No such job.' }));
+      // A node's error for a job that is not running is never answered (§9); a chunk or result is
+      // answered only when the job id was never sent in this session.
+      if (fromNode && 'response' in outcome) this.#unknownJob(jobId);
       return;
     }
     this.#jobs.delete(jobId);
+    this.#endedJobs.add(jobId);
+    if (this.#endedJobs.size > ENDED_JOBS_KEPT)
+      this.#endedJobs.delete(this.#endedJobs.values().next().value!);
     clearTimeout(job.timer);
     if (job.cancelling) {
       // The node's answer to our cancel (or a result that crossed it): the job stays cancelled,

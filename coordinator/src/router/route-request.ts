@@ -103,6 +103,19 @@ export type InferenceJob = {
   /** Streamed: end with a usage chunk (`choices: []`, usage with its cost), as stream_options.include_usage asks. */
   includeUsage: boolean;
   provider: ProviderPreferences | undefined;
+  /**
+   * The client's connection, for a non-streamed request (a streamed one watches its `sink`): when
+   * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
+   */
+  client?: ClientPresence;
+};
+
+/** Tells when the client went away. */
+export type ClientPresence = {
+  /** True once the client went away. */
+  readonly closed: boolean;
+  /** Calls `fn` when the client goes away (at once if it already has). */
+  onClose(fn: () => void): void;
 };
 
 /** Where a streamed answer goes. `start` is called once, before the first chunk (headers). */
@@ -609,7 +622,7 @@ function runAttempt(
     cancel = (reason) => {
       if (!done) handle.cancel(reason);
     };
-    sink?.onClose(() => {
+    (sink ?? job.client)?.onClose(() => {
       if (done) return;
       clientGone = true;
       handle.cancel('client disconnected');

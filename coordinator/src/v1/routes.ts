@@ -29,6 +29,7 @@ import {
   UsageQuery,
 } from './schemas.js';
 import { openSse } from './sse.js';
+import { watchClient } from './watch-client.js';
 
 export type RouterRoutesOptions = {
   ctx: AppContext;
@@ -276,13 +277,15 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     const models = [body.model, ...(body.models ?? []).filter((m) => m !== body.model)];
     const stream = kind !== 'embedding' && body.stream === true;
     const sink = stream ? openSse(request, reply, request.id) : undefined;
+    const client = sink ? undefined : watchClient(request, reply);
     for (const [i, model] of models.entries()) {
       try {
         if (!sink) {
-          const result = await routeRequest(
-            deps,
-            jobFor(kind, request, body, model, startedAt, promptTokensBound),
-          );
+          const job = {
+            ...jobFor(kind, request, body, model, startedAt, promptTokensBound),
+            ...(client ? { client } : {}),
+          };
+          const result = await routeRequest(deps, job);
           reply.header('x-gpumesh-node', result.nodeId);
           if (kind === 'embedding' && body.encoding_format === 'base64')
             return toBase64Embeddings(result.response);

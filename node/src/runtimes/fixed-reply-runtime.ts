@@ -22,6 +22,8 @@ export type FixedReplyRuntimeOptions = {
   failBeforeFirstToken?: boolean;
   /** Waits this long before each streamed chunk, so a client can leave mid-stream (tests). */
   chunkDelayMs?: number;
+  /** Waits this long per token of a non-streamed job, so a client can leave before its answer (tests). */
+  quietDelayMs?: number;
 };
 
 export const DEFAULT_FIXED_REPLY = 'ok';
@@ -38,6 +40,14 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
     : (options.reply ?? DEFAULT_FIXED_REPLY).split(/(?<= )/);
   const pause = () =>
     options.chunkDelayMs ? new Promise((resolve) => setTimeout(resolve, options.chunkDelayMs)) : undefined;
+  /** A non-streamed job takes quietDelayMs per token (none by default), and can be cancelled meanwhile. */
+  const generateQuietly = async (signal?: AbortSignal) => {
+    if (!options.quietDelayMs) return;
+    for (const _ of words) {
+      await new Promise((resolve) => setTimeout(resolve, options.quietDelayMs));
+      if (signal?.aborted) throw new NodeError('job_cancelled');
+    }
+  };
   let closed = false;
   return {
     info: { name: 'fixed-reply', version: '0.0.0' },
@@ -70,7 +80,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
             job.onChunk?.(chatChunk(meta, { content: word }), 1);
           }
           job.onChunk?.(chatChunk(meta, {}, 'stop'), 0);
-        }
+        } else await generateQuietly(job.signal);
         return chatResponse(meta, text, 'stop', usage);
       }
       if (job.stream) {
@@ -79,7 +89,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
           if (job.signal?.aborted) throw new NodeError('job_cancelled');
           job.onChunk?.(completionChunk(meta, word), 1);
         }
-      }
+      } else await generateQuietly(job.signal);
       return completionResponse(meta, text, 'stop', usage);
     },
     alive: () => !closed,

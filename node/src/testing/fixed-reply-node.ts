@@ -61,6 +61,8 @@ export type FixedReplyNode = {
   kill(): void;
   /** Goes silent (answers nothing, sends nothing) while keeping the socket open. */
   mute(): void;
+  /** Resolves when the session closes: its close code, and whether the coordinator said `bye` first. */
+  readonly closed: Promise<{ code: number; bye: boolean }>;
 };
 
 export const DEFAULT_REPLY_TOKENS = ['Hello', ' from', ' a', ' fixed', ' node', '.'];
@@ -279,10 +281,17 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
       case 'error':
         if (!frame.jobId) rejectReady(new Error(`coordinator error: ${frame.code}`));
         return;
+      case 'bye':
+        byeReceived = true;
+        return;
       default:
         return;
     }
   });
+  let byeReceived = false;
+  const closed = new Promise<{ code: number; bye: boolean }>((resolve) =>
+    ws.on('close', (code) => resolve({ code, bye: byeReceived })),
+  );
   ws.on('close', () => rejectReady(new Error('closed before ready')));
   ws.on('error', () => {});
 
@@ -307,6 +316,7 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
     mute() {
       muted = true;
     },
+    closed,
   };
 }
 

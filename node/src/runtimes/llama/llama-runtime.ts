@@ -264,8 +264,10 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
 
   function modelFor(job: RuntimeJob): Loaded {
     const served = loaded.get(job.model);
-    if (!served || !KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
-      throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+    if (!served) throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+    // A kind the model's family does not take is the request's fault (NODE_PROTOCOL.md §9 "Odd jobs").
+    if (!KINDS_BY_FAMILY[served.offer.family].includes(job.kind)) {
+      throw new NodeError('invalid_request', { detail: `${job.model} takes no ${job.kind} jobs` });
     }
     return served.entry;
   }

@@ -160,12 +160,14 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
 
     async run(job) {
       const served = offers.get(job.model);
-      const kinds: readonly JobKind[] =
-        served?.offer.family === 'voice'
-          ? (served.offer.kinds ?? [])
-          : KINDS_BY_FAMILY[served?.offer.family ?? 'chat'];
-      if (!served || job.kind === 'verify' || !kinds.includes(job.kind)) {
+      if (!served || job.kind === 'verify') {
         throw new NodeError('model_not_found', { detail: `${job.model} (${job.kind})` });
+      }
+      const kinds: readonly JobKind[] =
+        served.offer.family === 'voice' ? (served.offer.kinds ?? []) : KINDS_BY_FAMILY[served.offer.family];
+      // A kind the model's family does not take is the request's fault (NODE_PROTOCOL.md §9 "Odd jobs").
+      if (!kinds.includes(job.kind)) {
+        throw new NodeError('invalid_request', { detail: `${job.model} takes no ${job.kind} jobs` });
       }
       if (job.kind === 'transcription' || job.kind === 'translation') {
         return relayTranscription(job, served.upstream, (body) =>

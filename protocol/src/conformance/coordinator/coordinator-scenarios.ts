@@ -8,6 +8,7 @@ import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
 import type { FrameSocket } from '../frame-socket.js';
 import type { CoordinatorScenario, CoordinatorScenarioContext, InferenceRequest } from './context.js';
 import { authenticate, createKitNode, join, requestChallenge, sendHello } from './kit-node.js';
+import { COORDINATOR_SCENARIOS_V0_1 } from './v0-1-scenarios.js';
 
 const HANDSHAKE = ['handshake'] as const;
 
@@ -318,6 +319,7 @@ export const COORDINATOR_SCENARIOS: readonly CoordinatorScenario[] = [
       await expectProtocolClose(socket, 'frame_too_large', context.settings.stepTimeoutMs, [1009]);
     },
   },
+  ...COORDINATOR_SCENARIOS_V0_1,
 ];
 
 /** The names of the coordinator scenarios, in order. */

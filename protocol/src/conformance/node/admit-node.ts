@@ -7,6 +7,7 @@ import { verifyOwnerProof } from '../../identity/verify-owner-proof.js';
 import type { Manifest } from '../../manifest.js';
 import type { HelloFrame, WelcomeFrame } from '../../messages.js';
 import { SCOPE_FOR_FAMILY, SCOPES } from '../../scopes.js';
+import { TIER_BENEFITS } from '../../tiers.js';
 import { check } from '../failure.js';
 import type { NodeScenarioContext } from './context.js';
 
@@ -19,7 +20,10 @@ export type AdmittedNode = GreetedNode & { manifest: Manifest };
  * Plays the coordinator's side of the handshake: hello → challenge → auth (verified) → welcome.
  * @throws ConformanceFailure when the node deviates.
  */
-export async function greetNode({ socket, settings }: NodeScenarioContext): Promise<GreetedNode> {
+export async function greetNode(
+  { socket, settings }: NodeScenarioContext,
+  overrides: { maxConcurrentJobs?: number } = {},
+): Promise<GreetedNode> {
   const hello = await socket.expect('hello', settings.stepTimeoutMs, []);
   check(
     hello.versions.includes(PROTOCOL_VERSION),
@@ -50,6 +54,7 @@ export async function greetNode({ socket, settings }: NodeScenarioContext): Prom
     maxFrameBytes: settings.maxFrameBytes,
     tier: 'platinum',
     scopes: [...SCOPES],
+    maxConcurrentJobs: overrides.maxConcurrentJobs ?? TIER_BENEFITS.platinum.maxConcurrency,
   });
   const welcomeAt = Date.now();
   socket.send(welcome);
@@ -60,8 +65,11 @@ export async function greetNode({ socket, settings }: NodeScenarioContext): Prom
  * greetNode, then the manifest: it must follow welcome, match the session and carry the node key's
  * signature; the kit acknowledges it with every scope and model.
  */
-export async function admitNode(context: NodeScenarioContext): Promise<AdmittedNode> {
-  const greeted = await greetNode(context);
+export async function admitNode(
+  context: NodeScenarioContext,
+  overrides: { maxConcurrentJobs?: number } = {},
+): Promise<AdmittedNode> {
+  const greeted = await greetNode(context, overrides);
   const { hello, welcome } = greeted;
   const frame = await context.socket.expect('manifest', context.settings.stepTimeoutMs, ['pong']);
   const { manifest } = frame;

@@ -11,6 +11,7 @@ import { admitNode, greetNode } from './admit-node.js';
 import { collectJob, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 import { MEDIA_SCENARIOS } from './media-scenarios.js';
+import { NODE_SCENARIOS_V0_1 } from './v0-1-scenarios.js';
 
 const HANDSHAKE = ['handshake'] as const;
 const ADMITTED = ['handshake', 'manifest'] as const;
@@ -229,7 +230,8 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
   },
   {
     name: 'cancel',
-    description: 'cancel mid-stream: error job_cancelled, then nothing more for that job',
+    description:
+      'cancel right after a long job (then ping): error job_cancelled (or a result that crossed the cancel), then nothing more for that job',
     needs: [...ADMITTED, 'chat_stream'],
     run: async (context) => {
       const { socket, settings } = context;
@@ -241,18 +243,37 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
         settings.jobTimeoutMs,
       );
       socket.send(job);
-      let cancelled = false;
-      const outcome = await collectJob(socket, job.jobId, settings.jobTimeoutMs, () => {
-        if (cancelled) return;
-        cancelled = true;
-        socket.send(createFrame('cancel', { jobId: job.jobId, reason: 'conformance' }));
-      });
-      check(cancelled, 'the job ended before its first chunk; nothing to cancel');
-      check(!outcome.result, 'the node finished the job instead of cancelling it');
-      check(
-        outcome.error?.code === 'job_cancelled',
-        `ended with ${outcome.error?.code}, expected job_cancelled`,
-      );
+      // The cancel goes right after the job, with a ping behind it: a node handles frames in order, so
+      // its pong shows it has handled the cancel. A job that ended before that (a fast node) is fine;
+      // anything for the job after the pong, or a result instead of job_cancelled after it, is not.
+      socket.send(createFrame('cancel', { jobId: job.jobId, reason: 'conformance' }));
+      socket.send(createFrame('ping', { ts: 626262 }));
+      let ponged = false;
+      let ended: 'result' | 'error' | undefined;
+      const deadline = Date.now() + settings.jobTimeoutMs;
+      while (!ended || !ponged) {
+        const frame = await socket.expect(
+          ['chunk', 'result', 'error', 'presence', 'pong'],
+          Math.max(1, deadline - Date.now()),
+        );
+        if (frame.type === 'pong') {
+          ponged ||= frame.ts === 626262;
+          continue;
+        }
+        if (frame.type === 'presence') continue;
+        check(
+          frame.jobId === job.jobId,
+          `${frame.type} for job ${String(frame.jobId)}, expected ${job.jobId}`,
+        );
+        check(!ended, `${frame.type} for the job after it ended`);
+        if (frame.type === 'chunk') {
+          check(!ponged, 'a chunk after the node handled the cancel');
+          continue;
+        }
+        if (frame.type === 'result') check(!ponged, 'the node finished the job instead of cancelling it');
+        else check(frame.code === 'job_cancelled', `ended with ${frame.code}, expected job_cancelled`);
+        ended = frame.type;
+      }
       const quiet = Date.now() + Math.max(300, settings.heartbeatIntervalMs * 2);
       for (let left = quiet - Date.now(); left > 0; left = quiet - Date.now()) {
         const event = await socket.next(left);
@@ -325,6 +346,7 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       check(code === NORMAL_CLOSE_CODE, `closed with ${code} after bye, expected ${NORMAL_CLOSE_CODE}`);
     },
   },
+  ...NODE_SCENARIOS_V0_1,
   // Vision and voice (media-scenarios.ts).
   ...MEDIA_SCENARIOS,
 ];

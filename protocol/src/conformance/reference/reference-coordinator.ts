@@ -88,6 +88,8 @@ type Session = NodeSession & {
   lastHeardAt: number;
   timers: NodeJS.Timeout[];
   jobs: Map<string, { outcome: JobOutcome; done: (outcome: JobOutcome) => void }>;
+  /** Jobs of this session that ended: late frames for them are dropped quietly (§9). */
+  ended: Set<string>;
 };
 
 /**
@@ -154,7 +156,7 @@ export async function startReferenceCoordinator(
         }
         session.tier = tierForStake(session.owner ? await (options.stakeOf?.(session.owner) ?? 0n) : 0n);
         const previous = nodes.get(nodeId);
-        if (previous) fail(previous, new ProtocolError('session_replaced'));
+        if (previous && breaks !== 'session_replaced') fail(previous, new ProtocolError('session_replaced'));
         nodes.set(nodeId, session);
         return send(
           session,
@@ -166,15 +168,21 @@ export async function startReferenceCoordinator(
             maxFrameBytes,
             tier: session.tier,
             scopes: [...TIER_BENEFITS[session.tier].scopes],
+            ...(breaks === 'tier_limit'
+              ? {}
+              : { maxConcurrentJobs: TIER_BENEFITS[session.tier].maxConcurrency }),
           }),
         );
       }
       case 'manifest': {
         const { manifest, signature } = frame;
+        // Node ids match in any case (§3); broken on purpose, only as written in hello.
+        const sameId =
+          breaks === 'lowercase_node_id'
+            ? manifest.nodeId === session.hello?.nodeId
+            : manifest.nodeId.toLowerCase() === session.nodeId;
         const sameSession =
-          manifest.nodeId.toLowerCase() === session.nodeId &&
-          manifest.role === session.hello?.role &&
-          manifest.protocolVersion === PROTOCOL_VERSION;
+          sameId && manifest.role === session.hello?.role && manifest.protocolVersion === PROTOCOL_VERSION;
         if (!sameSession) {
           return fail(
             session,
@@ -184,6 +192,8 @@ export async function startReferenceCoordinator(
         if (breaks !== 'bad_manifest_signature' && !(await verifyManifest(manifest, signature))) {
           return fail(session, new ProtocolError('manifest_signature_invalid'));
         }
+        // Broken on purpose: a re-sent manifest is not acknowledged.
+        if (breaks === 'manifest_resend' && session.manifest) return;
         const scopes: Scope[] = grantScopes(session.tier, manifest.scopes);
         session.manifest = manifest;
         session.models = manifest.models
@@ -198,6 +208,7 @@ export async function startReferenceCoordinator(
           session.presence = nextPresence(session.presence, PRESENCE_EVENT_FOR_STATUS[frame.status]);
           session.load = frame.load;
         } catch (error) {
+          if (breaks === 'presence_invalid') return;
           if (error instanceof ProtocolError) return fail(session, error);
           throw error;
         }
@@ -208,22 +219,37 @@ export async function startReferenceCoordinator(
       case 'chunk':
       case 'result':
       case 'error': {
-        if (frame.type === 'error' && frame.jobId === undefined) return; // the node reports a problem; nothing to route
+        if (frame.type === 'error' && frame.jobId === undefined) {
+          // The node reports a problem; the session continues (§4). Broken on purpose: it ends.
+          if (breaks === 'session_error') session.ws.close(NORMAL_CLOSE_CODE, 'error');
+          return;
+        }
         const job = session.jobs.get(frame.jobId!);
         if (!job) {
-          if (frame.type !== 'error') fail(session, new ProtocolError('unknown_job', `Job ${frame.jobId}.`));
+          // unknown_job only for a chunk or result of a job never sent; never for an error (§9).
+          const late = session.ended.has(frame.jobId!) && breaks !== 'late_job_frames';
+          const answer =
+            frame.type === 'error' ? breaks === 'late_job_frames' : !late && breaks !== 'unknown_job';
+          if (answer)
+            send(session, errorFrame('unknown_job', { jobId: frame.jobId!, message: 'No such job.' }));
           return;
         }
         if (frame.type === 'chunk') job.outcome.chunks.push(frame);
         else {
-          if (frame.type === 'result') job.outcome.result = frame;
-          else job.outcome.error = frame;
+          if (frame.type === 'result') {
+            job.outcome.result = frame;
+            // Broken on purpose: an empty answer is taken for a failure.
+            if (breaks === 'empty_output' && JSON.stringify(frame.response).includes('"content":""'))
+              job.outcome.error = errorFrame('runtime_error', { jobId: frame.jobId, message: 'empty' });
+          } else job.outcome.error = frame;
           session.jobs.delete(frame.jobId!);
+          session.ended.add(frame.jobId!);
           job.done(job.outcome);
         }
         return;
       }
       case 'bye':
+        if (breaks === 'bye') return;
         session.ws.close(NORMAL_CLOSE_CODE, 'bye');
         return;
       default:
@@ -242,6 +268,7 @@ export async function startReferenceCoordinator(
       lastHeardAt: Date.now(),
       timers: [],
       jobs: new Map(),
+      ended: new Set(),
     };
     session.timers.push(
       setTimeout(() => {
@@ -267,15 +294,23 @@ export async function startReferenceCoordinator(
         const limit = breaks === 'oversized' ? Number.POSITIVE_INFINITY : maxFrameBytes;
         frame = parseFrame(data as Buffer, { maxBytes: limit, binary });
       } catch (error) {
-        if (breaks === 'malformed' && error instanceof ProtocolError && error.code === 'malformed_frame')
+        if (
+          breaks === 'malformed' &&
+          !binary &&
+          error instanceof ProtocolError &&
+          error.code === 'malformed_frame'
+        )
           return;
+        if (ignoresBadFrame(breaks, error, data as Buffer, binary)) return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
       try {
         session.order.receive(frame.type);
       } catch (error) {
         // Broken on purpose: the frame is handled as if it were in order.
-        if (breaks !== 'out_of_order') return fail(session, error as ProtocolError);
+        const wrongSide = frame.type === 'drain';
+        if (!(breaks === 'out_of_order' && !wrongSide) && !(breaks === 'wrong_direction' && wrongSide))
+          return fail(session, error as ProtocolError);
       }
       queue = queue
         .then(() => handle(session, frame))
@@ -308,6 +343,7 @@ export async function startReferenceCoordinator(
       return new Promise<JobOutcome>((resolve) => {
         const timer = setTimeout(() => {
           session.jobs.delete(jobId);
+          session.ended.add(jobId);
           send(session, createFrame('cancel', { jobId, reason: 'timeout' }));
           resolve({
             chunks: [],
@@ -334,4 +370,23 @@ export async function startReferenceCoordinator(
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** For the v0.1 bad-frame scenarios: whether a coordinator broken on `breaks` lets this parse error pass. */
+function ignoresBadFrame(breaks: string | undefined, error: unknown, data: Buffer, binary: boolean): boolean {
+  if (!breaks || !(error instanceof ProtocolError)) return false;
+  switch (breaks) {
+    case 'unknown_type':
+      return error.code === 'unknown_type';
+    case 'binary':
+      return binary;
+    case 'wrong_version':
+      return error.code === 'unsupported_version';
+    case 'missing_version':
+      return error.code === 'schema_violation' && !data.toString('utf8').includes('"v"');
+    case 'schema_violation':
+      return error.code === 'schema_violation' && data.toString('utf8').includes('"v"');
+    default:
+      return false;
+  }
 }

@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import {
   DEFAULT_MAX_FRAME_BYTES,
+  MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
   PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -63,6 +64,8 @@ type Session = {
   heartbeat?: NodeJS.Timeout;
   lastHeardAt: number;
   ttlMs: number;
+  /** welcome.maxConcurrentJobs (v0.1): the tier's job limit at this coordinator. */
+  tierLimit: number;
 };
 
 /**
@@ -92,12 +95,21 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     if (error.closeCode !== null) session.ws.close(error.closeCode, error.code);
   };
 
+  /** Jobs this session runs at once: the node's own capacity capped by the tier's limit (§7). */
+  const capacityOf = (session: Session) => Math.min(capacity, session.tierLimit);
+
   const reportPresence = (session: Session) => {
     const inFlight = session.jobs.size;
+    const cap = capacityOf(session);
     if (session.status === 'online' || session.status === 'busy') {
-      session.status = inFlight >= capacity ? 'busy' : 'online';
+      session.status = inFlight >= cap ? 'busy' : 'online';
     }
-    send(session, createFrame('presence', { status: session.status, load: { inFlight, capacity } }));
+    // Broken on purpose: the capacity reported ignores the tier's limit.
+    const reported = breaks === 'tier_limit' ? capacity : cap;
+    send(
+      session,
+      createFrame('presence', { status: session.status, load: { inFlight, capacity: reported } }),
+    );
   };
 
   const leaveIfDrained = (session: Session) => {
@@ -117,7 +129,8 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   const runJob = async (session: Session, job: JobFrame) => {
     const state = { cancelled: false };
     session.jobs.set(job.jobId, state);
-    if (breaks !== 'presence') reportPresence(session);
+    // Broken on purpose (presence_order): the job is counted only after its first chunk.
+    if (breaks !== 'presence' && breaks !== 'presence_order') reportPresence(session);
     const started = Date.now();
     const promptTokens = countPromptTokens(job.request);
     const id = `chatcmpl-${randomUUID()}`;
@@ -127,27 +140,38 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       const input = job.request.input;
       let inputs = Array.isArray(input) ? input.map(String) : [String(input ?? '')];
       if (breaks === 'embedding') inputs = inputs.slice(0, 1);
+      if (breaks === 'embedding_stream_flag' && job.stream) {
+        const chunk = { object: 'list', data: [], model: job.model };
+        send(session, createFrame('chunk', { jobId: job.jobId, seq: 0, chunk }));
+      }
       const data = inputs.map((text, index) => ({
         object: 'embedding',
         index,
         embedding: fakeEmbedding(text),
       }));
-      send(
-        session,
-        createFrame('result', {
-          jobId: job.jobId,
-          response: { object: 'list', data, model: job.model, usage: usageOf(promptTokens, 0) },
-        }),
-      );
+      const result = createFrame('result', {
+        jobId: job.jobId,
+        response: { object: 'list', data, model: job.model, usage: usageOf(promptTokens, 0) },
+      });
+      // A result no frame can hold is never sent (§9 "Odd jobs"), unless broken on purpose.
+      const tooLarge = Buffer.byteLength(encodeFrame(result)) > session.maxFrameBytes;
+      if (tooLarge && breaks !== 'oversized_result') {
+        send(
+          session,
+          errorFrame('invalid_request', { jobId: job.jobId, message: 'The response is too large.' }),
+        );
+      } else send(session, result);
       finishJob(session, job.jobId);
       return;
     }
 
     const maxTokens = typeof job.request.max_tokens === 'number' ? job.request.max_tokens : 16;
+    const completion = job.kind === 'completion';
+    const brokenChat = completion ? undefined : breaks;
     const stream =
-      breaks === 'chat_stream' && job.kind === 'chat'
+      brokenChat === 'chat_stream' && job.kind === 'chat'
         ? false
-        : (breaks === 'chat' && job.kind === 'chat') || (breaks === 'vision' && job.kind === 'vision')
+        : (brokenChat === 'chat' && job.kind === 'chat') || (breaks === 'vision' && job.kind === 'vision')
           ? true
           : job.stream;
     let text = '';
@@ -158,7 +182,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         finishJob(session, job.jobId);
         return;
       }
-      if (Date.now() - started > job.timeoutMs) {
+      if (Date.now() - started > job.timeoutMs && breaks !== 'job_timeout') {
         send(session, errorFrame('job_timeout', { jobId: job.jobId, message: 'timed out' }));
         finishJob(session, job.jobId);
         return;
@@ -166,37 +190,61 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       const token = fakeToken(i);
       text += token;
       if (stream) {
-        const choice = {
-          index: 0,
-          delta: i === 0 ? { role: 'assistant', content: token } : { content: token },
-          finish_reason: null,
-        };
+        const chunk =
+          completion && breaks !== 'completion_stream'
+            ? {
+                id,
+                object: 'text_completion',
+                created,
+                model: job.model,
+                choices: [{ index: 0, text: token, finish_reason: null }],
+              }
+            : {
+                id,
+                object: 'chat.completion.chunk',
+                created,
+                model: job.model,
+                choices: [
+                  {
+                    index: 0,
+                    delta: i === 0 ? { role: 'assistant', content: token } : { content: token },
+                    finish_reason: null,
+                  },
+                ],
+              };
         send(
           session,
           createFrame('chunk', {
             jobId: job.jobId,
             seq: i,
-            chunk: { id, object: 'chat.completion.chunk', created, model: job.model, choices: [choice] },
+            chunk,
             tokens: breaks === 'chat_stream_tokens' ? 2 : 1,
           }),
         );
       }
+      if (breaks === 'presence_order' && i === 0) reportPresence(session);
     }
-    const message = { role: 'assistant', content: text };
-    send(
-      session,
-      createFrame('result', {
-        jobId: job.jobId,
-        response: {
-          id,
-          object: 'chat.completion',
-          created,
-          model: job.model,
-          choices: [{ index: 0, message, finish_reason: 'length' }],
-          usage: usageOf(promptTokens, maxTokens),
-        },
-      }),
-    );
+    const usage = usageOf(promptTokens, maxTokens);
+    // A text completion answers with text (§9 "Kinds"); broken on purpose, with a chat message.
+    const response =
+      completion && breaks !== 'completion'
+        ? {
+            id,
+            object: 'text_completion',
+            created,
+            model: job.model,
+            choices: [{ index: 0, text, finish_reason: 'length' }],
+            usage,
+          }
+        : {
+            id,
+            object: 'chat.completion',
+            created,
+            model: job.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' }],
+            usage,
+          };
+    send(session, createFrame('result', { jobId: job.jobId, response }));
     finishJob(session, job.jobId);
   };
 
@@ -226,13 +274,18 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   const acceptJob = (session: Session, job: JobFrame) => {
     const refuse = (code: ProtocolErrorCode) =>
       send(session, errorFrame(code, { jobId: job.jobId, message: code }));
-    const served = withMediaModels(referenceManifest(account.address)).models.find((m) => m.id === job.model);
-    if (session.status === 'draining') return refuse('draining');
-    if (session.jobs.has(job.jobId)) return refuse('duplicate_job');
-    if (session.jobs.size >= capacity) return refuse('overloaded');
+    const models = withMediaModels(referenceManifest(account.address)).models;
+    // job.model names the model; request.model (the client's name for it) is not looked at, except
+    // when broken on purpose.
+    const name = breaks === 'model_field' ? job.request.model : job.model;
+    const served =
+      models.find((m) => m.id === name) ??
+      (breaks === 'model_not_found' ? models.find((m) => m.family === 'chat') : undefined);
+    if (session.jobs.has(job.jobId) && breaks !== 'duplicate_job') return refuse('duplicate_job');
+    if (session.status === 'draining' && breaks !== 'draining_refusal') return refuse('draining');
+    if (session.jobs.size >= capacityOf(session) && breaks !== 'overloaded') return refuse('overloaded');
     if (!served) return refuse('model_not_found');
-    const media = REFERENCE_MEDIA_MODELS.includes(served);
-    if (media) {
+    if (REFERENCE_MEDIA_MODELS.includes(served)) {
       const fits =
         job.kind === 'vision'
           ? served.family === 'vision' && Array.isArray(job.request.messages)
@@ -241,9 +294,17 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       if (job.kind !== 'vision') return void runVoiceJob(session, job);
     } else {
       const family = job.kind === 'embedding' ? 'embedding' : 'chat';
-      if (served.family !== family || job.kind === 'vision') return refuse('invalid_request');
+      if ((served.family !== family || job.kind === 'vision') && breaks !== 'kind_mismatch')
+        return refuse('invalid_request');
     }
-    if (job.kind === 'chat' && !Array.isArray(job.request.messages)) return refuse('invalid_request');
+    const prompt =
+      job.kind === 'chat' || job.kind === 'vision'
+        ? job.request.messages
+        : job.kind === 'completion'
+          ? job.request.prompt
+          : 'ok';
+    const valid = job.kind === 'chat' || job.kind === 'vision' ? Array.isArray(prompt) : prompt !== undefined;
+    if (!valid && breaks !== 'invalid_request') return refuse('invalid_request');
     void runJob(session, job);
   };
 
@@ -266,9 +327,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         }
         session.maxFrameBytes = frame.maxFrameBytes;
         session.ttlMs = frame.ttlMs;
+        session.tierLimit = frame.maxConcurrentJobs ?? Number.POSITIVE_INFINITY;
         if (breaks !== 'heartbeat') {
           session.heartbeat = setInterval(() => {
-            if (Date.now() - session.lastHeardAt > session.ttlMs) {
+            if (Date.now() - session.lastHeardAt > session.ttlMs && breaks !== 'node_heartbeat_timeout') {
               return fail(session, new ProtocolError('heartbeat_timeout'));
             }
             send(session, createFrame('ping', { ts: Date.now() }));
@@ -299,6 +361,14 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
           reportPresence(session);
           // Jobs still running at the deadline are cancelled (each ends with job_cancelled).
           const deadline = setTimeout(() => {
+            if (breaks === 'drain_running') {
+              // Broken on purpose: leaves at the deadline with its jobs still running.
+              session.status = 'offline';
+              reportPresence(session);
+              send(session, createFrame('bye', { reason: 'drained' }));
+              session.ws.close(NORMAL_CLOSE_CODE, 'drained');
+              return;
+            }
             for (const job of session.jobs.values()) job.cancelled = true;
           }, frame.deadlineMs);
           session.ws.once('close', () => clearTimeout(deadline));
@@ -307,8 +377,13 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       case 'bye':
         session.ws.close(NORMAL_CLOSE_CODE, 'bye');
         return;
+      case 'error':
+        // A job-scoped error (unknown_job) or a session error without a close is logged, nothing more
+        // (§4); broken on purpose, the node leaves.
+        if (breaks === 'coordinator_errors') session.ws.close(NORMAL_CLOSE_CODE, 'error');
+        return;
       default:
-        // pong and error frames need no answer.
+        // pong frames need no answer.
         return;
     }
   };
@@ -322,10 +397,12 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       ws,
       order: new SessionOrder('node'),
       status: 'online',
-      maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+      // Until welcome the limit is 65,536 bytes both ways (§2).
+      maxFrameBytes: breaks === 'oversized_before_welcome' ? DEFAULT_MAX_FRAME_BYTES : MIN_MAX_FRAME_BYTES,
       jobs: new Map(),
       lastHeardAt: Date.now(),
       ttlMs: Number.POSITIVE_INFINITY,
+      tierLimit: Number.POSITIVE_INFINITY,
     };
     current = session;
     ws.on('open', () => {
@@ -343,11 +420,19 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       session.lastHeardAt = Date.now();
       let frame: Frame;
       try {
-        const maxBytes = breaks === 'oversized' ? Number.POSITIVE_INFINITY : session.maxFrameBytes;
+        const welcomed = session.order.phase !== 'hello' && session.order.phase !== 'auth';
+        const maxBytes =
+          breaks === 'oversized' && welcomed ? Number.POSITIVE_INFINITY : session.maxFrameBytes;
         frame = parseFrame(data as Buffer, { maxBytes, binary });
       } catch (error) {
-        if (breaks === 'malformed' && error instanceof ProtocolError && error.code === 'malformed_frame')
+        if (
+          breaks === 'malformed' &&
+          !binary &&
+          error instanceof ProtocolError &&
+          error.code === 'malformed_frame'
+        )
           return;
+        if (ignoresBadFrame(breaks, error, data as Buffer, binary)) return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
       let admitted = false;
@@ -355,7 +440,10 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
         admitted = session.order.receive(frame.type) && frame.type === 'manifest_ack';
       } catch (error) {
         // Broken on purpose: the frame is handled as if it were in order.
-        if (breaks !== 'out_of_order') return fail(session, error as ProtocolError);
+        const wrongSide = breaks === 'wrong_direction' && frame.type === 'result';
+        const outOfPhase = breaks === 'out_of_order' && frame.type !== 'result';
+        if (!outOfPhase && !wrongSide) return fail(session, error as ProtocolError);
+        if (wrongSide) return;
       }
       handle(session, frame, admitted).catch(() => fail(session, new ProtocolError('internal_error')));
     });
@@ -402,4 +490,23 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
       });
     },
   };
+}
+
+/** For the v0.1 bad-frame scenarios: whether a node broken on `breaks` lets this parse error pass. */
+function ignoresBadFrame(breaks: string | undefined, error: unknown, data: Buffer, binary: boolean): boolean {
+  if (!breaks || !(error instanceof ProtocolError)) return false;
+  switch (breaks) {
+    case 'unknown_type':
+      return error.code === 'unknown_type';
+    case 'binary':
+      return binary;
+    case 'wrong_version':
+      return error.code === 'unsupported_version';
+    case 'missing_version':
+      return error.code === 'schema_violation' && !data.toString('utf8').includes('"v"');
+    case 'schema_violation':
+      return error.code === 'schema_violation' && data.toString('utf8').includes('"v"');
+    default:
+      return false;
+  }
 }
