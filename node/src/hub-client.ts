@@ -403,7 +403,9 @@ export class HubClient {
       .finally(() => {
         clearTimeout(timeout);
         this.jobs.delete(job.jobId);
-        if (ws === this.ws) this.reportPresence();
+        // On the session now open (a job of a lost session ends after the reconnect: its slot is
+        // free again, and the new session must hear it or it would stay busy).
+        if (this.connected) this.reportPresence();
       });
     this.jobs.set(job.jobId, { controller, done });
     this.reportPresence();

@@ -129,7 +129,7 @@ describe('relaying voice', () => {
     expect(heard.usage.seconds).toBeCloseTo((wav.length - 44) / 44_100, 2);
   });
 
-  test('error: a kind the model does not serve is model_not_found, before anything is sent', async () => {
+  test('error: a kind the model does not serve is invalid_request (NODE_PROTOCOL.md §9 "Odd jobs"), before anything is sent', async () => {
     const before = seen.length;
     await expect(
       relay.run({
@@ -138,7 +138,7 @@ describe('relaying voice', () => {
         request: { model: 'whisper', input: 'x', voice: 'alloy' },
         stream: true,
       }),
-    ).rejects.toMatchObject({ code: 'model_not_found' });
+    ).rejects.toMatchObject({ code: 'invalid_request' });
     expect(seen.length).toBe(before);
   });
 });
