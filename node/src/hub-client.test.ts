@@ -283,6 +283,35 @@ describe('HubClient', () => {
     await client.shutdown(1_000);
   });
 
+  test('behavior: its own shutdown deadline passed, the node cancels the running job (job_cancelled), then offline, bye, 1000', async () => {
+    const client = testClient({
+      runJob: async (_job, { signal }) => {
+        await new Promise((resolve) => signal.addEventListener('abort', resolve));
+        throw new Error('aborted');
+      },
+    });
+    const { session, order } = await admitted(client);
+    session.ws.send(encodeFrame(job('long')));
+    await session.next('presence', (p) => p.load.inFlight === 1, 5_000);
+    const closed = new Promise<number>((resolve) => session.ws.once('close', (code) => resolve(code)));
+    const started = performance.now();
+    await client.shutdown(200);
+    expect(await closed).toBe(1000);
+    // Not before its deadline (NODE_PROTOCOL.md §8 "Graceful shutdown").
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    const after = order.map((f) =>
+      f.type === 'presence' ? `presence ${(f as unknown as FrameOf<'presence'>).status}` : f.type,
+    );
+    expect(order.find((f) => f.jobId === 'long' && f.type === 'error')).toMatchObject({
+      code: 'job_cancelled',
+    });
+    const cancelled = after.indexOf('error');
+    expect(after.slice(0, cancelled)).toContain('presence draining');
+    expect(after.slice(cancelled)).toEqual(expect.arrayContaining(['presence offline', 'bye']));
+    expect(after.indexOf('presence offline')).toBeGreaterThan(cancelled);
+    expect(after.indexOf('bye')).toBeGreaterThan(after.indexOf('presence offline'));
+  });
+
   test('behavior: chunkFlushMs 0 sends the chunks of each turn at once, in one frame, counting tokens the runtime left out', async () => {
     const client = testClient({
       chunkFlushMs: 0,
