@@ -74,6 +74,18 @@ describe('verification: canaries catch a node serving other weights', () => {
     return home;
   }
 
+  /** A liar's node folder: `file`'s weights, with a hash cache that says they are model A. */
+  function claimingA(name: string, file: string, sha256: string) {
+    const home = nodeDir(name, file);
+    const model = path.join(home, 'models', 'model.gguf');
+    const info = statSync(model);
+    writeFileSync(
+      path.join(home, 'state', 'model-hashes.json'),
+      JSON.stringify({ [model]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256 } }),
+    );
+    return home;
+  }
+
   async function nodeIdOf(home: string): Promise<string> {
     const { stdout } = await run(process.execPath, [
       NODE_BIN,
@@ -109,16 +121,10 @@ describe('verification: canaries catch a node serving other weights', () => {
     );
     const homes = {
       honest: nodeDir('honest', a),
-      liar: nodeDir('liar', b),
+      // The liar's lie: its hash cache says its file (B's weights) is A.
+      liar: claimingA('liar', b, shaA),
       verifier: nodeDir('verifier', a),
     };
-    // The liar's lie: its hash cache says its file (B's weights) is A.
-    const liarModel = path.join(homes.liar, 'models', 'model.gguf');
-    const info = statSync(liarModel);
-    writeFileSync(
-      path.join(homes.liar, 'state', 'model-hashes.json'),
-      JSON.stringify({ [liarModel]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaA } }),
-    );
     modelA = a;
     shaOfA = shaA;
     ids = {
@@ -336,13 +342,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     // Junk: random weights with a flat output layer (near-uniform tokens), priced at 0, A's hash claimed.
     const c = path.join(dir, 'c.gguf');
     await writeTinyModel({ path: c, seed: 303 });
-    const home = nodeDir('junk', c);
-    const file = path.join(home, 'models', 'model.gguf');
-    const info = statSync(file);
-    writeFileSync(
-      path.join(home, 'state', 'model-hashes.json'),
-      JSON.stringify({ [file]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaOfA } }),
-    );
+    const home = claimingA('junk', c, shaOfA);
     writeFileSync(
       path.join(home, 'state', 'config.json'),
       JSON.stringify({ price: { currency: 'USD', inputPerMTok: '0', outputPerMTok: '0' } }),
@@ -454,13 +454,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       expect(pairFor(ids.honest)?.verifier).toEqual({ local: expect.any(String) });
       const b = path.join(dir, 'b2.gguf');
       await writeTinyModel({ path: b, seed: 404, outputStd: 0.5 });
-      const home = nodeDir('liar2', b);
-      const file = path.join(home, 'models', 'model.gguf');
-      const info = statSync(file);
-      writeFileSync(
-        path.join(home, 'state', 'model-hashes.json'),
-        JSON.stringify({ [file]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256: shaOfA } }),
-      );
+      const home = claimingA('liar2', b, shaOfA);
       const liar2 = await nodeIdOf(home);
       daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args: ['--role', 'cpu'] }));
       await until(() => pairFor(liar2) !== undefined, 60_000);
