@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildKitModel, KIT_MODEL_FILE } from '@gpumesh/protocol';
 import { formatReport, NODE_SCENARIO_NAMES, runNodeConformance } from '@gpumesh/protocol/conformance';
 import { getLlama } from 'node-llama-cpp';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -42,12 +43,37 @@ describe('gpumesh-conformance node', () => {
     });
     expect(report.results.map((r) => r.name)).toEqual(NODE_SCENARIO_NAMES);
     // node-llama-cpp takes no image or audio: the vision and voice scenarios are run below, on the
-    // voice runtime and on the relay.
+    // voice runtime and on the relay; the verify scenarios on a network node holding the kit model.
     expect(
-      report.results.filter((r) => r.status !== 'pass' && !(r.status === 'skip' && MEDIA.includes(r.name))),
+      report.results.filter(
+        (r) => r.status !== 'pass' && !(r.status === 'skip' && [...MEDIA, ...VERIFY].includes(r.name)),
+      ),
       formatReport(report),
     ).toEqual([]);
     expect(report.ok).toBe(true);
+  });
+
+  test('default: a network node serving the kit model passes the verify scenarios', {
+    timeout: 60_000,
+  }, async () => {
+    await mkdir(join(dir, 'verifier', 'models'), { recursive: true });
+    await writeFile(join(dir, 'verifier', 'models', KIT_MODEL_FILE), buildKitModel());
+    let verifier: Daemon | undefined;
+    try {
+      const report = await runNodeConformance({
+        scenarios: ['handshake', 'manifest', ...VERIFY],
+        onListening: async (url) => {
+          verifier = await startDaemon(daemonConfig(url, 'verifier', { role: 'network', gpu: 'cpu' }));
+        },
+      });
+      expect(
+        report.results.map((r) => [r.name, r.status]),
+        formatReport(report),
+      ).toEqual([['handshake', 'pass'], ['manifest', 'pass'], ...VERIFY.map((name) => [name, 'pass'])]);
+    } finally {
+      verifier?.hub.stop();
+      await verifier?.shutdown();
+    }
   });
 
   test('default: the voice runtime (espeak-ng, pocketsphinx) passes speech and transcription', {
@@ -120,6 +146,7 @@ describe('gpumesh-conformance node', () => {
 });
 
 const MEDIA = ['vision', 'speech', 'transcription'];
+const VERIFY = ['verify', 'verify_unknown_model', 'verify_bad_tokens'];
 
 /** A daemon config for the kit at `url`, its state under `dir/<name>`. */
 function daemonConfig(url: string, name: string, flags: Record<string, string>) {

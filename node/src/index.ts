@@ -1,4 +1,12 @@
 // Public surface of @gpumesh/node: the daemon, its parts, and the generated test model.
+
+export {
+  buildTinyModel,
+  DEFAULT_TINY_MODEL_CONTEXT_TOKENS,
+  DEFAULT_TINY_MODEL_NAME,
+  DEFAULT_TINY_MODEL_SEED,
+  type TinyModelOptions,
+} from '@gpumesh/protocol';
 export {
   CONFIG_FLAGS,
   hubUrl,
@@ -16,13 +24,6 @@ export { type HealthServer, type HealthStatus, startHealthServer } from './healt
 export { HUB_STATES, HubClient, type HubClientOptions, type HubState } from './hub-client.js';
 export { loadNodeIdentity, type NodeIdentity } from './identity.js';
 export { buildManifest } from './manifest.js';
-export {
-  buildTinyModel,
-  DEFAULT_TINY_MODEL_CONTEXT_TOKENS,
-  DEFAULT_TINY_MODEL_NAME,
-  DEFAULT_TINY_MODEL_SEED,
-  type TinyModelOptions,
-} from './models/build-tiny-model.js';
 export { type PullOptions, type PullResult, pullModel } from './models/pull-model.js';
 export { tinyModelPath } from './models/tiny-model-path.js';
 export { type WriteTinyModelOptions, writeTinyModel } from './models/write-tiny-model.js';

@@ -45,10 +45,24 @@ export const VerifyRequest = Type.Object(
     promptTokenIds: Type.Array(TokenId, { minItems: 1, maxItems: MAX_VERIFY_TOKENS }),
     completionTokenIds: Type.Array(TokenId, { minItems: 1, maxItems: MAX_VERIFY_TOKENS }),
     topK: Type.Integer({ minimum: 1, maximum: 100 }),
+    /** v0.1: the weights the verifier must hold; another file under `model`'s id is model_not_found. */
+    sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   },
   { additionalProperties: false },
 );
 export type VerifyRequest = Static<typeof VerifyRequest>;
+
+/** A `verify` job's `result.response` (NODE_PROTOCOL.md "Verification"). */
+export const VerificationResponse = Type.Object({
+  object: Type.Literal('verification'),
+  model: Type.String(),
+  /** Natural log-probability of each completion token, 4 decimals (−1e9: no weight at all). */
+  logprobs: Type.Array(Type.Number({ maximum: 0 }), { maxItems: MAX_VERIFY_TOKENS }),
+  /** "1" where that completion token was among the `topK` most likely, else "0". */
+  in_top_k: Type.String({ pattern: '^[01]*$', maxLength: MAX_VERIFY_TOKENS }),
+  usage: Usage,
+});
+export type VerificationResponse = Static<typeof VerificationResponse>;
 
 export const JOB_KINDS = [
   'chat',

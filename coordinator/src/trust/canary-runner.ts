@@ -236,7 +236,13 @@ export class CanaryRunner {
     if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
       return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
     }
-    const request = { promptTokenIds: ids.prompt, completionTokenIds: ids.completion, topK: settings.topK };
+    // The verifier must hold the claimed weights, not just a model of the same id (protocol v0.1).
+    const request = {
+      promptTokenIds: ids.prompt,
+      completionTokenIds: ids.completion,
+      topK: settings.topK,
+      ...(target.offer.sha256 ? { sha256: target.offer.sha256 } : {}),
+    };
     const checked =
       'local' in verifier
         ? await this.#runLocal(verifier.local, request)

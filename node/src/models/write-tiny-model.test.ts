@@ -1,9 +1,9 @@
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildTinyModel } from '@gpumesh/protocol';
 import { getLlama, LlamaCompletion } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildTinyModel } from './build-tiny-model.js';
 import { tinyModelPath } from './tiny-model-path.js';
 import { writeTinyModel } from './write-tiny-model.js';
 

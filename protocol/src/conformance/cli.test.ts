@@ -1,8 +1,13 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { KIT_MODEL_FILE, KIT_MODEL_SHA256 } from '../kit-model/kit-model.js';
 import { startReferenceCoordinator } from './reference/reference-coordinator.js';
 import { type ReferenceNode, startReferenceNode } from './reference/reference-node.js';
 import type { ConformanceReport } from './report.js';
@@ -88,6 +93,24 @@ describe('gpumesh-conformance', () => {
     const { code, stdout } = await runNodeKit(['--scenario', 'drain', '--step-timeout-ms', '500'], 'drain');
     expect(stdout).toMatch(/drain\s+FAIL/);
     expect(code).toBe(1);
+  });
+
+  test('behavior: kit-model writes the kit model, its sha256 the one the verify scenarios look for', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gpumesh-kit-model-'));
+    try {
+      const file = join(dir, 'models', KIT_MODEL_FILE);
+      const { code, stdout } = await runBin(['kit-model', '--out', file]);
+      const bytes = await readFile(file);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(KIT_MODEL_SHA256);
+      expect(stdout).toBe(`wrote ${file}: ${bytes.length} bytes, sha256 ${KIT_MODEL_SHA256}\n`);
+      expect(code).toBe(0);
+      expect(await runBin(['kit-model'])).toMatchObject({
+        code: 2,
+        stdout: expect.stringContaining('kit-model needs --out'),
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('error: a usage mistake exits 2', async () => {

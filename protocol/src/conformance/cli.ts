@@ -1,4 +1,7 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildKitModel, sha256Hex } from '../kit-model/kit-model.js';
 import { runCoordinatorConformance } from './coordinator/run-coordinator-conformance.js';
 import { runNodeConformance } from './node/run-node-conformance.js';
 import { openAiTrigger } from './open-ai-trigger.js';
@@ -14,6 +17,9 @@ const USAGE = `Usage:
       Plays a node against the coordinator at <ws-url>. With --api-url and --api-key the kit sends
       client requests there to check that jobs reach it (scenario "jobs"; skipped otherwise).
       --chat-model / --embedding-model name the models the kit's node advertises.
+  gpumesh-conformance kit-model --out <file>
+      Writes the kit model (a generated GGUF, the same bytes everywhere) and prints its sha256. A
+      node that serves it under scope verify runs the verify scenarios.
   gpumesh-conformance reference-node --url <ws-url> [--breaks <scenario>]
   gpumesh-conformance reference-coordinator --listen <port> [--heartbeat-ms 10000] [--breaks <scenario>]
       Run the reference peers (examples of a correct node and coordinator) until interrupted;
@@ -99,6 +105,16 @@ export async function main(
       ...(values['chat-model'] ? { chatModel: values['chat-model'] } : {}),
       ...(values['embedding-model'] ? { embeddingModel: values['embedding-model'] } : {}),
     });
+  } else if (command === 'kit-model') {
+    if (!values.out) {
+      out(`kit-model needs --out <file>\n\n${USAGE}`);
+      return 2;
+    }
+    const bytes = buildKitModel();
+    await mkdir(dirname(values.out), { recursive: true });
+    await writeFile(values.out, bytes);
+    out(`wrote ${values.out}: ${bytes.length} bytes, sha256 ${sha256Hex(bytes)}`);
+    return 0;
   } else if (command === 'reference-node' || command === 'reference-coordinator') {
     return runReference(command, values, out);
   } else {
@@ -152,6 +168,7 @@ function parse(argv: readonly string[]) {
       listen: { type: 'string' },
       host: { type: 'string' },
       url: { type: 'string' },
+      out: { type: 'string' },
       'api-url': { type: 'string' },
       'api-key': { type: 'string' },
       'chat-model': { type: 'string' },

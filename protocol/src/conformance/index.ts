@@ -12,6 +12,13 @@ export {
 } from './coordinator/run-coordinator-conformance.js';
 export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/node-scenarios.js';
 export { type NodeConformanceOptions, runNodeConformance } from './node/run-node-conformance.js';
+export {
+  VERIFY_VECTORS_URL,
+  type VerifyVectorCase,
+  type VerifyVectors,
+  verificationMismatch,
+  verifyVectors,
+} from './node/verify-vectors.js';
 export { openAiTrigger } from './open-ai-trigger.js';
 export {
   type ReferenceCoordinator,

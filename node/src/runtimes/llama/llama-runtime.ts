@@ -282,6 +282,13 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       throw new NodeError('invalid_request', { detail: 'verify: promptTokenIds, completionTokenIds, topK' });
     }
     const request = job.request as VerifyRequest;
+    // Scores from other weights under the same id would convict an honest node: refuse instead.
+    const sha256 = loaded.get(job.model)?.offer.sha256;
+    if (request.sha256 && request.sha256 !== sha256) {
+      throw new NodeError('model_not_found', {
+        detail: `verify: ${job.model} is not the weights ${request.sha256}`,
+      });
+    }
     const vocabulary = vocabularySize(entry.model);
     if ([...request.promptTokenIds, ...request.completionTokenIds].some((t) => t >= vocabulary)) {
       throw new NodeError('invalid_request', {
@@ -289,7 +296,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
       });
     }
     const evaluated = request.promptTokenIds.length + request.completionTokenIds.length;
-    if (evaluated > (entry.context?.contextSize ?? 0)) {
+    if (evaluated > Math.min(entry.contextLength, entry.context?.contextSize ?? 0)) {
       throw new NodeError('context_length_exceeded', { detail: `${evaluated} tokens to verify` });
     }
     job.onPromptTokens?.(evaluated);

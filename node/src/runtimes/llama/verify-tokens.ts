@@ -20,6 +20,8 @@ export type VerifiedTokens = {
   logprobs: number[];
   /** Whether each completion token was among the model's `topK` most likely next tokens. */
   inTopK: boolean[];
+  /** The log-probability of the k-th most likely next token at each position (how near the top-k edge a token is). */
+  kthLogprobs: number[];
 };
 
 /** Sampling options that leave the distribution as the model gives it. */
@@ -35,7 +37,8 @@ export async function verifyTokens(
   input: VerifyTokensInput,
 ): Promise<VerifiedTokens> {
   const { promptTokens, completionTokens, topK } = input;
-  if (promptTokens.length === 0 || completionTokens.length === 0) return { logprobs: [], inTopK: [] };
+  if (promptTokens.length === 0 || completionTokens.length === 0)
+    return { logprobs: [], inTopK: [], kthLogprobs: [] };
   await sequence.clearHistory();
   const items: ControlledEvaluateInputItem[] = [...promptTokens.slice(0, -1)];
   // The logits after position i predict completion token i.
@@ -55,6 +58,7 @@ export async function verifyTokens(
   const output = await sequence.controlledEvaluate(items);
   const logprobs: number[] = [];
   const inTopK: boolean[] = [];
+  const kthLogprobs: number[] = [];
   completionTokens.forEach((token, i) => {
     const next = output[promptTokens.length - 1 + i]?.next;
     const logits = next?.logits;
@@ -63,19 +67,18 @@ export async function verifyTokens(
     if (!logits || weight === undefined || chosen === undefined) {
       logprobs.push(Number.NEGATIVE_INFINITY);
       inTopK.push(false);
+      kthLogprobs.push(Number.NEGATIVE_INFINITY);
       return;
     }
-    const max = logits.values().next().value as number;
-    logprobs.push(chosen - max - Math.log(weight));
-    // The map is sorted high to low and holds the top k (and the chosen token): rank by position.
-    let rank = 0;
-    for (const [t, logit] of logits) {
-      if (t === token) break;
-      if (logit > chosen) rank++;
-    }
-    inTopK.push(rank < topK);
+    const sorted = [...logits.values()].sort((a, b) => b - a);
+    const max = sorted[0]!;
+    const logprob = (logit: number) => logit - max - Math.log(weight);
+    logprobs.push(logprob(chosen));
+    kthLogprobs.push(logprob(sorted[Math.min(topK, sorted.length) - 1]!));
+    // The map holds the top k and the chosen token: the tokens strictly more likely give its rank.
+    inTopK.push(sorted.filter((logit) => logit > chosen).length < topK);
   });
-  return { logprobs, inTopK };
+  return { logprobs, inTopK, kthLogprobs };
 }
 
 /** What a verifier concludes from one completion (see NODE_PROTOCOL.md "Verification"). */

@@ -1,3 +1,4 @@
+import { PROTOCOL_ERRORS, type ProtocolErrorCode } from '../../errors.js';
 import type { Manifest, ModelOffer } from '../../manifest.js';
 import type { ChunkFrame, ErrorFrame, Frame, PresenceFrame, ResultFrame } from '../../messages.js';
 import type { ModelFamily } from '../../scopes.js';
@@ -62,4 +63,14 @@ export function requireResult(outcome: JobOutcome): ResultFrame {
   }
   check(outcome.result, 'the job ended without a result');
   return outcome.result;
+}
+
+/** The job must end with an `error` of `code`, retryable as the registry says. */
+export function expectJobError(outcome: JobOutcome, code: ProtocolErrorCode): void {
+  check(!outcome.result, `the job ended with a result, expected error ${code}`);
+  check(outcome.error?.code === code, `the job ended with ${outcome.error?.code}, expected ${code}`);
+  check(
+    outcome.error.retryable === PROTOCOL_ERRORS[code].retryable,
+    `${code} with retryable ${outcome.error.retryable}, expected ${PROTOCOL_ERRORS[code].retryable}`,
+  );
 }

@@ -12,6 +12,7 @@ import { collectJob, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 import { MEDIA_SCENARIOS } from './media-scenarios.js';
 import { NODE_SCENARIOS_V0_1 } from './v0-1-scenarios.js';
+import { VERIFY_SCENARIOS } from './verify-scenarios.js';
 
 const HANDSHAKE = ['handshake'] as const;
 const ADMITTED = ['handshake', 'manifest'] as const;
@@ -349,6 +350,7 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
   ...NODE_SCENARIOS_V0_1,
   // Vision and voice (media-scenarios.ts).
   ...MEDIA_SCENARIOS,
+  ...VERIFY_SCENARIOS,
 ];
 
 /** The names of the node scenarios, in order. */

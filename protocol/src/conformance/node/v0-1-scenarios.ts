@@ -12,7 +12,7 @@ import { check } from '../failure.js';
 import type { FrameSocket } from '../frame-socket.js';
 import { checkChatCompletion, checkUsage } from '../openai.js';
 import { admitNode } from './admit-node.js';
-import { collectJob, type JobOutcome, modelOf, requireResult } from './collect-job.js';
+import { collectJob, expectJobError, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 
 const ADMITTED = ['handshake', 'manifest'] as const;
@@ -70,16 +70,6 @@ async function expectClose(
     if (frame.type === 'error')
       check(frame.code === errorCode, `error frame ${frame.code}, expected ${errorCode}`);
   }
-}
-
-/** The job must end with an `error` of `code`, retryable as the registry says. */
-function expectJobError(outcome: JobOutcome, code: ProtocolErrorCode): void {
-  check(!outcome.result, `the job ended with a result, expected error ${code}`);
-  check(outcome.error?.code === code, `the job ended with ${outcome.error?.code}, expected ${code}`);
-  check(
-    outcome.error.retryable === PROTOCOL_ERRORS[code].retryable,
-    `${code} with retryable ${outcome.error.retryable}, expected ${PROTOCOL_ERRORS[code].retryable}`,
-  );
 }
 
 /**

@@ -16,12 +16,14 @@ import { ProtocolError, type ProtocolErrorCode } from '../../errors.js';
 import { signChallenge } from '../../identity/sign-challenge.js';
 import { signManifest } from '../../identity/sign-manifest.js';
 import { signOwnerProof } from '../../identity/sign-owner-proof.js';
+import type { ModelOffer } from '../../manifest.js';
 import type { Frame, JobFrame, PresenceStatus } from '../../messages.js';
 import { parseFrame } from '../../parse-frame.js';
 import { SessionOrder } from '../../session-order.js';
 import { countPromptTokens, fakeEmbedding, fakeToken, usageOf } from './fake-inference.js';
 import { referenceManifest } from './reference-manifest.js';
 import { fakeSpeech, fakeTranscription, REFERENCE_MEDIA_MODELS, withMediaModels } from './reference-media.js';
+import { REFERENCE_KIT_MODEL, referenceVerify, withKitModel } from './reference-verify.js';
 
 /** Longest wait between reconnect attempts. */
 export const MAX_RECONNECT_DELAY_MS = 30_000;
@@ -85,6 +87,9 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
   let failures = 0;
   let current: Session | undefined;
   let reconnectTimer: NodeJS.Timeout | undefined;
+
+  /** The manifest: chat and embedding (reference-manifest.ts), vision and voice, and the kit model. */
+  const manifestOf = () => withKitModel(withMediaModels(referenceManifest(account.address)));
 
   const send = (session: Session, frame: Frame) => {
     if (session.ws.readyState === WebSocket.OPEN) session.ws.send(encodeFrame(frame));
@@ -271,10 +276,25 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     finishJob(session, job.jobId);
   };
 
+  /** A verify job, scored by the reference's stand-in (reference-verify.ts). */
+  const runVerifyJob = async (session: Session, job: JobFrame, served: ModelOffer) => {
+    session.jobs.set(job.jobId, { cancelled: false });
+    if (breaks !== 'presence') reportPresence(session);
+    await new Promise((resolve) => setTimeout(resolve, tokenDelayMs));
+    const verified = referenceVerify(served, job.request, breaks);
+    send(
+      session,
+      'response' in verified
+        ? createFrame('result', { jobId: job.jobId, response: verified.response })
+        : errorFrame(verified.error, { jobId: job.jobId, message: verified.message }),
+    );
+    finishJob(session, job.jobId);
+  };
+
   const acceptJob = (session: Session, job: JobFrame) => {
     const refuse = (code: ProtocolErrorCode) =>
       send(session, errorFrame(code, { jobId: job.jobId, message: code }));
-    const models = withMediaModels(referenceManifest(account.address)).models;
+    const models = manifestOf().models;
     // job.model names the model; request.model (the client's name for it) is not looked at, except
     // when broken on purpose.
     const name = breaks === 'model_field' ? job.request.model : job.model;
@@ -285,6 +305,11 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     if (session.status === 'draining' && breaks !== 'draining_refusal') return refuse('draining');
     if (session.jobs.size >= capacityOf(session) && breaks !== 'overloaded') return refuse('overloaded');
     if (!served) return refuse('model_not_found');
+    if (job.kind === 'verify') return void runVerifyJob(session, job, served);
+    if (served.id === REFERENCE_KIT_MODEL) {
+      if (job.kind !== 'completion') return refuse('invalid_request');
+      return void runJob(session, job);
+    }
     if (REFERENCE_MEDIA_MODELS.includes(served)) {
       const fits =
         job.kind === 'vision'
@@ -336,7 +361,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
             send(session, createFrame('ping', { ts: Date.now() }));
           }, frame.heartbeatIntervalMs);
         }
-        const manifest = withMediaModels(referenceManifest(account.address));
+        const manifest = manifestOf();
         if (owner) manifest.owner = owner.address;
         const signer = breaks === 'manifest' ? privateKeyToAccount(generatePrivateKey()) : account;
         send(session, createFrame('manifest', { manifest, signature: await signManifest(manifest, signer) }));
