@@ -97,7 +97,12 @@ describe('packed packages', () => {
       expect(sources).toEqual([]);
     }
     expect(protocol).toEqual(
-      expect.arrayContaining(['bin/gpumesh-conformance.js', 'bin/load-entry.js', 'proto/gpumesh.proto']),
+      expect.arrayContaining([
+        'bin/gpumesh-conformance.js',
+        'bin/load-entry.js',
+        'proto/gpumesh.proto',
+        'vectors/verify/kit-model.json',
+      ]),
     );
     expect(coordinator).toEqual(
       expect.arrayContaining([
@@ -117,6 +122,21 @@ describe('packed packages', () => {
       'gpumesh-conformance node --listen',
     );
     expect((await npx('gpumesh-coordinator', '--help')).stdout).toContain('Usage: gpumesh-coordinator');
+    // The kit model and the reference results the compiled verify scenarios read.
+    const kitModel = join(dir, 'kit', 'gpumesh-kit.gguf');
+    expect((await npx('gpumesh-conformance', 'kit-model', '--out', kitModel)).stdout).toMatch(
+      /^wrote .*: 544128 bytes, sha256 87c1f749819809dc33fbf9d7cf3ed3dd6bc42859df86beb3783d05a099f4fb84\n$/,
+    );
+    const vectors = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { verifyVectors } from '@gpumesh/protocol/conformance'; console.log(verifyVectors().model.sha256)",
+      ],
+      { cwd: app },
+    );
+    expect(vectors.stdout).toBe('87c1f749819809dc33fbf9d7cf3ed3dd6bc42859df86beb3783d05a099f4fb84\n');
   });
 
   test('behavior: no tsx or TypeScript is installed with them', async () => {
