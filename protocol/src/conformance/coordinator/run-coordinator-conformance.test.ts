@@ -54,7 +54,8 @@ describe('runCoordinatorConformance', () => {
     expect(report.ok).toBe(true);
   });
 
-  describe('error: a coordinator that breaks one rule fails exactly that scenario', () => {
+  // Concurrent: each run has its own coordinator on its own port, and mostly waits on timers.
+  describe.concurrent('error: a coordinator that breaks one rule fails exactly that scenario', () => {
     for (const scenario of COORDINATOR_SCENARIO_NAMES) {
       test(scenario, async () => {
         const report = await runAgainstReferenceCoordinator(scenario);

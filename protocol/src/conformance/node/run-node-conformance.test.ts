@@ -31,7 +31,8 @@ describe('runNodeConformance', () => {
     expect(report.ok).toBe(true);
   });
 
-  describe('error: a node that breaks one rule fails exactly that scenario', () => {
+  // Concurrent: each run listens on its own port, and a run mostly waits on timers (heartbeats, timeouts).
+  describe.concurrent('error: a node that breaks one rule fails exactly that scenario', () => {
     for (const scenario of NODE_SCENARIO_NAMES) {
       test(scenario, async () => {
         const report = await runAgainstReferenceNode(scenario);

@@ -297,7 +297,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     const models = manifestOf().models;
     // job.model names the model; request.model (the client's name for it) is not looked at, except
     // when broken on purpose.
-    const name = breaks === 'model_field' ? job.request.model : job.model;
+    const name = breaks === 'model_field' && job.kind !== 'verify' ? job.request.model : job.model;
     const served =
       models.find((m) => m.id === name) ??
       (breaks === 'model_not_found' ? models.find((m) => m.family === 'chat') : undefined);
