@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A minimal gpumesh node (NODE_PROTOCOL.md v0.1) in Python, with Debian's python3-websockets,
 python3-ecdsa and python3-pycryptodome only. It serves one fake chat model ("py-echo") and passes
-`npx gpumesh-conformance node`. Usage: minimal_node.py ws://127.0.0.1:7070 [hex private key]"""
+`npx gpumesh-conformance node`. Usage: minimal_node.py ws://127.0.0.1:7070 [hex private key]
+With GPUMESH_KIT_MODEL=<path of gpumesh-conformance kit-model's file> (and python3-numpy) it is also
+a verifier: it serves `verify` jobs on the kit model with kit_verifier.py (§9 "Verification")."""
 import asyncio, json, os, sys, time
 from datetime import datetime, timezone
 import websockets
@@ -11,6 +13,10 @@ from ecdsa.util import sigdecode_string, sigencode_strings
 
 N = SECP256k1.order
 MODEL, CAPACITY, LIMIT_BEFORE_WELCOME = "py-echo", 2, 65536
+KIT = None  # the kit model's verifier, when GPUMESH_KIT_MODEL names its file
+if os.environ.get("GPUMESH_KIT_MODEL"):
+    from kit_verifier import KitVerifier
+    KIT = KitVerifier(os.environ["GPUMESH_KIT_MODEL"])
 # What the node accepts in each phase (§4); error and bye always. Anything else: 4005.
 PHASES = {"hello": {"challenge"}, "auth": {"welcome"}, "manifest": {"manifest_ack", "ping", "pong"},
           "ready": {"manifest_ack", "ping", "pong", "job", "cancel", "drain"}}
@@ -101,12 +107,17 @@ class Session:
             self.capacity = min(CAPACITY, f.get("maxConcurrentJobs", CAPACITY))  # the tier's limit (§7)
             self.tasks.append(asyncio.create_task(self.heartbeat(f["heartbeatIntervalMs"])))
             free = {"currency": "USD", "inputPerMTok": "0", "outputPerMTok": "0"}
+            models = [{"id": MODEL, "family": "chat", "contextLength": 2048, "maxConcurrency": CAPACITY, "price": free}]
+            scopes = ["infer.chat"]
+            if KIT:  # a text model with its file's sha256, under scope verify (§7, §9 "Verification")
+                models.append({"id": "gpumesh-kit", "family": "text", "contextLength": KIT.context,
+                               "maxConcurrency": CAPACITY, "price": free, "sha256": KIT.sha256})
+                scopes += ["infer.text", "verify"]
             manifest = {"nodeId": self.node_id, "role": "cpu", "runtimes": [{"name": "python-echo", "version": "0.1"}],
                         "hardware": {"gpus": [], "cpu": {"model": "any", "cores": 1, "threads": 1, "arch": "x64"},
                                      "ramBytes": 1 << 30},
-                        "models": [{"id": MODEL, "family": "chat", "contextLength": 2048,
-                                    "maxConcurrency": CAPACITY, "price": free}],
-                        "scopes": ["infer.chat"], "software": {"name": "gpumesh-python-example", "version": "0.1"},
+                        "models": models, "scopes": scopes,
+                        "software": {"name": "gpumesh-python-example", "version": "0.1"},
                         "protocolVersion": 0, "issuedAt": now_iso()}
             await self.send({"type": "manifest", "manifest": manifest,
                              "signature": personal_sign(self.key, canonical(manifest))})
@@ -144,12 +155,36 @@ class Session:
         if jid in self.jobs: return await refuse("duplicate_job", False)
         if self.status == "draining": return await refuse("draining", True)
         if len(self.jobs) >= self.capacity: return await refuse("overloaded", True)
+        if KIT and job["model"] == "gpumesh-kit":
+            if job["kind"] != "verify": return await refuse("invalid_request", False)
+            problem = verify_problem(req)
+            if problem: return await refuse(*problem)
+            self.jobs[jid] = {"cancelled": False}
+            await self.presence()
+            return self.tasks.append(asyncio.create_task(self.verify(job)))
         if job["model"] != MODEL: return await refuse("model_not_found", True)  # job.model decides (§9)
         ok = isinstance(req.get("messages"), list) if job["kind"] == "chat" else isinstance(req.get("prompt"), str)
         if job["kind"] == "embedding" or not ok: return await refuse("invalid_request", False)
         self.jobs[jid] = {"cancelled": False}
         await self.presence()  # counts the job before its first chunk (§8)
         self.tasks.append(asyncio.create_task(self.run(job)))
+
+    async def verify(self, job):  # the forward pass runs in a thread: heartbeats go on meanwhile
+        jid, req = job["jobId"], job["request"]
+        try:
+            logprobs, in_top_k = await asyncio.to_thread(
+                KIT.verify, req["promptTokenIds"], req["completionTokenIds"], req["topK"])
+            n = len(req["promptTokenIds"]) + len(req["completionTokenIds"])
+            await self.send({"type": "result", "jobId": jid, "response": {
+                "object": "verification", "model": job["model"], "logprobs": logprobs, "in_top_k": in_top_k,
+                "usage": {"prompt_tokens": n, "completion_tokens": 0, "total_tokens": n}}})
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            del self.jobs[jid]
+            if self.ws.open and self.status != "offline":
+                await self.presence()
+                await self.leave_if_drained()
 
     async def run(self, job):
         jid, chat, started = job["jobId"], job["kind"] == "chat", time.monotonic()
@@ -182,6 +217,22 @@ class Session:
             if self.ws.open and self.status != "offline":
                 await self.presence()  # after the job's end (§8)
                 await self.leave_if_drained()
+
+
+def verify_problem(req):
+    """A verify request's first problem, in the order of §9 "Verification": (code, retryable) or None."""
+    ids = lambda v: isinstance(v, list) and 0 < len(v) <= 131072 and all(type(t) is int and t >= 0 for t in v)
+    top_k, sha = req.get("topK"), req.get("sha256")
+    if (not ids(req.get("promptTokenIds")) or not ids(req.get("completionTokenIds"))
+            or type(top_k) is not int or not 1 <= top_k <= 100 or (sha is not None and not isinstance(sha, str))
+            or set(req) - {"promptTokenIds", "completionTokenIds", "topK", "sha256"}):
+        return "invalid_request", False
+    if sha is not None and sha != KIT.sha256:
+        return "model_not_found", True  # other weights under this id: never score with them
+    tokens = req["promptTokenIds"] + req["completionTokenIds"]
+    if max(tokens) >= KIT.vocabulary: return "invalid_request", False
+    if len(tokens) > KIT.context: return "context_length_exceeded", False
+    return None
 
 
 async def main(url, key):

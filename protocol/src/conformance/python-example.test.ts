@@ -1,11 +1,17 @@
 /**
  * The Python example node of WRITE_YOUR_OWN_NODE.md (examples/python/minimal_node.py) passes the
  * conformance kit. It needs Debian's python3-websockets, python3-ecdsa and python3-pycryptodome;
- * without them the test is skipped with a loud notice (CI installs them: .ci/run).
+ * without them the test is skipped with a loud notice (CI installs them: .ci/run). With
+ * python3-numpy it is also a verifier of the kit model (examples/python/kit_verifier.py): a second,
+ * independent implementation of the verify job, held to the kit's reference results.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
+import { buildKitModel, KIT_MODEL_FILE } from '../kit-model/kit-model.js';
 import { NODE_SCENARIO_NAMES } from './node/node-scenarios.js';
 import { runNodeConformance } from './node/run-node-conformance.js';
 import { formatReport } from './report.js';
@@ -20,6 +26,14 @@ if (!python) {
   console.warn(
     '\n*** SKIPPED: the Python example node needs python3 with python3-websockets, python3-ecdsa and ' +
       'python3-pycryptodome (apt-get install python3-websockets python3-ecdsa python3-pycryptodome). ***\n',
+  );
+}
+
+const numpy =
+  python !== undefined && spawnSync(python, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0;
+if (python && !numpy) {
+  console.warn(
+    '\n*** SKIPPED: the Python verifier needs python3-numpy (apt-get install python3-numpy). ***\n',
   );
 }
 
@@ -61,6 +75,47 @@ describe('examples/python/minimal_node.py', () => {
         'verify_unknown_model: skip',
         'verify_bad_tokens: skip',
       ]);
+    },
+    120_000,
+  );
+
+  test.skipIf(!numpy)(
+    'default: with the kit model (GPUMESH_KIT_MODEL) its numpy verifier passes the verify scenarios',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'gpumesh-python-verifier-'));
+      const model = join(dir, KIT_MODEL_FILE);
+      await writeFile(model, buildKitModel());
+      let stderr = '';
+      try {
+        const report = await runNodeConformance({
+          port: 0,
+          heartbeatIntervalMs: 300,
+          stepTimeoutMs: 3000,
+          scenarios: ['handshake', 'manifest', 'verify', 'verify_unknown_model', 'verify_bad_tokens'],
+          onListening: (url) => {
+            child = spawn(python!, [script, url], {
+              stdio: ['ignore', 'ignore', 'pipe'],
+              env: { ...process.env, GPUMESH_KIT_MODEL: model },
+            });
+            child.stderr?.on('data', (data: Buffer) => {
+              stderr = (stderr + data.toString()).slice(-4000);
+            });
+          },
+        });
+        expect(
+          report.results.map((r) => [r.name, r.status]),
+          `${formatReport(report)}\n${stderr}`,
+        ).toEqual([
+          ['handshake', 'pass'],
+          ['manifest', 'pass'],
+          ['verify', 'pass'],
+          ['verify_unknown_model', 'pass'],
+          ['verify_bad_tokens', 'pass'],
+        ]);
+      } finally {
+        child?.kill();
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     120_000,
   );
