@@ -64,6 +64,8 @@ describe('verification: canaries catch a node serving other weights', () => {
   let modelA = '';
   let shaOfA = '';
   let base = '';
+  /** The coordinator's own verifier of A: the second opinion on a network verifier's failures. */
+  let confirmer: Awaited<ReturnType<typeof startLocalVerifier>> | undefined;
 
   /** A node folder: its models dir holds `file` (A or B) as model.gguf. */
   function nodeDir(name: string, file: string) {
@@ -161,6 +163,14 @@ describe('verification: canaries catch a node serving other weights', () => {
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const confirmerModels = path.join(dir, 'confirmer-models');
+    mkdirSync(confirmerModels, { recursive: true });
+    writeFileSync(path.join(confirmerModels, 'a.gguf'), readFileSync(a));
+    confirmer = await startLocalVerifier({
+      modelsDir: confirmerModels,
+      stateDir: path.join(dir, 'confirmer-state'),
+    });
+    app.canaries.setLocalVerifier(confirmer);
     // The platform's fee income pays canaries (seeded here as an operator's adjustment).
     await applyEntry(db.db, {
       accountId: PLATFORM_ACCOUNT_ID,
@@ -195,7 +205,16 @@ describe('verification: canaries catch a node serving other weights', () => {
             : ['--role', 'cpu'];
       daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args }));
     }
-    await until(() => app.canaries.pairs().length === 2, 90_000);
+    // Both targets, verified by the network node (the coordinator's own verifier is the second
+    // opinion; it also verifies the network node, which no other node can).
+    await until(
+      () =>
+        [ids.honest, ids.liar].every((id) => {
+          const verifier = app.canaries.pairs().find((p) => p.target.node.nodeId === id)?.verifier;
+          return verifier !== undefined && 'node' in verifier && verifier.node.nodeId === ids.verifier;
+        }),
+      90_000,
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -204,6 +223,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       await expectBooksBalanced(app.ctx);
       await app.close();
     }
+    await confirmer?.close();
     await db?.close();
     await devnet?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -439,6 +459,56 @@ describe('verification: canaries catch a node serving other weights', () => {
     } finally {
       app.canaries.spotCheckRate = 0;
     }
+  }, 120_000);
+
+  test('behavior: a verifier lying about its weights convicts no one: the second opinion passes the honest node, and the verifier is suspended', async () => {
+    // A network node holding B's weights under A's hash, owned (silver tier): it fails whatever it scores.
+    const b = path.join(dir, 'b3.gguf');
+    await writeTinyModel({ path: b, seed: 505, outputStd: 0.5 });
+    const home = claimingA('lying-verifier', b, shaOfA);
+    const lying = await nodeIdOf(home);
+    const proof = await signOwnerProof(lying, verifierOwner);
+    const args = [
+      '--role',
+      'network',
+      '--owner-address',
+      proof.address,
+      '--owner-signature',
+      proof.signature,
+    ];
+    daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args }));
+    const entryOf = (nodeId: string) => {
+      const node = app.hub.index.node(nodeId);
+      return node?.scopes.has('verify') ? [...node.entries.values()][0] : undefined;
+    };
+    await until(() => entryOf(lying) !== undefined, 60_000);
+
+    for (let i = 0; i < 2; i++) {
+      const honest = pairFor(ids.honest)!;
+      const outcome = await app.canaries.runOnce(honest.target, entryOf(lying)!);
+      expect(outcome).toMatchObject({
+        status: 'verified',
+        judgement: { passed: true },
+        standing: { status: 'trusted' },
+      });
+    }
+    const rows = await db.db
+      .selectFrom('verifications')
+      .select(['verifier_id', 'passed'])
+      .where('node_id', '=', lying.toLowerCase())
+      .execute();
+    // Its two verdicts were overturned by the honest network verifier, and count against it.
+    expect(rows).toEqual([
+      { verifier_id: ids.verifier.toLowerCase(), passed: 0 },
+      { verifier_id: ids.verifier.toLowerCase(), passed: 0 },
+    ]);
+    await until(() => app.hub.index.node(lying) === undefined, 10_000);
+    const honestRows = await db.db
+      .selectFrom('verifications')
+      .select(['verifier_id', 'passed'])
+      .where('node_id', '=', ids.honest.toLowerCase())
+      .execute();
+    expect(honestRows.every((r) => Number(r.passed) === 1)).toBe(true);
   }, 120_000);
 
   test('behavior: with no network node holding the weights, the coordinator verifies itself and still catches a liar', async () => {

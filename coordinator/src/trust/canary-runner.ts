@@ -54,6 +54,10 @@ export type CanaryDeps = {
 /** The id verifications name when the coordinator itself verified. */
 export const COORDINATOR_VERIFIER_ID = 'coordinator';
 
+function verifierIdOf(verifier: Verifier): string {
+  return 'local' in verifier ? COORDINATOR_VERIFIER_ID : verifier.node.nodeId;
+}
+
 /** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
 export type Verifier = Entry | { local: string };
 
@@ -120,14 +124,14 @@ export class CanaryRunner {
   /**
    * A node other than `target`'s that can verify its model: connected here, role `network` with
    * scope `verify`, not suspended, holding the same weights (manifest sha256); else the
-   * coordinator's own verifier when it holds them. Chat and text only.
+   * coordinator's own verifier when it holds them. Chat and text only; never node `except`.
    */
-  verifierFor(target: Entry): Verifier | undefined {
+  verifierFor(target: Entry, except?: string): Verifier | undefined {
     const sha = target.offer.sha256;
     if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return undefined;
     for (const v of this.#deps.hub.index.nodes()) {
-      if (v.via || v.nodeId === target.node.nodeId || v.state === 'suspended' || !v.scopes.has('verify'))
-        continue;
+      if (v.via || v.nodeId === target.node.nodeId || v.nodeId === except) continue;
+      if (v.state === 'suspended' || !v.scopes.has('verify')) continue;
       if (this.#deps.hub.session(v.nodeId)?.role !== 'network') continue;
       const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
       if (entry) return entry;
@@ -222,7 +226,15 @@ export class CanaryRunner {
     return check;
   }
 
-  /** Scores `target`'s completion on `verifier` and records the verdict (canaries and spot checks). */
+  /**
+   * Scores `target`'s completion on `verifier` and records the verdict (canaries and spot checks).
+   * A network verifier's "fail" convicts no one alone — a verifier lying about its weights would
+   * otherwise get honest nodes slashed — so it is put to a second verifier (another network node
+   * holding the weights, else the coordinator's own). If the second fails it too, the verdict
+   * stands; if the second passes it, the target passes, and the first verifier has a failed
+   * verification of its own: it misjudged the weights it claims. With no second opinion to be
+   * had, the check is skipped.
+   */
   async verifyCompletion(
     target: Entry,
     verifier: Verifier,
@@ -232,10 +244,45 @@ export class CanaryRunner {
       source,
     }: { jobId: string; tokenIds: JobTokenIds | undefined; source: 'canary' | 'spot' },
   ): Promise<CanaryOutcome> {
-    const { settings, store, clock } = this.#deps;
     if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
       return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
     }
+    const first = await this.#score(target, verifier, ids);
+    if ('skipped' in first) return { status: 'skipped', reason: first.skipped };
+    let verdict = first;
+    if (!first.judgement.passed && !('local' in verifier)) {
+      const other = this.verifierFor(target, verifier.node.nodeId);
+      if (!other) return { status: 'skipped', reason: 'a failure no second verifier could confirm' };
+      const second = await this.#score(target, other, ids);
+      if ('skipped' in second) return { status: 'skipped', reason: `second opinion: ${second.skipped}` };
+      if (second.judgement.passed) {
+        await this.#record(verifier, {
+          verifierId: verifierIdOf(other),
+          jobId: first.jobId,
+          verifyJobId: second.jobId,
+          judgement: { ...first.judgement, passed: false },
+          source,
+        });
+      }
+      verdict = second;
+    }
+    const standing = await this.#record(target, {
+      verifierId: verifierIdOf(verdict.verifier),
+      jobId,
+      verifyJobId: verdict.jobId,
+      judgement: verdict.judgement,
+      source,
+    });
+    return { status: 'verified', judgement: verdict.judgement, standing, jobId };
+  }
+
+  /** One verify job for `target`'s completion on `verifier` (a network node is paid for it), judged. */
+  async #score(
+    target: Entry,
+    verifier: Verifier,
+    ids: JobTokenIds,
+  ): Promise<{ verifier: Verifier; judgement: Judgement; jobId: string } | { skipped: string }> {
+    const { settings, store, clock } = this.#deps;
     // The verifier must hold the claimed weights, not just a model of the same id (protocol v0.1).
     const request = {
       promptTokenIds: ids.prompt,
@@ -253,9 +300,9 @@ export class CanaryRunner {
             stream: false,
             timeoutMs: this.#deps.jobTimeoutMs,
           });
-    if ('skipped' in checked) return { status: 'skipped', reason: `verifier: ${checked.skipped}` };
+    if ('skipped' in checked) return { skipped: `verifier: ${checked.skipped}` };
     const judgement = judge(checked.answer.response, ids.completion.length, settings);
-    if (!judgement) return { status: 'skipped', reason: 'the verifier answered out of protocol' };
+    if (!judgement) return { skipped: 'the verifier answered out of protocol' };
     if (!('local' in verifier)) {
       // A network node is paid its input price per evaluated token (never more than it was sent).
       const evaluated = checked.answer.response.usage.prompt_tokens;
@@ -268,28 +315,39 @@ export class CanaryRunner {
         now: clock.now(),
       });
     }
+    return { verifier, judgement, jobId: checked.jobId };
+  }
+
+  /** Records a verification of `entry`'s node and acts on its standing (suspended: disconnected). */
+  async #record(
+    entry: Entry,
+    v: {
+      verifierId: string;
+      jobId: string;
+      verifyJobId: string;
+      judgement: Judgement;
+      source: 'canary' | 'spot';
+    },
+  ): Promise<Standing> {
+    const { settings, store, clock } = this.#deps;
     const standing = await recordVerification(
       store,
       {
-        nodeId: target.node.nodeId,
-        verifierId: 'local' in verifier ? COORDINATOR_VERIFIER_ID : verifier.node.nodeId,
-        model: target.offer.modelId,
-        sha256: target.offer.sha256 ?? '',
-        jobId,
-        verifyJobId: checked.jobId,
-        judgement,
-        owner: target.node.owner ?? undefined,
-        source,
+        nodeId: entry.node.nodeId,
+        model: entry.offer.modelId,
+        sha256: entry.offer.sha256 ?? '',
+        owner: entry.node.owner ?? undefined,
         now: clock.now(),
+        ...v,
       },
       settings,
     );
-    this.#deps.probation?.set(target.node.nodeId, standing.status);
+    this.#deps.probation?.set(entry.node.nodeId, standing.status);
     if (standing.status === 'suspended' && standing.reason) {
-      this.#deps.log.warn({ nodeId: target.node.nodeId, reason: standing.reason }, 'node suspended');
-      this.#deps.hub.suspend(target.node.nodeId, standing.reason);
+      this.#deps.log.warn({ nodeId: entry.node.nodeId, reason: standing.reason }, 'node suspended');
+      this.#deps.hub.suspend(entry.node.nodeId, standing.reason);
     }
-    return { status: 'verified', judgement, standing, jobId };
+    return standing;
   }
 
   /**
