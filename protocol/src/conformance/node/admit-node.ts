@@ -98,3 +98,13 @@ export async function admitNode(
   );
   return { ...greeted, manifest };
 }
+
+/** admitNode, then the node's first presence (a conforming node reports it right after manifest_ack). */
+export async function admitAndSettle(
+  context: NodeScenarioContext,
+  overrides: { maxConcurrentJobs?: number } = {},
+): Promise<AdmittedNode> {
+  const admitted = await admitNode(context, overrides);
+  await context.socket.expect('presence', context.settings.stepTimeoutMs);
+  return admitted;
+}

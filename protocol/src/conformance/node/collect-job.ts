@@ -74,3 +74,22 @@ export function expectJobError(outcome: JobOutcome, code: ProtocolErrorCode): vo
     `${code} with retryable ${outcome.error.retryable}, expected ${PROTOCOL_ERRORS[code].retryable}`,
   );
 }
+
+/** The peer must close with `code` (an error frame before the close, if any, must carry `errorCode`). */
+export async function expectProtocolClose(
+  socket: FrameSocket,
+  errorCode: ProtocolErrorCode,
+  timeoutMs: number,
+  alsoAccepted: readonly number[] = [],
+): Promise<void> {
+  const closeCode = PROTOCOL_ERRORS[errorCode].closeCode;
+  const { code, frames } = await socket.expectClose(timeoutMs);
+  check(
+    code === closeCode || alsoAccepted.includes(code),
+    `closed with ${code}, expected ${closeCode} (${errorCode})`,
+  );
+  for (const frame of frames) {
+    if (frame.type === 'error')
+      check(frame.code === errorCode, `error frame ${frame.code}, expected ${errorCode}`);
+  }
+}

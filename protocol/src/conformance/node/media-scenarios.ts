@@ -10,9 +10,9 @@ import {
 } from '../../media.js';
 import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
 import { checkChatCompletion, checkUsage } from '../openai.js';
-import { admitNode } from './admit-node.js';
+import { admitAndSettle } from './admit-node.js';
 import { collectJob, modelOf, requireResult } from './collect-job.js';
-import type { NodeScenario, NodeScenarioContext } from './context.js';
+import type { NodeScenario } from './context.js';
 
 const ADMITTED = ['handshake', 'manifest'] as const;
 const checkAudioChunk = TypeCompiler.Compile(AudioChunkSchema);
@@ -52,12 +52,6 @@ function voiceModelOf(manifest: Manifest, kind: VoiceKind): ModelOffer {
   const model = manifest.models.find((m) => m.family === 'voice' && m.kinds?.includes(kind));
   if (!model) throw new ConformanceSkip(`the manifest serves no voice model for ${kind}`);
   return model;
-}
-
-async function admitAndSettle(context: NodeScenarioContext) {
-  const admitted = await admitNode(context);
-  await context.socket.expect('presence', context.settings.stepTimeoutMs);
-  return admitted;
 }
 
 /** Vision and voice scenarios (NODE_PROTOCOL.md §9 "Vision", "Transcription and translation", "Speech"). */

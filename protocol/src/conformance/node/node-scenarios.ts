@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { NORMAL_CLOSE_CODE, ttlMsFor } from '../../constants.js';
 import { createFrame } from '../../create-frame.js';
-import { PROTOCOL_ERRORS, type ProtocolErrorCode } from '../../errors.js';
 import type { JobFrame, PresenceFrame } from '../../messages.js';
 import { nextPresence, PRESENCE_EVENT_FOR_STATUS, type PresenceState } from '../../presence.js';
 import { ConformanceFailure, check } from '../failure.js';
-import type { FrameSocket } from '../frame-socket.js';
 import { checkChatChunk, checkChatCompletion, checkEmbeddings, checkUsage } from '../openai.js';
-import { admitNode, greetNode } from './admit-node.js';
-import { collectJob, modelOf, requireResult } from './collect-job.js';
-import type { NodeScenario, NodeScenarioContext } from './context.js';
+import { admitAndSettle, admitNode, greetNode } from './admit-node.js';
+import { collectJob, expectProtocolClose, modelOf, requireResult } from './collect-job.js';
+import type { NodeScenario } from './context.js';
 import { MEDIA_SCENARIOS } from './media-scenarios.js';
 import { NODE_SCENARIOS_V0_1 } from './v0-1-scenarios.js';
 import { VERIFY_SCENARIOS } from './verify-scenarios.js';
@@ -47,32 +45,6 @@ function applyPresence(state: PresenceState, frame: PresenceFrame): PresenceStat
   if (frame.status === 'busy')
     check(inFlight >= capacity, `busy with load ${inFlight}/${capacity}: must be online`);
   return next;
-}
-
-/** The peer must close with `code` (an error frame before the close, if any, must carry `errorCode`). */
-async function expectProtocolClose(
-  socket: FrameSocket,
-  errorCode: ProtocolErrorCode,
-  timeoutMs: number,
-  alsoAccepted: readonly number[] = [],
-): Promise<void> {
-  const closeCode = PROTOCOL_ERRORS[errorCode].closeCode;
-  const { code, frames } = await socket.expectClose(timeoutMs);
-  check(
-    code === closeCode || alsoAccepted.includes(code),
-    `closed with ${code}, expected ${closeCode} (${errorCode})`,
-  );
-  for (const frame of frames) {
-    if (frame.type === 'error')
-      check(frame.code === errorCode, `error frame ${frame.code}, expected ${errorCode}`);
-  }
-}
-
-async function admitAndSettle(context: NodeScenarioContext) {
-  const admitted = await admitNode(context);
-  // A conforming node reports presence right after manifest_ack; let it arrive before provoking it.
-  await context.socket.expect('presence', context.settings.stepTimeoutMs);
-  return admitted;
 }
 
 /** Every scenario the kit runs against a node, in order. */

@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { MIN_MAX_FRAME_BYTES, NORMAL_CLOSE_CODE, ttlMsFor } from '../../constants.js';
 import { createFrame } from '../../create-frame.js';
-import { PROTOCOL_ERRORS, type ProtocolErrorCode } from '../../errors.js';
+import type { ProtocolErrorCode } from '../../errors.js';
 import type { JobFrame, JobKind } from '../../messages.js';
 import { check } from '../failure.js';
 import type { FrameSocket } from '../frame-socket.js';
 import { checkChatCompletion, checkUsage } from '../openai.js';
 import { admitNode } from './admit-node.js';
-import { collectJob, expectJobError, modelOf, requireResult } from './collect-job.js';
+import { collectJob, expectJobError, expectProtocolClose, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 
 const ADMITTED = ['handshake', 'manifest'] as const;
@@ -53,25 +53,6 @@ async function readyWithChat(context: NodeScenarioContext, maxConcurrentJobs?: n
   return { ...admitted, presence, chat: modelOf(admitted.manifest, 'chat').id };
 }
 
-/** The node must close with the code of `errorCode` (an `error` frame before it must carry that code). */
-async function expectClose(
-  socket: FrameSocket,
-  errorCode: ProtocolErrorCode,
-  timeoutMs: number,
-  alsoAccepted: readonly number[] = [],
-): Promise<void> {
-  const closeCode = PROTOCOL_ERRORS[errorCode].closeCode;
-  const { code, frames } = await socket.expectClose(timeoutMs);
-  check(
-    code === closeCode || alsoAccepted.includes(code),
-    `closed with ${code}, expected ${closeCode} (${errorCode})`,
-  );
-  for (const frame of frames) {
-    if (frame.type === 'error')
-      check(frame.code === errorCode, `error frame ${frame.code}, expected ${errorCode}`);
-  }
-}
-
 /**
  * Reads frames until job `jobId` ends, ignoring other jobs' and presence frames; returns how it ended.
  * For scenarios with two jobs at once (collectJob allows one).
@@ -110,7 +91,7 @@ function badFrame(
       await admitNode(context);
       await context.socket.expect('presence', context.settings.stepTimeoutMs);
       message(context.socket);
-      await expectClose(context.socket, errorCode, context.settings.stepTimeoutMs);
+      await expectProtocolClose(context.socket, errorCode, context.settings.stepTimeoutMs);
     },
   };
 }
@@ -438,7 +419,7 @@ export const NODE_SCENARIOS_V0_1: readonly NodeScenario[] = [
           pad: 'x'.repeat(MIN_MAX_FRAME_BYTES),
         }),
       );
-      await expectClose(socket, 'frame_too_large', settings.stepTimeoutMs, [1009]);
+      await expectProtocolClose(socket, 'frame_too_large', settings.stepTimeoutMs, [1009]);
     },
   },
   {
@@ -451,7 +432,7 @@ export const NODE_SCENARIOS_V0_1: readonly NodeScenario[] = [
       socket.autoPong = false;
       await admitNode(context);
       const ttl = ttlMsFor(settings.heartbeatIntervalMs);
-      await expectClose(socket, 'heartbeat_timeout', ttl * 2 + settings.stepTimeoutMs);
+      await expectProtocolClose(socket, 'heartbeat_timeout', ttl * 2 + settings.stepTimeoutMs);
     },
   },
   {

@@ -6,7 +6,7 @@ import { KIT_MODEL_SHA256 } from '../../kit-model/kit-model.js';
 import type { Manifest, ModelOffer } from '../../manifest.js';
 import { type JobFrame, VerificationResponse, type VerifyRequest } from '../../messages.js';
 import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
-import { admitNode } from './admit-node.js';
+import { admitAndSettle } from './admit-node.js';
 import { collectJob, expectJobError, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
 import { verificationMismatch, verifyVectors } from './verify-vectors.js';
@@ -39,13 +39,6 @@ function verifyJob(model: string, request: VerifyRequest, timeoutMs: number): Jo
   });
 }
 
-/** Admits the node and waits for its first presence; returns the kit model's id. */
-async function admitVerifier(context: NodeScenarioContext): Promise<string> {
-  const { manifest } = await admitNode(context);
-  await context.socket.expect('presence', context.settings.stepTimeoutMs);
-  return kitModelOf(manifest).id;
-}
-
 async function runJob(context: NodeScenarioContext, job: JobFrame) {
   context.socket.send(job);
   const outcome = await collectJob(context.socket, job.jobId, context.settings.jobTimeoutMs);
@@ -61,7 +54,7 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
       'verify jobs on the kit model: one verification per reference case, each log-probability within the vectors’ tolerance, in_top_k as theirs off the top-k edge, every token counted as prompt',
     needs: ADMITTED,
     run: async (context) => {
-      const model = await admitVerifier(context);
+      const model = kitModelOf((await admitAndSettle(context)).manifest).id;
       const vectors = verifyVectors();
       for (const [i, reference] of vectors.cases.entries()) {
         const request: VerifyRequest = {
@@ -95,7 +88,7 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
       'a verify job whose sha256 is not the weights the node holds under that id: error model_not_found, never a score from other weights',
     needs: ADMITTED,
     run: async (context) => {
-      const model = await admitVerifier(context);
+      const model = kitModelOf((await admitAndSettle(context)).manifest).id;
       const reference = verifyVectors().cases[0]!;
       const job = verifyJob(
         model,
@@ -116,9 +109,7 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
       'a verify job with a token id outside the vocabulary: invalid_request; one with more tokens than the model’s contextLength: context_length_exceeded',
     needs: ADMITTED,
     run: async (context) => {
-      const { manifest } = await admitNode(context);
-      await context.socket.expect('presence', context.settings.stepTimeoutMs);
-      const offer = kitModelOf(manifest);
+      const offer = kitModelOf((await admitAndSettle(context)).manifest);
       const vectors = verifyVectors();
       const reference = vectors.cases[0]!;
       const outside = verifyJob(
