@@ -69,6 +69,12 @@ export {
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export { type JobError, readJobError } from './read-job-error.js';
+export {
+  PENALTY_WINDOW_TOKENS,
+  type SampledPosition,
+  type Sampling,
+  sampledPosition,
+} from './sampled-distribution.js';
 export * from './scopes.js';
 export { sendCoalesced } from './send-coalesced.js';
 export {
@@ -81,3 +87,4 @@ export {
   type SessionSide,
 } from './session-order.js';
 export * from './tiers.js';
+export * from './verification-evidence.js';

@@ -39,6 +39,24 @@ export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
 export const MAX_VERIFY_TOKENS = 131_072;
 const TokenId = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
 
+/** A job's sampling settings (NODE_PROTOCOL.md §9 "Sampling"), as a `verify` job carries them. */
+export const SamplingSchema = Type.Object(
+  {
+    temperature: Type.Number({ minimum: 0, maximum: 2 }),
+    topK: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    topP: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    minP: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+    presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    logitBias: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Type.Number({ minimum: -100, maximum: 100 }), {
+        maxProperties: 300,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** A `verify` job's request (NODE_PROTOCOL.md "Verification"). */
 export const VerifyRequest = Type.Object(
   {
@@ -47,6 +65,11 @@ export const VerifyRequest = Type.Object(
     topK: Type.Integer({ minimum: 1, maximum: 100 }),
     /** v0.1: the weights the verifier must hold; another file under `model`'s id is model_not_found. */
     sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    /**
+     * v0.2: the generator's sampling settings; the answer then describes each position's processed
+     * distribution (NODE_PROTOCOL.md §9 "Sampling").
+     */
+    sampling: Type.Optional(SamplingSchema),
   },
   { additionalProperties: false },
 );
@@ -60,6 +83,23 @@ export const VerificationResponse = Type.Object({
   logprobs: Type.Array(Type.Number({ maximum: 0 }), { maxItems: MAX_VERIFY_TOKENS }),
   /** "1" where that completion token was among the `topK` most likely, else "0". */
   in_top_k: Type.String({ pattern: '^[01]*$', maxLength: MAX_VERIFY_TOKENS }),
+  /** v0.2, when the request had `sampling`: ln p of each token under the processed distribution (null: not kept). */
+  sampled_logprobs: Type.Optional(
+    Type.Array(Type.Union([Type.Number({ maximum: 0 }), Type.Null()]), { maxItems: MAX_VERIFY_TOKENS }),
+  ),
+  /** v0.2: each position's entropy (nats) and the variance of −ln p under the processed distribution. */
+  entropy: Type.Optional(Type.Array(Type.Number({ minimum: 0 }), { maxItems: MAX_VERIFY_TOKENS })),
+  entropy_var: Type.Optional(Type.Array(Type.Number({ minimum: 0 }), { maxItems: MAX_VERIFY_TOKENS })),
+  /** v0.2: the processed distribution's mass on its `topK` most likely tokens. */
+  top_k_mass: Type.Optional(
+    Type.Array(Type.Number({ minimum: 0, maximum: 1 }), { maxItems: MAX_VERIFY_TOKENS }),
+  ),
+  /** v0.2: 0 when the token was kept, else how far (nats, before temperature) below the lowest kept logit. */
+  edge_gaps: Type.Optional(Type.Array(Type.Number({ minimum: 0 }), { maxItems: MAX_VERIFY_TOKENS })),
+  /** v0.2: the completion's token ids detokenized (so the coordinator can hold them to the delivered text). */
+  completion_text: Type.Optional(Type.String({ maxLength: MAX_VERIFY_TOKENS * 64 })),
+  /** v0.2: the prompt's token ids detokenized (held to the request's messages or prompt). */
+  prompt_text: Type.Optional(Type.String({ maxLength: MAX_VERIFY_TOKENS * 64 })),
   usage: Usage,
 });
 export type VerificationResponse = Static<typeof VerificationResponse>;

@@ -24,9 +24,10 @@ export type TinyModelOptions = {
   /** Name written to `general.name`. */
   name?: string;
   /**
-   * Standard deviation of the output layer (default 0.02, like every matrix: next-token
-   * distributions close to uniform). Larger makes them sharp, as a trained model's are, so a
-   * verifier can tell one model's tokens from another's (protocol `verify` jobs, trust tests).
+   * Standard deviation of the output layer (default 0.5: next-token distributions about as sharp
+   * as a trained model's, mean entropy ≈ 2 nats at temperature 1, so a verifier can tell one
+   * model's tokens from another's). 0.02, like every other matrix, makes them nearly uniform
+   * (≈ 6 nats of 6.0 possible): honest and random tokens then look alike to any check.
    */
   outputStd?: number;
 };
@@ -38,6 +39,7 @@ export const DEFAULT_TINY_MODEL_HEADS = 4;
 export const DEFAULT_TINY_MODEL_FEED_FORWARD = 128;
 export const DEFAULT_TINY_MODEL_CONTEXT_TOKENS = 2048;
 export const DEFAULT_TINY_MODEL_NAME = 'gpumesh-tiny';
+export const DEFAULT_TINY_MODEL_OUTPUT_STD = 0.5;
 
 const GGUF_VERSION = 3;
 const ALIGNMENT_BYTES = 32;
@@ -99,7 +101,7 @@ export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
   }
   tensors.push(
     ones('output_norm.weight', width),
-    matrix('output.weight', width, vocab.tokens.length, options.outputStd ?? WEIGHT_STD),
+    matrix('output.weight', width, vocab.tokens.length, options.outputStd ?? DEFAULT_TINY_MODEL_OUTPUT_STD),
   );
 
   const metadata: Metadata = [

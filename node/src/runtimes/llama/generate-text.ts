@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { PENALTY_WINDOW_TOKENS } from '@gpumesh/protocol';
 import {
   type LlamaContextSequence,
   type LlamaGrammar,
@@ -16,6 +17,10 @@ export type GenerateTextOptions = {
   maxTokens: number;
   temperature: number;
   topP?: number;
+  /** Keep the k most likely tokens (0 or absent: all). */
+  topK?: number;
+  /** Keep tokens at least this times as likely as the most likely (0 or absent: all). */
+  minP?: number;
   /** Sampling seed; a random one when absent (see below). */
   seed?: number;
   tokenBias?: TokenBias;
@@ -41,9 +46,6 @@ export type GeneratedText = {
   /** Every sampled token (end-of-generation excluded), for teacher-forced verification. */
   tokenIds: Token[];
 };
-
-/** The generated tokens the presence and frequency penalties look back over. */
-const PENALTY_WINDOW_TOKENS = 256;
 
 /** Tokens kept as detokenizer context (enough for leading-space rules). */
 const DETOKENIZE_CONTEXT_TOKENS = 16;
@@ -89,8 +91,13 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   };
 
   const tokens = sequence.evaluate(input, {
+    // The protocol's sampling (NODE_PROTOCOL.md §9 "Sampling"): no truncation unless asked.
+    // node-llama-cpp's own defaults (top-k 40, top-p 0.95) would sample from a distribution the
+    // verifier is not told about.
     temperature: options.temperature,
-    topP: options.topP,
+    topK: options.topK ?? 0,
+    topP: options.topP ?? 1,
+    minP: options.minP ?? 0,
     // node-llama-cpp's default seed is the current second, so two requests in the same second
     // sampled the same text; without a seed each request samples on its own, as OpenAI's API does.
     seed: options.seed ?? randomInt(2 ** 31),
@@ -99,7 +106,8 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     ...(options.presencePenalty || options.frequencyPenalty
       ? {
           repeatPenalty: {
-            punishTokens: () => generated.slice(-PENALTY_WINDOW_TOKENS),
+            // Every completion token so far, a partial character's pending ones included.
+            punishTokens: () => [...generated, ...pending].slice(-PENALTY_WINDOW_TOKENS),
             maxPunishTokens: PENALTY_WINDOW_TOKENS,
             penalty: 1,
             presencePenalty: options.presencePenalty ?? 0,

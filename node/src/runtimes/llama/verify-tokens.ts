@@ -1,9 +1,12 @@
 /**
  * Teacher-forced verification (protocol `verify` jobs): the claimed model evaluates a prompt and a
- * completion someone else generated, in one batched pass, and says for each completion token how
- * likely it found it and whether it was among its `topK` most likely. A completion sampled from
- * these weights scores high at any temperature; one sampled from other weights does not.
+ * completion someone else generated, in one batched pass, and describes each completion position:
+ * the token's raw log-probability and rank, and — given the generator's sampling settings (v0.2) —
+ * the distribution it was sampled from after bias, penalties, truncation and temperature
+ * (@gpumesh/protocol `sampledPosition`): the token's log-probability there, the entropy and its
+ * variance, the top-k mass, how far outside the kept tokens it fell.
  */
+import { type SampledPosition, type Sampling, sampledPosition } from '@gpumesh/protocol';
 import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from 'node-llama-cpp';
 
 export type VerifyTokensInput = {
@@ -13,6 +16,8 @@ export type VerifyTokensInput = {
   completionTokens: readonly Token[];
   /** "In the top k" for this k. */
   topK: number;
+  /** The generator's sampling settings (v0.2); without them only the raw fields are read. */
+  sampling?: Sampling;
 };
 
 export type VerifiedTokens = {
@@ -22,6 +27,8 @@ export type VerifiedTokens = {
   inTopK: boolean[];
   /** The log-probability of the k-th most likely next token at each position (how near the top-k edge a token is). */
   kthLogprobs: number[];
+  /** Each position under the sampling settings, when they were given. */
+  sampled?: SampledPosition[];
 };
 
 /** Sampling options that leave the distribution as the model gives it. */
@@ -29,16 +36,16 @@ const RAW = { temperature: 1, topK: 0, topP: 1, minP: 0 } as const;
 
 /**
  * Evaluates `promptTokens + completionTokens` on `sequence` (its state is replaced) and reads the
- * next-token distribution before each completion token: only the chosen token's logit, the top k
- * and the total weight, never the whole vocabulary.
+ * next-token distribution before each completion token: with sampling settings every logit (the
+ * processed distribution needs them all), else only the chosen token's, the top k and the total.
  */
 export async function verifyTokens(
   sequence: LlamaContextSequence,
   input: VerifyTokensInput,
 ): Promise<VerifiedTokens> {
-  const { promptTokens, completionTokens, topK } = input;
+  const { promptTokens, completionTokens, topK, sampling } = input;
   if (promptTokens.length === 0 || completionTokens.length === 0)
-    return { logprobs: [], inTopK: [], kthLogprobs: [] };
+    return { logprobs: [], inTopK: [], kthLogprobs: [], ...(sampling ? { sampled: [] } : {}) };
   await sequence.clearHistory();
   const items: ControlledEvaluateInputItem[] = [...promptTokens.slice(0, -1)];
   // The logits after position i predict completion token i.
@@ -48,7 +55,9 @@ export async function verifyTokens(
       token,
       {
         generateNext: {
-          logits: { filter: { tokens: [completionTokens[i]!], includeMax: true, includeTop: topK } },
+          logits: sampling
+            ? true
+            : { filter: { tokens: [completionTokens[i]!], includeMax: true, includeTop: topK } },
           totalLogitWeight: true,
           options: RAW,
         },
@@ -56,29 +65,50 @@ export async function verifyTokens(
     ]);
   });
   const output = await sequence.controlledEvaluate(items);
-  const logprobs: number[] = [];
-  const inTopK: boolean[] = [];
-  const kthLogprobs: number[] = [];
+  const out: VerifiedTokens = {
+    logprobs: [],
+    inTopK: [],
+    kthLogprobs: [],
+    ...(sampling ? { sampled: [] } : {}),
+  };
   completionTokens.forEach((token, i) => {
     const next = output[promptTokens.length - 1 + i]?.next;
     const logits = next?.logits;
     const weight = next?.totalLogitWeight;
     const chosen = logits?.get(token);
     if (!logits || weight === undefined || chosen === undefined) {
-      logprobs.push(Number.NEGATIVE_INFINITY);
-      inTopK.push(false);
-      kthLogprobs.push(Number.NEGATIVE_INFINITY);
+      out.logprobs.push(Number.NEGATIVE_INFINITY);
+      out.inTopK.push(false);
+      out.kthLogprobs.push(Number.NEGATIVE_INFINITY);
+      out.sampled?.push({ sampledLogprob: null, entropy: 0, entropyVar: 0, topKMass: 1, edgeGap: 1e9 });
       return;
     }
-    const sorted = [...logits.values()].sort((a, b) => b - a);
-    const max = sorted[0]!;
+    // The map is sorted from the highest logit.
+    const top = [...logits.values()].slice(0, Math.max(topK, 1));
+    const max = top[0]!;
     const logprob = (logit: number) => logit - max - Math.log(weight);
-    logprobs.push(logprob(chosen));
-    kthLogprobs.push(logprob(sorted[Math.min(topK, sorted.length) - 1]!));
-    // The map holds the top k and the chosen token: the tokens strictly more likely give its rank.
-    inTopK.push(sorted.filter((logit) => logit > chosen).length < topK);
+    out.logprobs.push(logprob(chosen));
+    out.kthLogprobs.push(logprob(top[Math.min(topK, top.length) - 1]!));
+    out.inTopK.push(rankOf(logits, chosen) < topK);
+    if (sampling) {
+      let size = 0;
+      for (const t of logits.keys()) size = Math.max(size, t + 1);
+      const dense = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
+      for (const [t, logit] of logits) dense[t] = logit;
+      out.sampled!.push(sampledPosition(dense, token, completionTokens.slice(0, i), sampling, topK));
+    }
   });
-  return { logprobs, inTopK, kthLogprobs };
+  return out;
+}
+
+/** How many logits of the (sorted) map are strictly above `logit`. */
+function rankOf(logits: Map<Token, number>, logit: number): number {
+  let rank = 0;
+  for (const value of logits.values()) {
+    if (value <= logit) break;
+    rank++;
+  }
+  return rank;
 }
 
 /** What a verifier concludes from one completion (see NODE_PROTOCOL.md "Verification"). */
@@ -92,11 +122,3 @@ export function summarize(verified: VerifiedTokens): VerificationSummary {
   const sum = verified.logprobs.reduce((s, x) => s + Math.max(x, floor), 0);
   return { tokens: n, meanLogprob: sum / n, topKFraction: verified.inTopK.filter(Boolean).length / n };
 }
-
-/**
- * A completion passes when both hold (top-k with k = 8). Calibrated on the generated test models
- * (outputStd 0.5, mean next-token entropy ≈ 2 nats) for sampling at temperatures 0 to 1.5: honest
- * completions scored a mean logprob ≥ −2.9 and ≥ 69 % in the top 8; another model's ≤ −7.1 and
- * ≤ 6 %. A model with flatter distributions needs its own calibration (NODE_PROTOCOL.md).
- */
-export const VERIFY_THRESHOLDS = { minMeanLogprob: -5, minTopKFraction: 0.4 } as const;
