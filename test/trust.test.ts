@@ -147,7 +147,8 @@ describe('verification: canaries catch a node serving other weights', () => {
         // Canaries are run by the test, one at a time.
         trust: {
           canaryIntervalMs: 0,
-          failuresToSuspend: 2,
+          spotCheckRate: 0,
+          secondOpinionRate: 0,
           passesToTrust: 3,
           probationShare: 0.2,
           slashBps: 1_500,
@@ -210,12 +211,19 @@ describe('verification: canaries catch a node serving other weights', () => {
     await until(
       () =>
         [ids.honest, ids.liar].every((id) => {
-          const verifier = app.canaries.pairs().find((p) => p.target.node.nodeId === id)?.verifier;
+          const verifier = pairFor(id)?.verifier;
           return verifier !== undefined && 'node' in verifier && verifier.node.nodeId === ids.verifier;
         }),
       90_000,
     );
   }, 180_000);
+
+  /** A node's checkable model and its first verifier (a network node before the coordinator's own). */
+  const pairFor = (nodeId: string) => {
+    const target = app.canaries.targets().find((t) => t.node.nodeId === nodeId);
+    const verifier = target && app.canaries.verifiersFor(target)[0];
+    return target && verifier ? { target, verifier } : undefined;
+  };
 
   afterAll(async () => {
     for (const d of daemons) await d.stop().catch(() => {});
@@ -229,8 +237,6 @@ describe('verification: canaries catch a node serving other weights', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const pairFor = (nodeId: string) => app.canaries.pairs().find((p) => p.target.node.nodeId === nodeId);
-
   test('behavior: the liar is listed under the claimed id, then suspended by canaries; the honest node passes every one', async () => {
     // Both compete under A's catalog id.
     expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
@@ -243,7 +249,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     let skipped = 0;
     while (honest.length < 12 && skipped < 6) {
       const pair = pairFor(ids.honest)!;
-      const outcome = await app.canaries.runOnce(pair.target, pair.verifier);
+      const outcome = await app.canaries.runOnce(pair.target, { verifier: pair.verifier });
       if (outcome.status === 'skipped') skipped++;
       else honest.push(outcome);
     }
@@ -256,7 +262,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     let outcome: CanaryOutcome | undefined;
     for (let attempts = 0; pairFor(ids.liar) && canaries < 20 && attempts < 30; attempts++) {
       const pair = pairFor(ids.liar)!;
-      outcome = await app.canaries.runOnce(pair.target, pair.verifier);
+      outcome = await app.canaries.runOnce(pair.target, { verifier: pair.verifier });
       if (outcome.status === 'verified') canaries++;
     }
     expect(outcome).toMatchObject({ status: 'verified', standing: { status: 'suspended' } });
@@ -278,7 +284,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       .selectAll()
       .where('node_id', '=', ids.liar.toLowerCase())
       .executeTakeFirstOrThrow();
-    expect(standing.reason).toContain('failed verification');
+    expect(standing.reason).toContain('were not sampled from those weights');
     expect(standing.reason).toContain(String(rows[0]!.job_id));
     // The owner's stake is slashed by exactly 15 % into the rewards vault, with the evidence.
     const stakeOf = async () =>
@@ -361,7 +367,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     void modelA;
     // Junk: random weights with a flat output layer (near-uniform tokens), priced at 0, A's hash claimed.
     const c = path.join(dir, 'c.gguf');
-    await writeTinyModel({ path: c, seed: 303 });
+    await writeTinyModel({ path: c, seed: 303, outputStd: 0.02 });
     const home = claimingA('junk', c, shaOfA);
     writeFileSync(
       path.join(home, 'state', 'config.json'),
@@ -415,7 +421,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     let canaries = 0;
     while (pairFor(junk) && canaries < 20) {
       const pair = pairFor(junk)!;
-      await app.canaries.runOnce(pair.target, pair.verifier);
+      await app.canaries.runOnce(pair.target, { verifier: pair.verifier });
       canaries++;
     }
     expect(canaries).toBeLessThanOrEqual(20);
@@ -485,7 +491,7 @@ describe('verification: canaries catch a node serving other weights', () => {
 
     for (let i = 0; i < 2; i++) {
       const honest = pairFor(ids.honest)!;
-      const outcome = await app.canaries.runOnce(honest.target, entryOf(lying)!);
+      const outcome = await app.canaries.runOnce(honest.target, { verifier: entryOf(lying)! });
       expect(outcome).toMatchObject({
         status: 'verified',
         judgement: { passed: true },
@@ -497,10 +503,10 @@ describe('verification: canaries catch a node serving other weights', () => {
       .select(['verifier_id', 'passed'])
       .where('node_id', '=', lying.toLowerCase())
       .execute();
-    // Its two verdicts were overturned by the honest network verifier, and count against it.
+    // Its two verdicts were overturned by the coordinator's own verifier, and count against it.
     expect(rows).toEqual([
-      { verifier_id: ids.verifier.toLowerCase(), passed: 0 },
-      { verifier_id: ids.verifier.toLowerCase(), passed: 0 },
+      { verifier_id: 'coordinator', passed: 0 },
+      { verifier_id: 'coordinator', passed: 0 },
     ]);
     await until(() => app.hub.index.node(lying) === undefined, 10_000);
     const honestRows = await db.db
@@ -521,7 +527,7 @@ describe('verification: canaries catch a node serving other weights', () => {
     const local = await startLocalVerifier({ modelsDir: own, stateDir: path.join(dir, 'coordinator-state') });
     app.canaries.setLocalVerifier(local);
     try {
-      expect(pairFor(ids.honest)?.verifier).toEqual({ local: expect.any(String) });
+      expect(app.canaries.verifiersFor(pairFor(ids.honest)!.target)).toEqual([{ local: expect.any(String) }]);
       const b = path.join(dir, 'b2.gguf');
       await writeTinyModel({ path: b, seed: 404, outputStd: 0.5 });
       const home = claimingA('liar2', b, shaOfA);
@@ -530,12 +536,13 @@ describe('verification: canaries catch a node serving other weights', () => {
       await until(() => pairFor(liar2) !== undefined, 60_000);
 
       const honest = pairFor(ids.honest)!;
-      const passed = await app.canaries.runOnce(honest.target, honest.verifier);
+      const passed = await app.canaries.runOnce(honest.target, { verifier: honest.verifier });
       expect(passed).toMatchObject({ status: 'verified', judgement: { passed: true } });
       let canaries = 0;
       for (let attempts = 0; pairFor(liar2) && attempts < 30; attempts++) {
         const pair = pairFor(liar2)!;
-        if ((await app.canaries.runOnce(pair.target, pair.verifier)).status === 'verified') canaries++;
+        if ((await app.canaries.runOnce(pair.target, { verifier: pair.verifier })).status === 'verified')
+          canaries++;
       }
       expect(pairFor(liar2)).toBeUndefined();
       expect(canaries).toBe(2);

@@ -233,8 +233,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ctx,
     router: app.router,
     probation,
-    spotCheck: (entry, jobId, tokenIds) => {
-      canaries.spotCheck(entry, jobId, tokenIds);
+    spotCheck: (entry, job) => {
+      canaries.spotCheck(entry, job);
     },
   });
   await app.register(activityRoutes, ctx);

@@ -21,6 +21,8 @@ export { DEFAULT_NATIVE_SYMBOL };
 export const DEFAULT_HOST = '127.0.0.1';
 /** Every 5 minutes per node, on average. */
 export const DEFAULT_CANARY_INTERVAL_MS = 300_000;
+/** Share of live completions spot-checked by default (issue 29: on, small; each costs a verify job). */
+export const DEFAULT_SPOT_CHECK_RATE = 0.02;
 export const DEFAULT_PAYOUT_MIN_NANO = NANOUSD_PER_USD / 100n;
 export const DEFAULT_PAYOUT_DAILY_CAP_NANO = 1_000n * NANOUSD_PER_USD;
 /** Above the receipt wait (30 s), so a payout still waiting for its receipt is left alone. */
@@ -213,22 +215,24 @@ export const CoordinatorConfigSchema = Type.Object(
       {
         /** Mean time between canaries to each verifiable node; 0 turns canaries off. */
         canaryIntervalMs: Type.Integer({ default: DEFAULT_CANARY_INTERVAL_MS, minimum: 0 }),
-        /** Completion tokens a canary asks for. */
-        canaryMaxTokens: Type.Integer({ default: 32, minimum: 4, maximum: 512 }),
-        /** Sampling temperature of canaries (the thresholds below are calibrated for 0 to 1.5). */
-        canaryTemperature: Type.Number({ default: 1, minimum: 0, maximum: 1.5 }),
+        /** The most completion tokens a canary asks for (it copies the model's recent traffic up to this). */
+        canaryMaxTokens: Type.Integer({ default: 256, minimum: 4, maximum: 4096 }),
+        /** "In the top k" for the raw figures /network shows (the decision uses the sampled distribution). */
         topK: Type.Integer({ default: 8, minimum: 1, maximum: 100 }),
-        /** A completion passes with a mean log-probability ≥ this and a top-k share ≥ the next. */
-        minMeanLogprob: Type.Number({ default: -5 }),
-        minTopKFraction: Type.Number({ default: 0.4, minimum: 0, maximum: 1 }),
-        /** Failed verifications that suspend a node (counted since it was last trusted). */
-        failuresToSuspend: Type.Integer({ default: 2, minimum: 1 }),
         /** Passed verifications that end a node's probation. */
         passesToTrust: Type.Integer({ default: 5, minimum: 1 }),
         /** The most of a model's recent requests a node on probation takes while a trusted node could. */
         probationShare: Type.Number({ default: 0.1, minimum: 0, maximum: 1 }),
-        /** Share of live completions verified like canaries (0: none; one more provider sees the prompt). */
-        spotCheckRate: Type.Number({ default: 0, minimum: 0, maximum: 1 }),
+        /**
+         * Share of live completions verified like canaries: one more party (a network verifier
+         * holding the weights, or the coordinator) sees the prompt, never a third party when the
+         * request says provider.data_collection "deny".
+         */
+        spotCheckRate: Type.Number({ default: DEFAULT_SPOT_CHECK_RATE, minimum: 0, maximum: 1 }),
+        /** Share of a network verifier's passing verdicts put to a second verifier too (failing ones always are). */
+        secondOpinionRate: Type.Number({ default: 0.1, minimum: 0, maximum: 1 }),
+        /** The most a network verifier is paid for one verify job, 1e-9 USD (its fee: tokens × the cheaper input price). */
+        maxVerifyFeeNano: Type.BigInt({ default: 100_000n, minimum: 0n }),
         /** Share of the owner's stake (basis points) slashed into the rewards vault when a node is suspended. */
         slashBps: Type.Integer({ default: 1_000, minimum: 0, maximum: 10_000 }),
         /** A node whose reputation (0…100, trust/reputation.ts) falls below this is suspended. */

@@ -19,6 +19,7 @@ export {
   type SpawnNodeDaemonOptions,
   spawnNodeDaemon,
 } from './testing/spawn-node-daemon.js';
+export { type LlamaDaemon, type LlamaDaemonOptions, startLlamaDaemon } from './testing/start-llama-daemon.js';
 export { type NodeDaemon, type NodeDaemonOptions, startNodeDaemon } from './testing/start-node-daemon.js';
 export {
   type OpenAiCompatibleServer,

@@ -44,7 +44,7 @@ export const SamplingSchema = Type.Object(
   {
     temperature: Type.Number({ minimum: 0, maximum: 2 }),
     topK: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-    topP: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     minP: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
     presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
     frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),

@@ -130,6 +130,11 @@ export type ProviderPreferences = {
    * is passed over for the next candidate instead of answering 400.
    */
   readonly requireParameters?: boolean;
+  /**
+   * OpenRouter's data_collection: "deny" keeps the prompt from any third party — a spot check of
+   * the answer is then verified by the coordinator itself or not at all (trust/canary-runner.ts).
+   */
+  readonly dataCollection?: 'allow' | 'deny';
 };
 
 export type PickRequest = {

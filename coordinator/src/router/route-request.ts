@@ -22,6 +22,8 @@ import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
 import type { Metrics } from '../metrics/create-metrics.js';
+import type { CheckedJob } from '../trust/canary-runner.js';
+import { deliveredText, streamedText } from '../trust/delivered-text.js';
 import type { Probation } from '../trust/probation.js';
 import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
@@ -61,8 +63,8 @@ export type RouteDeps = {
   clock: { now(): number };
   /** New nodes' capped share of a model's traffic (trust/probation.ts). */
   probation?: Probation;
-  /** Offered each completion the client got, with the token ids the node reported (trust/ spot checks). */
-  spotCheck?: (entry: Entry, jobId: string, tokenIds: JobTokenIds | undefined) => void;
+  /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
+  spotCheck?: (entry: Entry, job: CheckedJob) => void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
@@ -537,6 +539,8 @@ function runAttempt(
   let cancel: (reason: string) => void = () => {};
   const outcome = new Promise<AttemptOutcome>((resolve) => {
     let deliveredChunks = 0;
+    /** What the client got of a stream, kept only for a spot check. */
+    const relayedChunks: Record<string, unknown>[] = [];
     let deliveredTokens = 0;
     let deliveredBytes = 0;
     let clientGone = false;
@@ -594,6 +598,7 @@ function runAttempt(
           deliveredTokens += chunkTokens(chunk, tokens);
           deliveredBytes += outputBytes(chunk);
           if (!relayed) return;
+          if (deps.spotCheck) relayedChunks.push(relayed);
           if (deliveredChunks === 0) sink.start(entry.node.nodeId);
           sink.write({ ...relayed, id: job.requestId, model: job.model });
           deliveredChunks++;
@@ -601,7 +606,15 @@ function runAttempt(
         onResult: (response, tokenIds) => {
           if (!mayAnswer() || done) return;
           done = true;
-          deps.spotCheck?.(entry, handle.jobId, tokenIds);
+          deps.spotCheck?.(entry, {
+            kind: job.kind,
+            jobId: handle.jobId,
+            request: job.nodeRequest,
+            usage: response.usage,
+            tokenIds,
+            delivered: deliveredChunks > 0 ? streamedText(relayedChunks) : deliveredText(response),
+            private: job.provider?.dataCollection === 'deny',
+          });
           if (sink && !sink.closed && deliveredChunks === 0) {
             // The node answered a stream request in one piece: stream it as one chunk.
             sink.start(entry.node.nodeId);

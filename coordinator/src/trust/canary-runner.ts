@@ -1,38 +1,43 @@
 /**
- * Canaries: at random times (exponential gaps, mean `trust.canaryIntervalMs` per node) the
- * coordinator sends each verifiable node a completion request shaped like client traffic — a
- * prompt from a corpus, ordinary sampling settings, paid from the platform's fee income like any
- * job — takes the token ids the node reports (result `tokenIds`), and has another node holding
- * the same weights (role `network`, scope `verify`, the same manifest sha256) score them teacher-
- * forced. The verdict moves the node's standing (trust-store.ts); a node whose verifications fail
- * is suspended and disconnected with the evidence. Nodes connected to this replica only; each
- * replica checks its own.
+ * Checks of what nodes serve (NODE_PROTOCOL.md §9 "Verification"). Canaries: at random times
+ * (exponential gaps, mean `trust.canaryIntervalMs` per node, from admission) the coordinator sends
+ * each verifiable node a job shaped like the model's recent client traffic (make-canary.ts), paid
+ * from the platform's fee income like any job. Spot checks: a share (`trust.spotCheckRate`) of live
+ * client completions. Either way the node's claims must hold together (trust/judge.ts) and its
+ * token ids are scored teacher-forced, under the job's own sampling settings, by a verifier picked
+ * at random among the network nodes holding the same weights (role `network`, scope `verify`), or
+ * by the coordinator itself; failing verdicts and a sample of passing ones get a second opinion.
+ * The verdict moves the node's standing (trust-store.ts). Nodes connected to this replica only.
  */
-
 import { randomUUID } from 'node:crypto';
+import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
 import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
 import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { computeCost } from '../ledger/charges.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router, Slot } from '../router/router.js';
-import { CANARY_PROMPTS } from './canary-prompts.js';
-import { type Judgement, judge } from './judge.js';
+import { deliveredText, streamedText } from './delivered-text.js';
+import { type Claims, failedCheck, type Judgement, judge, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
+import { type CanaryJob, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
+import { samplingOf } from './sampling-of.js';
+import type { TrafficShapes } from './traffic-shapes.js';
 import { recordVerification, type Standing } from './trust-store.js';
 
 export type TrustSettings = {
   canaryIntervalMs: number;
+  /** The most completion tokens a canary asks for. */
   canaryMaxTokens: number;
-  canaryTemperature: number;
   topK: number;
-  minMeanLogprob: number;
-  minTopKFraction: number;
-  failuresToSuspend: number;
   passesToTrust: number;
   spotCheckRate: number;
+  /** Share of passing verdicts put to a second verifier too. */
+  secondOpinionRate: number;
+  /** The most a network verifier is paid for one verify job (1e-9 USD). */
+  maxVerifyFeeNano: bigint;
   slashBps: number;
 };
 
@@ -47,6 +52,8 @@ export type CanaryDeps = {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told each node's standing after a verification. */
   probation?: Probation;
+  /** The shapes of recent client traffic canaries copy. */
+  shapes?: TrafficShapes;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
   random?: () => number;
 };
@@ -54,28 +61,43 @@ export type CanaryDeps = {
 /** The id verifications name when the coordinator itself verified. */
 export const COORDINATOR_VERIFIER_ID = 'coordinator';
 
+/** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
+export type Verifier = Entry | { local: string };
+
 function verifierIdOf(verifier: Verifier): string {
   return 'local' in verifier ? COORDINATOR_VERIFIER_ID : verifier.node.nodeId;
 }
-
-/** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
-export type Verifier = Entry | { local: string };
 
 export type CanaryOutcome =
   | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
   | { status: 'skipped'; reason: string };
 
+/** What a checked job was and what came of it. */
+export type CheckedJob = Omit<Claims, 'kind'> & {
+  kind: string;
+  jobId: string;
+  /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
+  private?: boolean;
+};
+
 /** How long a canary waits for a slot on a full node before it gives up (a client waits as long). */
 const CLAIM_WAIT_MS = 10_000;
 const CLAIM_POLL_MS = 50;
+const DAY_MS = 86_400_000;
 
-type Answer = { response: Record<string, unknown> & { usage: JobUsage }; tokenIds: JobTokenIds | undefined };
+type Answer = {
+  response: Record<string, unknown> & { usage: JobUsage };
+  tokenIds: JobTokenIds | undefined;
+  chunks: Record<string, unknown>[];
+};
+type Scored = { verifier: Verifier; judgement: Judgement; jobId: string };
 
 export class CanaryRunner {
   readonly #deps: CanaryDeps;
   readonly #random: () => number;
   readonly #due = new Map<string, number>();
   readonly #running = new Set<string>();
+  readonly #checksToday = new Map<string, { day: number; count: number }>();
   #timer: NodeJS.Timeout | undefined;
   #local: LocalVerifier | undefined;
 
@@ -105,46 +127,52 @@ export class CanaryRunner {
     this.#local = local;
   }
 
-  /** Each node connected here with a model some other node can verify, and that verifier. */
-  pairs(): { target: Entry; verifier: Verifier }[] {
-    const out: { target: Entry; verifier: Verifier }[] = [];
+  /** Each node connected here with a model some other node can verify (one model per node). */
+  targets(): Entry[] {
+    const out: Entry[] = [];
     for (const node of this.#deps.hub.index.nodes()) {
       if (node.via) continue;
-      for (const target of node.entries.values()) {
-        const verifier = this.verifierFor(target);
-        if (verifier) {
-          out.push({ target, verifier });
-          break; // one model per node per canary
-        }
-      }
+      const target = [...node.entries.values()].find((e) => this.verifiersFor(e).length > 0);
+      if (target) out.push(target);
     }
     return out;
   }
 
   /**
-   * A node other than `target`'s that can verify its model: connected here, role `network` with
-   * scope `verify`, not suspended, holding the same weights (manifest sha256); else the
-   * coordinator's own verifier when it holds them. Chat and text only; never node `except`.
+   * Who can verify `target`'s model: the nodes connected here other than `target`'s (and `except`),
+   * role `network` with scope `verify`, not suspended, holding the same weights (manifest sha256);
+   * and the coordinator's own verifier when it holds them (`{ local }`, last). Chat and text only.
    */
-  verifierFor(target: Entry, except?: string): Verifier | undefined {
+  verifiersFor(target: Entry, except?: string): Verifier[] {
     const sha = target.offer.sha256;
-    if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return undefined;
+    if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return [];
+    const out: Verifier[] = [];
     for (const v of this.#deps.hub.index.nodes()) {
       if (v.via || v.nodeId === target.node.nodeId || v.nodeId === except) continue;
       if (v.state === 'suspended' || !v.scopes.has('verify')) continue;
       if (this.#deps.hub.session(v.nodeId)?.role !== 'network') continue;
       const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
-      if (entry) return entry;
+      if (entry) out.push(entry);
     }
     const local = this.#local?.modelFor(sha);
-    return local ? { local } : undefined;
+    if (local) out.push({ local });
+    return out;
+  }
+
+  /** A verifier picked at random among the network ones (a liar can't be sure to be picked); else the coordinator. */
+  #pick(target: Entry, options: { except?: string; localOnly?: boolean; preferLocal?: boolean } = {}) {
+    const all = this.verifiersFor(target, options.except);
+    const local = all.find((v) => 'local' in v);
+    if (options.localOnly || (options.preferLocal && local)) return local;
+    const network = all.filter((v) => !('local' in v));
+    return network.length > 0 ? network[Math.floor(this.#random() * network.length)] : local;
   }
 
   #tick(): void {
     const now = this.#deps.clock.now();
     const mean = this.#deps.settings.canaryIntervalMs;
-    for (const pair of this.pairs()) {
-      const id = pair.target.node.nodeId;
+    for (const target of this.targets()) {
+      const id = target.node.nodeId;
       const due = this.#due.get(id);
       if (due === undefined) {
         this.#due.set(id, now + this.#gap(mean));
@@ -153,7 +181,7 @@ export class CanaryRunner {
       if (now < due || this.#running.has(id)) continue;
       this.#due.set(id, now + this.#gap(mean));
       this.#running.add(id);
-      this.runOnce(pair.target, pair.verifier)
+      this.runOnce(target)
         .catch((err: unknown) => this.#deps.log.warn({ err, nodeId: id }, 'canary failed'))
         .finally(() => this.#running.delete(id));
     }
@@ -164,30 +192,29 @@ export class CanaryRunner {
     return Math.round(-Math.log(1 - this.#random()) * mean);
   }
 
-  /** One canary to `target`, verified on `verifier`. */
-  async runOnce(target: Entry, verifier: Verifier): Promise<CanaryOutcome> {
-    const { settings, store, clock } = this.#deps;
-    const base = CANARY_PROMPTS[Math.floor(this.#random() * CANARY_PROMPTS.length)]!;
-    const prompt = this.#random() < 0.5 ? base : `${base} (${1 + Math.floor(this.#random() * 100)})`;
+  /** One canary to `target`, like its model's recent traffic; checked like a client's job. */
+  async runOnce(
+    target: Entry,
+    { job, verifier }: { job?: CanaryJob; verifier?: Verifier } = {},
+  ): Promise<CanaryOutcome> {
+    const { store, clock, settings } = this.#deps;
     const modelId = target.offer.modelId;
+    const canary = job ?? makeCanary(this.#deps.shapes, modelId, this.#random, settings.canaryMaxTokens);
     const generated = await this.#run(target, {
-      kind: 'completion',
+      kind: canary.kind,
       model: target.offer.nodeModelId ?? modelId,
-      request: {
-        model: modelId,
-        prompt,
-        max_tokens: settings.canaryMaxTokens,
-        temperature: settings.canaryTemperature,
-      },
-      stream: false,
+      request: canary.request,
+      stream: canary.stream,
       timeoutMs: this.#deps.jobTimeoutMs,
     });
-    if ('skipped' in generated) return { status: 'skipped', reason: generated.skipped };
-    const usage = generated.answer.response.usage;
+    if (!('answer' in generated)) {
+      return { status: 'skipped', reason: 'skipped' in generated ? generated.skipped : generated.rejected };
+    }
+    const { response, tokenIds, chunks } = generated.answer;
     // The canary is paid like a client's job (its provider share), from the platform's income.
     const cost = computeCost({
-      promptTokens: usage.prompt_tokens,
-      completionTokens: usage.completion_tokens,
+      promptTokens: response.usage.prompt_tokens,
+      completionTokens: response.usage.completion_tokens,
       priceInNano: target.priceInNano,
       priceOutNano: target.priceOutNano,
       feeBps: this.#deps.platformFeeBps,
@@ -198,28 +225,31 @@ export class CanaryRunner {
       ref: `canary:${generated.jobId}`,
       now: clock.now(),
     });
-    return this.verifyCompletion(target, verifier, {
-      jobId: generated.jobId,
-      tokenIds: generated.answer.tokenIds,
-      source: 'canary',
-    });
+    return this.check(
+      target,
+      {
+        kind: canary.kind,
+        jobId: generated.jobId,
+        request: canary.request,
+        usage: response.usage,
+        tokenIds,
+        delivered: canary.stream ? streamedText(chunks) : deliveredText(response),
+      },
+      'canary',
+      verifier,
+    );
   }
 
   /**
-   * Spot check of a live completion: with probability `trust.spotCheckRate`, the token ids `target`
-   * reported for client job `jobId` are verified on another node holding the same weights, in the
-   * background (the client's answer does not wait). Returns the check, or undefined when none ran.
+   * Spot check of a live completion: with probability `trust.spotCheckRate`, checked like a canary
+   * in the background (the client's answer does not wait). Returns the check, or undefined.
    */
-  spotCheck(
-    target: Entry,
-    jobId: string,
-    tokenIds: JobTokenIds | undefined,
-  ): Promise<CanaryOutcome> | undefined {
+  spotCheck(target: Entry, job: CheckedJob): Promise<CanaryOutcome> | undefined {
     const rate = this.spotCheckRate;
-    if (rate <= 0 || !tokenIds || this.#random() >= rate) return undefined;
-    const verifier = this.verifierFor(target);
-    if (!verifier) return undefined;
-    const check = this.verifyCompletion(target, verifier, { jobId, tokenIds, source: 'spot' });
+    if (rate <= 0 || this.#random() >= rate) return undefined;
+    if (job.kind !== 'chat' && job.kind !== 'completion') return undefined;
+    if (this.verifiersFor(target).length === 0) return undefined;
+    const check = this.check(target, job, 'spot');
     check.catch((err: unknown) =>
       this.#deps.log.warn({ err, nodeId: target.node.nodeId }, 'spot check failed'),
     );
@@ -227,67 +257,94 @@ export class CanaryRunner {
   }
 
   /**
-   * Scores `target`'s completion on `verifier` and records the verdict (canaries and spot checks).
-   * A network verifier's "fail" convicts no one alone — a verifier lying about its weights would
-   * otherwise get honest nodes slashed — so it is put to a second verifier (another network node
-   * holding the weights, else the coordinator's own). If the second fails it too, the verdict
-   * stands; if the second passes it, the target passes, and the first verifier has a failed
-   * verification of its own: it misjudged the weights it claims. With no second opinion to be
-   * had, the check is skipped.
+   * Checks one job `target` ran and records the verdict. Claims that don't hold together fail at
+   * once. A network verifier's failing verdict, and a sample of its passing ones, go to a second
+   * verifier (the coordinator's own when it holds the weights, else another network node): where
+   * they disagree the second stands and the first is recorded as having misjudged its own weights.
+   * A failing verdict no second verifier can confirm is dropped.
    */
-  async verifyCompletion(
+  async check(
     target: Entry,
-    verifier: Verifier,
-    {
-      jobId,
-      tokenIds: ids,
-      source,
-    }: { jobId: string; tokenIds: JobTokenIds | undefined; source: 'canary' | 'spot' },
+    job: CheckedJob,
+    source: 'canary' | 'spot',
+    chosen?: Verifier,
   ): Promise<CanaryOutcome> {
-    if (!ids || ids.completion.length === 0 || ids.prompt.length === 0) {
-      return { status: 'skipped', reason: 'the node sent no token ids: unverifiable' };
+    if (!this.#underDailyCap(target.node.nodeId)) {
+      return { status: 'skipped', reason: `over ${MAX_CHECKS_PER_NODE_DAY} checks today` };
     }
-    const first = await this.#score(target, verifier, ids);
+    const claims: Claims = { ...job, kind: job.kind === 'chat' ? 'chat' : 'completion' };
+    if (claims.usage.completion_tokens === 0 && (claims.tokenIds?.completion.length ?? 0) === 0) {
+      return { status: 'skipped', reason: 'no completion tokens to check' };
+    }
+    const broken = precheck(claims);
+    if (broken) {
+      const standing = await this.#record(target, {
+        verifierId: COORDINATOR_VERIFIER_ID,
+        jobId: job.jobId,
+        verifyJobId: `precheck-${job.jobId}`,
+        judgement: failedCheck(broken, claims.tokenIds?.completion.length ?? 0),
+        source,
+      });
+      return { status: 'verified', judgement: failedCheck(broken), standing, jobId: job.jobId };
+    }
+    const verifier = chosen ?? this.#pick(target, { localOnly: job.private });
+    if (!verifier) return { status: 'skipped', reason: 'no verifier holds the weights' };
+    const first = await this.#score(target, verifier, claims);
     if ('skipped' in first) return { status: 'skipped', reason: first.skipped };
-    let verdict = first;
-    if (!first.judgement.passed && !('local' in verifier)) {
-      const other = this.verifierFor(target, verifier.node.nodeId);
-      if (!other) return { status: 'skipped', reason: 'a failure no second verifier could confirm' };
-      const second = await this.#score(target, other, ids);
-      if ('skipped' in second) return { status: 'skipped', reason: `second opinion: ${second.skipped}` };
-      if (second.judgement.passed) {
-        await this.#record(verifier, {
-          verifierId: verifierIdOf(other),
-          jobId: first.jobId,
-          verifyJobId: second.jobId,
-          judgement: { ...first.judgement, passed: false },
-          source,
-        });
+    let verdict: Scored = first;
+    const sample = this.#random() < this.#deps.settings.secondOpinionRate;
+    if (!('local' in verifier) && (!first.judgement.passed || sample)) {
+      const other = this.#pick(target, { except: verifier.node.nodeId, preferLocal: true });
+      if (!other) {
+        if (!first.judgement.passed)
+          return { status: 'skipped', reason: 'a failure no second verifier could confirm' };
+      } else {
+        const second = await this.#score(target, other, claims);
+        if ('skipped' in second) {
+          if (!first.judgement.passed)
+            return { status: 'skipped', reason: `second opinion: ${second.skipped}` };
+        } else {
+          if (second.judgement.passed !== first.judgement.passed) {
+            await this.#record(verifier, {
+              verifierId: verifierIdOf(other),
+              jobId: first.jobId,
+              verifyJobId: second.jobId,
+              judgement: failedCheck(`overturned by ${verifierIdOf(other)}: misjudged its own weights`),
+              source,
+            });
+          }
+          verdict = second;
+        }
       }
-      verdict = second;
     }
     const standing = await this.#record(target, {
       verifierId: verifierIdOf(verdict.verifier),
-      jobId,
+      jobId: job.jobId,
       verifyJobId: verdict.jobId,
       judgement: verdict.judgement,
       source,
     });
-    return { status: 'verified', judgement: verdict.judgement, standing, jobId };
+    return { status: 'verified', judgement: verdict.judgement, standing, jobId: job.jobId };
+  }
+
+  #underDailyCap(nodeId: string): boolean {
+    const day = Math.floor(this.#deps.clock.now() / DAY_MS);
+    const seen = this.#checksToday.get(nodeId);
+    const count = seen && seen.day === day ? seen.count + 1 : 1;
+    this.#checksToday.set(nodeId, { day, count });
+    return count <= MAX_CHECKS_PER_NODE_DAY;
   }
 
   /** One verify job for `target`'s completion on `verifier` (a network node is paid for it), judged. */
-  async #score(
-    target: Entry,
-    verifier: Verifier,
-    ids: JobTokenIds,
-  ): Promise<{ verifier: Verifier; judgement: Judgement; jobId: string } | { skipped: string }> {
+  async #score(target: Entry, verifier: Verifier, claims: Claims): Promise<Scored | { skipped: string }> {
     const { settings, store, clock } = this.#deps;
+    const ids = claims.tokenIds!;
     // The verifier must hold the claimed weights, not just a model of the same id (protocol v0.1).
     const request = {
       promptTokenIds: ids.prompt,
       completionTokenIds: ids.completion,
       topK: settings.topK,
+      sampling: samplingOf(claims.request),
       ...(target.offer.sha256 ? { sha256: target.offer.sha256 } : {}),
     };
     const checked =
@@ -300,17 +357,28 @@ export class CanaryRunner {
             stream: false,
             timeoutMs: this.#deps.jobTimeoutMs,
           });
+    if ('rejected' in checked) {
+      // The verifier says the ids can't be evaluated on these weights: a failing verdict (confirmed like any).
+      return {
+        verifier,
+        judgement: failedCheck(checked.rejected, ids.completion.length),
+        jobId: checked.jobId,
+      };
+    }
     if ('skipped' in checked) return { skipped: `verifier: ${checked.skipped}` };
-    const judgement = judge(checked.answer.response, ids.completion.length, settings);
+    const judgement = judge(checked.answer.response, claims);
     if (!judgement) return { skipped: 'the verifier answered out of protocol' };
     if (!('local' in verifier)) {
-      // A network node is paid its input price per evaluated token (never more than it was sent).
-      const evaluated = checked.answer.response.usage.prompt_tokens;
+      // Paid per evaluated token at the cheaper of its and the target's input price, capped per job.
+      const evaluated = Math.min(
+        checked.answer.response.usage.prompt_tokens,
+        ids.prompt.length + ids.completion.length,
+      );
+      const price = verifier.priceInNano < target.priceInNano ? verifier.priceInNano : target.priceInNano;
+      const fee = (BigInt(evaluated) * price) / 1_000_000n;
       await payFromPlatform(store, {
         to: verifier.node.owner ?? verifier.node.nodeId,
-        amountNano:
-          (BigInt(Math.min(evaluated, ids.prompt.length + ids.completion.length)) * verifier.priceInNano) /
-          1_000_000n,
+        amountNano: fee < settings.maxVerifyFeeNano ? fee : settings.maxVerifyFeeNano,
         ref: `verify:${checked.jobId}`,
         now: clock.now(),
       });
@@ -318,7 +386,7 @@ export class CanaryRunner {
     return { verifier, judgement, jobId: checked.jobId };
   }
 
-  /** Records a verification of `entry`'s node and acts on its standing (suspended: disconnected). */
+  /** Records a check of `entry`'s node and acts on its standing (suspended: disconnected). */
   async #record(
     entry: Entry,
     v: {
@@ -370,25 +438,43 @@ export class CanaryRunner {
   async #runLocal(
     model: string,
     request: Record<string, unknown>,
-  ): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
+  ): Promise<{ answer: Answer; jobId: string } | { skipped: string } | { rejected: string; jobId: string }> {
     const local = this.#local;
     if (!local) return { skipped: 'the coordinator verifier is not loaded' };
+    const jobId = `local-${randomUUID()}`;
     try {
       const response = (await local.verify(model, request)) as Answer['response'];
-      return { answer: { response, tokenIds: undefined }, jobId: `local-${randomUUID()}` };
+      return { answer: { response, tokenIds: undefined, chunks: [] }, jobId };
     } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'invalid_request' || code === 'context_length_exceeded') {
+        return { rejected: `the token ids can't be evaluated: ${code}`, jobId };
+      }
       return { skipped: `the coordinator verifier failed: ${(error as Error).message}` };
     }
   }
 
-  /** Runs one job on `entry`'s node; an answer, or why not. */
-  async #run(entry: Entry, spec: JobSpec): Promise<{ answer: Answer; jobId: string } | { skipped: string }> {
+  /** Runs one job on `entry`'s node; an answer (with a stream's chunks), or why not. */
+  async #run(
+    entry: Entry,
+    spec: JobSpec,
+  ): Promise<{ answer: Answer; jobId: string } | { skipped: string } | { rejected: string; jobId: string }> {
     const slot = await this.#claim(entry);
     if (!slot) return { skipped: `the node had no free slot for ${CLAIM_WAIT_MS / 1000} s` };
+    const chunks: Record<string, unknown>[] = [];
     return new Promise((resolve) => {
       const handle = this.#deps.router.dispatch(slot, spec, {
-        onResult: (response, tokenIds) => resolve({ answer: { response, tokenIds }, jobId: handle.jobId }),
-        onError: (error: JobError) => resolve({ skipped: `${error.code}: ${error.message}` }),
+        onChunk: (chunk) => {
+          chunks.push(chunk);
+        },
+        onResult: (response, tokenIds) =>
+          resolve({ answer: { response, tokenIds, chunks }, jobId: handle.jobId }),
+        onError: (error: JobError) => {
+          const code = error.protocolCode ?? error.code;
+          if (spec.kind === 'verify' && (code === 'invalid_request' || code === 'context_length_exceeded')) {
+            resolve({ rejected: `the token ids can't be evaluated: ${code}`, jobId: handle.jobId });
+          } else resolve({ skipped: `${error.code}: ${error.message}` });
+        },
       });
     });
   }

@@ -1,40 +1,175 @@
 /**
- * Reading a verifier's answer (NODE_PROTOCOL.md "Verification") and deciding: a completion passes
- * when its mean log-probability under the claimed weights (each token floored at −30) and the
- * share of its tokens in the verifier's top k both reach the thresholds.
+ * Judging one checked completion (NODE_PROTOCOL.md §9 "Deciding"). First what the node claims must
+ * hold together — token ids present, as many as `usage` says, detokenizing to the text the client
+ * got after a prompt that holds the request — or the check fails outright: a node can't opt out of
+ * verification by sending no ids, or replay one genuine completion. Then the verifier's per-position
+ * description of the job's own sampling distribution gives the evidence (an e-value,
+ * @gpumesh/protocol `completionEvidence`), whose false-positive bound holds for any model.
  */
+import { CHECK_CAP, completionEvidence, type EvidencePosition, MAX_VERIFY_TOKENS } from '@gpumesh/protocol';
+import type { JobTokenIds } from '../hub/jobs.js';
+import { isConstrained } from './sampling-of.js';
 
-export type Thresholds = { minMeanLogprob: number; minTopKFraction: number };
+export type Judgement = {
+  tokens: number;
+  /** ln of the check's e-value (capped at CHECK_CAP); > 0 counts against the node. */
+  logE: number;
+  /** Mean −ln p − H over the kept tokens (≈ 0 when honest). */
+  meanExcess: number;
+  /** Raw mean log-probability and top-k share (shown on /network; not the decision). */
+  meanLogprob: number;
+  topKFraction: number;
+  /** Whether the statistic judged the tokens (false: a grammar shaped them, or the claims failed). */
+  scored: boolean;
+  /** No evidence against the node worth a 5 % test on its own. */
+  passed: boolean;
+  /** Why the check failed outright (claims that don't hold together), if it did. */
+  failure?: string;
+};
 
-export type Judgement = { tokens: number; meanLogprob: number; topKFraction: number; passed: boolean };
+/** A check counts as passed below this ln e-value (a 5 % test on its own). */
+const PASS_BELOW = Math.log(20);
 
-/** A token the model gives no weight at all counts as e^−30, so one can't dominate the mean. */
-const LOGPROB_FLOOR = -30;
+/** What the node claimed for one job, and what the client got. */
+export type Claims = {
+  kind: 'chat' | 'completion';
+  request: Record<string, unknown>;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  tokenIds: JobTokenIds | undefined;
+  /** The text the client got for choice 0 (undefined: not text, e.g. a tool call). */
+  delivered: string | undefined;
+};
 
-/**
- * The judgement of a `verify` result for `tokens` completion tokens, or undefined when the answer
- * is malformed (wrong lengths, non-numbers, a probability above 1): a verifier that answers out of
- * protocol decides nothing.
- */
-export function judge(
-  response: Record<string, unknown>,
-  tokens: number,
-  thresholds: Thresholds,
-): Judgement | undefined {
-  const { logprobs, in_top_k: inTopK } = response;
-  if (!Array.isArray(logprobs) || logprobs.length !== tokens || tokens === 0) return undefined;
-  if (typeof inTopK !== 'string' || inTopK.length !== tokens || !/^[01]*$/.test(inTopK)) return undefined;
-  let sum = 0;
-  for (const x of logprobs) {
-    if (typeof x !== 'number' || Number.isNaN(x) || x > 1e-3) return undefined;
-    sum += Math.max(x, LOGPROB_FLOOR);
-  }
-  const meanLogprob = sum / tokens;
-  const topKFraction = [...inTopK].filter((c) => c === '1').length / tokens;
+/** A check the node failed outright: the most one check weighs. */
+export function failedCheck(reason: string, tokens = 0): Judgement {
   return {
     tokens,
+    logE: CHECK_CAP,
+    meanExcess: 0,
+    meanLogprob: 0,
+    topKFraction: 0,
+    scored: false,
+    passed: false,
+    failure: reason,
+  };
+}
+
+/** What fails before any verifier is asked, or undefined when the ids can be scored. */
+export function precheck(claims: Claims): string | undefined {
+  const ids = claims.tokenIds;
+  if (!ids) return 'no token ids';
+  if (ids.prompt.length === 0 || ids.prompt.length > MAX_VERIFY_TOKENS) return 'no prompt token ids';
+  if (ids.prompt.length !== claims.usage.prompt_tokens) {
+    return `${ids.prompt.length} prompt token ids for usage.prompt_tokens ${claims.usage.prompt_tokens}`;
+  }
+  if (ids.completion.length !== claims.usage.completion_tokens) {
+    return `${ids.completion.length} completion token ids for usage.completion_tokens ${claims.usage.completion_tokens}`;
+  }
+  return undefined;
+}
+
+/** The verifier's answer against the claims: a failed check, or the evidence; undefined when out of protocol. */
+export function judge(response: Record<string, unknown>, claims: Claims): Judgement | undefined {
+  const n = claims.tokenIds?.completion.length ?? 0;
+  const positions = readPositions(response, n);
+  if (!positions) return undefined;
+  const mismatch =
+    textMismatch(response.completion_text, claims) ?? promptMismatch(response.prompt_text, claims.request);
+  if (mismatch) return failedCheck(mismatch, n);
+  const logprobs = response.logprobs as number[];
+  const meanLogprob = logprobs.reduce((s, x) => s + Math.max(x, -30), 0) / n;
+  const topKFraction = [...(response.in_top_k as string)].filter((c) => c === '1').length / n;
+  const evidence = completionEvidence(positions);
+  const scored = !isConstrained(claims.request);
+  const logE = scored ? Math.min(evidence.logE, CHECK_CAP) : 0;
+  return {
+    tokens: n,
+    logE,
+    meanExcess: evidence.meanExcess,
     meanLogprob,
     topKFraction,
-    passed: meanLogprob >= thresholds.minMeanLogprob && topKFraction >= thresholds.minTopKFraction,
+    scored,
+    passed: scored && logE < PASS_BELOW,
   };
+}
+
+/** The v0.2 per-position fields, each list `n` long and in range; undefined otherwise. */
+function readPositions(r: Record<string, unknown>, n: number): EvidencePosition[] | undefined {
+  const lists = [r.logprobs, r.sampled_logprobs, r.entropy, r.entropy_var, r.edge_gaps];
+  if (n === 0 || !lists.every((l) => Array.isArray(l) && l.length === n)) return undefined;
+  if (typeof r.in_top_k !== 'string' || r.in_top_k.length !== n || !/^[01]*$/.test(r.in_top_k))
+    return undefined;
+  const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  const sampled = r.sampled_logprobs as unknown[];
+  const entropy = r.entropy as unknown[];
+  const variance = r.entropy_var as unknown[];
+  const gaps = r.edge_gaps as unknown[];
+  const out: EvidencePosition[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = sampled[i];
+    const [h, v, g] = [entropy[i], variance[i], gaps[i]];
+    if (!(s === null || (finite(s) && s <= 1e-3)) || !finite(h) || !finite(v) || !finite(g)) return undefined;
+    if (h < 0 || v < 0 || g < 0 || !finite((r.logprobs as unknown[])[i])) return undefined;
+    out.push({ sampledLogprob: s === null ? null : Math.min(s, 0), entropy: h, entropyVar: v, edgeGap: g });
+  }
+  return out;
+}
+
+/** Stop strings may end the text the client got before the ids do. */
+const MAX_UNSENT_CHARS = 64;
+
+/** Why the detokenized completion is not what the client got, or undefined. */
+function textMismatch(text: unknown, claims: Claims): string | undefined {
+  if (claims.delivered === undefined) return undefined;
+  if (typeof text !== 'string') return 'the verifier gave no completion text';
+  const ids = normalize(text);
+  const got = normalize(claims.delivered);
+  if (ids === got) return undefined;
+  const stops = stopStrings(claims.request.stop);
+  const rest = ids.startsWith(got) ? ids.slice(got.length) : undefined;
+  if (rest !== undefined && rest.length <= MAX_UNSENT_CHARS + Math.max(0, ...stops.map((s) => s.length))) {
+    return undefined;
+  }
+  return 'the token ids do not detokenize to the delivered text';
+}
+
+/** Why the detokenized prompt does not hold the request's text, or undefined. */
+function promptMismatch(text: unknown, request: Record<string, unknown>): string | undefined {
+  if (typeof text !== 'string') return 'the verifier gave no prompt text';
+  const prompt = normalize(text);
+  for (const part of requestTexts(request)) {
+    if (!prompt.includes(normalize(part))) return 'the prompt token ids do not hold the request';
+  }
+  return undefined;
+}
+
+/** The texts a prompt must hold: a completion's prompt, each message's text content. */
+function requestTexts(request: Record<string, unknown>): string[] {
+  if (typeof request.prompt === 'string') return [request.prompt];
+  if (Array.isArray(request.prompt)) return request.prompt.filter((p): p is string => typeof p === 'string');
+  const out: string[] = [];
+  for (const m of Array.isArray(request.messages) ? request.messages : []) {
+    const content = (m as { content?: unknown }).content;
+    if (typeof content === 'string') out.push(content);
+    else if (Array.isArray(content)) {
+      for (const part of content) {
+        const t = (part as { type?: unknown; text?: unknown }).text;
+        if ((part as { type?: unknown }).type === 'text' && typeof t === 'string') out.push(t);
+      }
+    }
+  }
+  return out;
+}
+
+function stopStrings(stop: unknown): string[] {
+  if (typeof stop === 'string') return [stop];
+  return Array.isArray(stop) ? stop.filter((s): s is string => typeof s === 'string') : [];
+}
+
+/** Whitespace runs as one space, trimmed, and no replacement characters (a split UTF-8 character). */
+function normalize(s: string): string {
+  return s
+    .replace(/\uFFFD/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

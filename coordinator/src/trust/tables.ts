@@ -18,6 +18,10 @@ export interface VerificationsTable {
   passed: Int;
   /** canary | spot (a live completion) */
   source: ColumnType<string, string | undefined, string>;
+  /** ln of the check's e-value × 10,000 (> 0 counts against the node). */
+  evidence_e4: ColumnType<string | number | bigint, number | undefined, number>;
+  /** Why the check failed outright (claims that don't hold together), if it did. */
+  failure: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Int;
 }
 
@@ -28,6 +32,10 @@ export interface NodeTrustTable {
   failed: Int;
   status: TrustStatus;
   reason: string | null;
+  /** The node's running evidence (CUSUM of its checks' ln e-values) × 10,000. */
+  evidence_e4: ColumnType<string | number | bigint, number | undefined, number>;
+  /** When the running evidence last rose from 0: the window a conviction refunds. */
+  window_start: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
   updated_at: Int;
 }
 

@@ -1,9 +1,11 @@
 /**
- * Each node's standing from its verifications: on probation until it passes `passesToTrust`, then
- * trusted; suspended once `failuresToSuspend` verifications failed since it was last trusted (the
- * reason names the evidence). A suspended node is refused at every connection until an operator
- * reinstates it (deleting its row).
+ * Each node's standing from its checks (NODE_PROTOCOL.md §9 "Deciding"): its running evidence is a
+ * CUSUM of the checks' ln e-values (@gpumesh/protocol `accumulate`); at CONVICTION_THRESHOLD the
+ * node is suspended with the evidence and its owner's stake slashed. A node on probation is trusted
+ * after `passesToTrust` passed checks while its evidence is under half the threshold. A suspended
+ * node is refused at every connection until an operator reinstates it.
  */
+import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol';
 import { sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
@@ -12,7 +14,6 @@ import type { Judgement } from './judge.js';
 import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from './tables.js';
 
 export type TrustPolicy = {
-  failuresToSuspend: number;
   passesToTrust: number;
   /** Share of the owner's stake (basis points) a suspension slashes. */
   slashBps: number;
@@ -32,15 +33,26 @@ export type VerificationRecord = {
   now: number;
 };
 
-export type Standing = { status: TrustStatus; passed: number; failed: number; reason: string | null };
+export type Standing = {
+  status: TrustStatus;
+  passed: number;
+  failed: number;
+  /** The running evidence against the node (nats; suspended at CONVICTION_THRESHOLD). */
+  evidence: number;
+  reason: string | null;
+};
 
-/** Records one verification and moves the node's standing; returns the standing after it. */
+const e4 = (x: number) => Math.round(x * 10_000);
+const fromE4 = (x: unknown) => Number(toBigInt(x as string | number | bigint)) / 10_000;
+
+/** Records one check and moves the node's standing; returns the standing after it. */
 export async function recordVerification(
   store: Store,
   r: VerificationRecord,
   policy: TrustPolicy,
 ): Promise<Standing> {
   const nodeId = r.nodeId.toLowerCase();
+  const j = r.judgement;
   return store.db.transaction().execute(async (trx) => {
     await trx
       .insertInto('verifications')
@@ -52,11 +64,13 @@ export async function recordVerification(
         sha256: r.sha256,
         job_id: r.jobId,
         verify_job_id: r.verifyJobId,
-        tokens: r.judgement.tokens,
-        mean_logprob_e4: Math.round(r.judgement.meanLogprob * 10_000),
-        top_k_e4: Math.round(r.judgement.topKFraction * 10_000),
-        passed: r.judgement.passed ? 1 : 0,
+        tokens: j.tokens,
+        mean_logprob_e4: e4(j.meanLogprob),
+        top_k_e4: e4(j.topKFraction),
+        passed: j.passed ? 1 : 0,
         source: r.source ?? 'canary',
+        evidence_e4: e4(j.logE),
+        failure: j.failure ?? null,
         created_at: r.now,
       })
       .execute();
@@ -66,38 +80,58 @@ export async function recordVerification(
       .where('node_id', '=', nodeId)
       .executeTakeFirst();
     const before: Standing = row
-      ? { status: row.status, passed: Number(row.passed), failed: Number(row.failed), reason: row.reason }
-      : { status: TRUST_STATUS.probation, passed: 0, failed: 0, reason: null };
+      ? {
+          status: row.status,
+          passed: Number(row.passed),
+          failed: Number(row.failed),
+          evidence: fromE4(row.evidence_e4),
+          reason: row.reason,
+        }
+      : { status: TRUST_STATUS.probation, passed: 0, failed: 0, evidence: 0, reason: null };
     if (before.status === TRUST_STATUS.suspended) return before;
-    const passed = before.passed + (r.judgement.passed ? 1 : 0);
-    const failed = before.failed + (r.judgement.passed ? 0 : 1);
-    let next: Standing = { ...before, passed, failed };
-    if (failed >= policy.failuresToSuspend) {
-      const evidence = await trx
+    const evidence = accumulate(before.evidence, j.logE);
+    const passed = before.passed + (j.passed ? 1 : 0);
+    const counted = j.scored || j.failure !== undefined;
+    const failed = before.failed + (counted && !j.passed ? 1 : 0);
+    const previousStart = row?.window_start == null ? null : Number(toBigInt(row.window_start));
+    const windowStart = evidence > 0 ? (before.evidence > 0 ? previousStart : r.now) : null;
+    let next: Standing = { ...before, passed, failed, evidence };
+    // Stored to 4 decimals: two checks at the cap reach the threshold whatever the rounding.
+    if (evidence >= CONVICTION_THRESHOLD - 0.001) {
+      const since = windowStart ?? r.now;
+      const checks = await trx
         .selectFrom('verifications')
-        .select(['job_id', 'verify_job_id', 'verifier_id', 'tokens', 'mean_logprob_e4', 'top_k_e4'])
+        .select([
+          'job_id',
+          'verify_job_id',
+          'verifier_id',
+          'tokens',
+          'evidence_e4',
+          'failure',
+          'mean_logprob_e4',
+        ])
         .where('node_id', '=', nodeId)
-        .where('passed', '=', 0)
+        .where('created_at', '>=', since)
+        .where('evidence_e4', '>', 0)
         .orderBy('created_at', 'desc')
-        .limit(policy.failuresToSuspend)
+        .limit(8)
         .execute();
       const reason =
-        `${failed} completions of model ${r.model} (sha256 ${r.sha256.slice(0, 12)}…) failed verification: ` +
-        evidence
-          .map(
-            (e) =>
-              `job ${e.job_id} mean logprob ${(Number(toBigInt(e.mean_logprob_e4)) / 10_000).toFixed(2)}, top-k ${(Number(toBigInt(e.top_k_e4)) / 100).toFixed(0)}%`,
-          )
+        `evidence ${evidence.toFixed(1)} ≥ ${CONVICTION_THRESHOLD.toFixed(1)} nats that completions of model ${r.model} ` +
+        `(sha256 ${r.sha256.slice(0, 12)}…) were not sampled from those weights: ` +
+        checks
+          .map((c) => `job ${c.job_id} ${c.failure ?? `ln e ${fromE4(c.evidence_e4).toFixed(1)}`}`)
           .join('; ');
-      next = { status: TRUST_STATUS.suspended, passed, failed, reason: reason.slice(0, 900) };
+      next = { status: TRUST_STATUS.suspended, passed, failed, evidence, reason: reason.slice(0, 900) };
       if (r.owner && policy.slashBps > 0) {
-        const verifications = evidence.map((e) => ({
-          jobId: e.job_id,
-          verifyJobId: e.verify_job_id,
-          verifier: e.verifier_id,
-          tokens: Number(e.tokens),
-          meanLogprob: Number(toBigInt(e.mean_logprob_e4)) / 10_000,
-          topKFraction: Number(toBigInt(e.top_k_e4)) / 10_000,
+        const verifications = checks.map((c) => ({
+          jobId: c.job_id,
+          verifyJobId: c.verify_job_id,
+          verifier: c.verifier_id,
+          tokens: Number(c.tokens),
+          logE: fromE4(c.evidence_e4),
+          failure: c.failure,
+          meanLogprob: fromE4(c.mean_logprob_e4),
         }));
         // One slash per suspension (keyed by the deciding verification); staking/slash.ts executes it.
         await trx
@@ -107,7 +141,14 @@ export async function recordVerification(
             node_id: nodeId,
             owner: r.owner.toLowerCase(),
             fraction_bps: policy.slashBps,
-            evidence: JSON.stringify({ nodeId, model: r.model, sha256: r.sha256, verifications }),
+            evidence: JSON.stringify({
+              nodeId,
+              model: r.model,
+              sha256: r.sha256,
+              evidence,
+              since,
+              verifications,
+            }),
             status: SLASH_STATUS.pending,
             amount_wei: null,
             stake_event_id: null,
@@ -119,8 +160,12 @@ export async function recordVerification(
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-    } else if (before.status === TRUST_STATUS.probation && passed >= policy.passesToTrust) {
-      next = { status: TRUST_STATUS.trusted, passed, failed: 0, reason: null };
+    } else if (
+      before.status === TRUST_STATUS.probation &&
+      passed >= policy.passesToTrust &&
+      evidence < CHECK_CAP
+    ) {
+      next = { status: TRUST_STATUS.trusted, passed, failed: 0, evidence, reason: null };
     }
     await trx
       .insertInto('node_trust')
@@ -130,6 +175,8 @@ export async function recordVerification(
         failed: next.failed,
         status: next.status,
         reason: next.reason,
+        evidence_e4: e4(evidence),
+        window_start: windowStart,
         updated_at: r.now,
       })
       .onConflict((oc) =>
@@ -138,6 +185,8 @@ export async function recordVerification(
           failed: sql`excluded.failed`,
           status: sql`excluded.status`,
           reason: sql`excluded.reason`,
+          evidence_e4: sql`excluded.evidence_e4`,
+          window_start: sql`excluded.window_start`,
           updated_at: sql`excluded.updated_at`,
         }),
       )
@@ -174,6 +223,7 @@ export async function standingsOf(store: Store, nodeIds: readonly string[]): Pro
       status: r.status,
       passed: Number(r.passed),
       failed: Number(r.failed),
+      evidence: fromE4(r.evidence_e4),
       reason: r.reason,
     });
   }

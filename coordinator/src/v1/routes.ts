@@ -395,6 +395,7 @@ function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferen
     ...(p.ignore ? { ignore: p.ignore } : {}),
     ...(p.sort ? { sort: p.sort as 'price' | 'latency' | 'throughput' } : {}),
     ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
+    ...(p.data_collection ? { dataCollection: p.data_collection as 'allow' | 'deny' } : {}),
   };
 }
 

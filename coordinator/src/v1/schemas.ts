@@ -53,6 +53,8 @@ export const ProviderPreferences = Type.Object(
     ignore: Type.Optional(NodeNames),
     sort: Type.Optional(Type.Union(['price', 'throughput', 'latency'].map((s) => Type.Literal(s)))),
     require_parameters: Type.Optional(Type.Boolean()),
+    /** "deny": no third party sees the prompt (spot checks of it stay with the coordinator). */
+    data_collection: Type.Optional(Type.Union([Type.Literal('allow'), Type.Literal('deny')])),
     max_price: Type.Optional(
       Type.Object(
         { prompt: Type.Optional(Price), completion: Type.Optional(Price) },

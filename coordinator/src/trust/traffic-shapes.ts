@@ -1,0 +1,2 @@
+/** Placeholder until traffic-shaped canaries land. */
+export class TrafficShapes {}
