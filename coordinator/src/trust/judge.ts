@@ -118,19 +118,54 @@ function readPositions(r: Record<string, unknown>, n: number): EvidencePosition[
 /** Stop strings may end the text the client got before the ids do. */
 const MAX_UNSENT_CHARS = 64;
 
-/** Why the detokenized completion is not what the client got, or undefined. */
+/**
+ * Why the detokenized completion is not what the client got, or undefined. Streaming decodes byte
+ * tokens piece by piece, so an invalid UTF-8 sequence can come out a character different from a
+ * whole decode: a few edits are allowed (2 + 1 per 50 characters); a stop string may end the
+ * delivered text before the ids do.
+ */
 function textMismatch(text: unknown, claims: Claims): string | undefined {
   if (claims.delivered === undefined) return undefined;
   if (typeof text !== 'string') return 'the verifier gave no completion text';
   const ids = normalize(text);
   const got = normalize(claims.delivered);
-  if (ids === got) return undefined;
-  const stops = stopStrings(claims.request.stop);
-  const rest = ids.startsWith(got) ? ids.slice(got.length) : undefined;
-  if (rest !== undefined && rest.length <= MAX_UNSENT_CHARS + Math.max(0, ...stops.map((s) => s.length))) {
-    return undefined;
-  }
+  const budget = 2 + Math.floor(got.length / 50);
+  const unsent = MAX_UNSENT_CHARS + Math.max(0, ...stopStrings(claims.request.stop).map((s) => s.length));
+  const end = prefixWithin(got, ids, budget);
+  if (end !== undefined && ids.length - end <= unsent) return undefined;
   return 'the token ids do not detokenize to the delivered text';
+}
+
+/**
+ * The longest prefix of `b` within `budget` edits of `a` (its length), or undefined: a banded
+ * edit distance, O(|a| × budget).
+ */
+function prefixWithin(a: string, b: string, budget: number): number | undefined {
+  const width = 2 * budget + 1;
+  const big = budget + 1;
+  // row[k] = distance(a[0..i], b[0..i + k − budget])
+  let row = Array.from({ length: width }, (_, k) => (k - budget >= 0 ? k - budget : big));
+  for (let i = 1; i <= a.length; i++) {
+    const next = new Array<number>(width).fill(big);
+    for (let k = 0; k < width; k++) {
+      const j = i + k - budget;
+      if (j < 0 || j > b.length) continue;
+      let best = big;
+      if (j === 0) best = i;
+      else {
+        best = Math.min(best, (row[k] ?? big) + (a[i - 1] === b[j - 1] ? 0 : 1));
+        if (k > 0) best = Math.min(best, next[k - 1]! + 1);
+      }
+      if (k + 1 < width) best = Math.min(best, row[k + 1]! + 1);
+      next[k] = Math.min(best, big);
+    }
+    row = next;
+  }
+  for (let k = width - 1; k >= 0; k--) {
+    const j = a.length + k - budget;
+    if (j >= 0 && j <= b.length && row[k]! <= budget) return j;
+  }
+  return undefined;
 }
 
 /** Why the detokenized prompt does not hold the request's text, or undefined. */

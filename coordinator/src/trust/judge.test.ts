@@ -1,0 +1,97 @@
+import { CHECK_CAP } from '@gpumesh/protocol';
+import { describe, expect, test } from 'vitest';
+import { type Claims, judge, precheck } from './judge.js';
+
+const claims = (over: Partial<Claims> = {}): Claims => ({
+  kind: 'chat',
+  request: { messages: [{ role: 'user', content: 'Say hello' }] },
+  usage: { prompt_tokens: 3, completion_tokens: 2 },
+  tokenIds: { prompt: [1, 2, 3], completion: [7, 8] },
+  delivered: 'hello there',
+  ...over,
+});
+
+/** A verifier's v0.2 answer for two tokens sampled as the model would. */
+const answer = (over: Record<string, unknown> = {}) => ({
+  object: 'verification',
+  logprobs: [-0.5, -1],
+  in_top_k: '11',
+  sampled_logprobs: [-0.5, -1],
+  entropy: [0.7, 0.9],
+  entropy_var: [0.3, 0.4],
+  top_k_mass: [1, 1],
+  edge_gaps: [0, 0],
+  prompt_text: '<s>### User: Say hello\n### Assistant:',
+  completion_text: 'hello there',
+  usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 },
+  ...over,
+});
+
+describe('precheck', () => {
+  test('error: no ids, or ids that disagree with usage, fail outright', () => {
+    expect(precheck(claims({ tokenIds: undefined }))).toBe('no token ids');
+    expect(precheck(claims({ usage: { prompt_tokens: 3, completion_tokens: 5 } }))).toMatch(
+      /completion token ids/,
+    );
+    expect(precheck(claims({ usage: { prompt_tokens: 9, completion_tokens: 2 } }))).toMatch(
+      /prompt token ids/,
+    );
+    expect(precheck(claims())).toBeUndefined();
+  });
+});
+
+describe('judge', () => {
+  test('behavior: honest tokens give no evidence; the texts agree', () => {
+    const j = judge(answer(), claims())!;
+    expect(j.failure).toBeUndefined();
+    expect(j.passed).toBe(true);
+    expect(j.logE).toBeLessThan(0);
+  });
+
+  test('behavior: a stop string may end the delivered text before the ids; a lost byte character is allowed', () => {
+    expect(
+      judge(
+        answer({ completion_text: 'hello there. Next' }),
+        claims({ request: { messages: [{ role: 'user', content: 'Say hello' }], stop: '.' } }),
+      )!.failure,
+    ).toBeUndefined();
+    expect(judge(answer({ completion_text: 'hello thère' }), claims())!.failure).toBeUndefined();
+  });
+
+  test('error: ids of another text, or a prompt that does not hold the request, fail outright at the cap', () => {
+    const other = judge(answer({ completion_text: 'completely different words' }), claims())!;
+    expect(other).toMatchObject({
+      passed: false,
+      logE: CHECK_CAP,
+      failure: expect.stringMatching(/delivered text/),
+    });
+    const replay = judge(answer({ prompt_text: '<s>### User: What is 2+2?' }), claims())!;
+    expect(replay.failure).toMatch(/prompt token ids/);
+  });
+
+  test('behavior: tokens the sampler could not have kept are evidence; near the edge they are not', () => {
+    expect(
+      judge(answer({ sampled_logprobs: [null, null], edge_gaps: [3, 4] }), claims())!.logE,
+    ).toBeGreaterThan(3);
+    expect(judge(answer({ sampled_logprobs: [null, -1], edge_gaps: [0.2, 0] }), claims())!.passed).toBe(true);
+  });
+
+  test('behavior: a grammar-shaped answer is not scored', () => {
+    const j = judge(
+      answer({ sampled_logprobs: [null, null], edge_gaps: [9, 9] }),
+      claims({
+        request: {
+          messages: [{ role: 'user', content: 'Say hello' }],
+          response_format: { type: 'json_object' },
+        },
+      }),
+    )!;
+    expect(j).toMatchObject({ scored: false, logE: 0, passed: false });
+  });
+
+  test('error: an answer out of protocol decides nothing', () => {
+    expect(judge(answer({ entropy: [0.7] }), claims())).toBeUndefined();
+    expect(judge(answer({ sampled_logprobs: [0.5, -1] }), claims())).toBeUndefined();
+    expect(judge(answer({ edge_gaps: [-1, 0] }), claims())).toBeUndefined();
+  });
+});
