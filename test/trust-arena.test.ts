@@ -44,9 +44,14 @@ import {
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
 import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
 import type { CanaryJob } from '../coordinator/src/trust/make-canary.js';
+import { PROBATION_WINDOW } from '../coordinator/src/trust/probation.js';
+import type { Runtime, RuntimeJob } from '../node/src/runtimes/runtime.js';
 
 const ARENA_CHECKS = Number(process.env.GPUMESH_ARENA_CHECKS ?? 2_000);
+/** A liar is suspended within this many checks of it (two checks at the cap convict). */
 const LIAR_MAX_CHECKS = 4;
+/** Client requests sent between two checks of a liar. */
+const REQUESTS_PER_CHECK = 5;
 const PROBATION_SHARE = 0.2;
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
 const USD = 1_000_000_000n;
@@ -290,4 +295,175 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
     expect(maxEvidence).toBeLessThan(CONVICTION_THRESHOLD / 2);
     expect(significant.length / scored.length).toBeLessThanOrEqual(0.05);
   }, 1_800_000);
+  /** The liars: each a wrapper around the real runtime serving `real` (A's weights) and `junk` (B's). */
+  type Lie = (runtime: Runtime, ids: { real: string; junk: string }) => Partial<Runtime>;
+  const randomIds = (n: number, random: () => number) =>
+    Array.from({ length: n }, () => 3 + Math.floor(random() * 390)) as Token[];
+  /** The junk model's answer, as the real model's id. */
+  const junk = (runtime: Runtime, ids: { real: string; junk: string }, job: RuntimeJob) =>
+    runtime.run({ ...job, model: ids.junk, request: { ...job.request, model: ids.junk } });
+  /** The old canaries' tells (issue 29): kind completion on a chat model, exactly four members, not streamed. */
+  const looksLikeOldCanary = (job: RuntimeJob) =>
+    job.kind === 'completion' &&
+    !job.stream &&
+    Object.keys(job.request).sort().join() === 'max_tokens,model,prompt,temperature';
+  const LIARS: Record<string, Lie> = {
+    'other weights': (runtime, ids) => ({ run: (job) => junk(runtime, ids, job) }),
+    'no token ids': (runtime, ids) => ({
+      run: (job) => junk(runtime, ids, { ...job, onTokenIds: undefined }),
+    }),
+    'random token ids': (runtime, ids) => {
+      const random = seeded(7);
+      return {
+        run: async (job) => {
+          let prompt: number[] = [];
+          const answer = await junk(runtime, ids, {
+            ...job,
+            stream: false,
+            onChunk: undefined,
+            onTokenIds: (t) => {
+              prompt = t.prompt;
+            },
+          });
+          const completion = randomIds(answer.usage.completion_tokens, random);
+          const text = tokenizer.detokenize(completion);
+          job.onTokenIds?.({ prompt, completion });
+          const choice = (answer.choices as Record<string, unknown>[])[0]!;
+          if (job.kind === 'chat') choice.message = { role: 'assistant', content: text };
+          else choice.text = text;
+          return answer;
+        },
+      };
+    },
+    'ids that do not match the text': (runtime, ids) => {
+      const random = seeded(8);
+      return {
+        run: (job) =>
+          junk(runtime, ids, {
+            ...job,
+            onTokenIds: (t) =>
+              job.onTokenIds?.({ prompt: t.prompt, completion: randomIds(t.completion.length, random) }),
+          }),
+      };
+    },
+    'one genuine completion replayed': (runtime, ids) => {
+      let recorded:
+        | {
+            answer: Awaited<ReturnType<Runtime['run']>>;
+            tokenIds: { prompt: number[]; completion: number[] };
+          }
+        | undefined;
+      return {
+        run: async (job) => {
+          if (!recorded) {
+            let tokenIds = { prompt: [] as number[], completion: [] as number[] };
+            const answer = await runtime.run({
+              ...job,
+              stream: false,
+              onChunk: undefined,
+              onTokenIds: (t) => {
+                tokenIds = t;
+              },
+            });
+            recorded = { answer, tokenIds };
+          }
+          job.onTokenIds?.(recorded.tokenIds);
+          return structuredClone(recorded.answer);
+        },
+      };
+    },
+    'a canary detector': (runtime, ids) => ({
+      run: (job) => (looksLikeOldCanary(job) ? runtime.run(job) : junk(runtime, ids, job)),
+    }),
+  };
+
+  /** A liar's daemon: A's and B's files, offering only A's (its sha256: the default model's). */
+  async function startLiar(name: string, lie: Lie, owner: `0x${string}`): Promise<LlamaDaemon> {
+    const home = path.join(dir, `liar-${name.replace(/\W+/g, '-')}`);
+    mkdirSync(home, { recursive: true });
+    copyFileSync(await tinyModelPath(), path.join(home, 'real.gguf'));
+    copyFileSync(await tinyModelPath({ seed: 202 }), path.join(home, 'junk.gguf'));
+    const daemon = await startLlamaDaemon({
+      coordinator: base,
+      modelsDir: home,
+      ownerPrivateKey: owner,
+      llama: await llamaPromise,
+      wrap: (runtime) => {
+        const ids = { real: 'real', junk: 'junk' };
+        const lied = lie(runtime, ids);
+        return {
+          ...runtime,
+          ...lied,
+          load: (p) => runtime.load(p),
+          models: () => runtime.models().filter((m) => m.id === ids.real),
+          run: lied.run ?? ((job) => runtime.run(job)),
+          alive: () => runtime.alive(),
+          close: () => runtime.close(),
+        };
+      },
+    });
+    stops.push(() => daemon.stop());
+    return daemon;
+  }
+
+  /** One client chat request through /v1 (the router picks the node). */
+  async function ask(i: number): Promise<void> {
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: DEFAULT_ID,
+        messages: [{ role: 'user', content: `client question ${i}` }],
+        max_tokens: 12,
+      }),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  }
+
+  test.each(Object.keys(LIARS))(
+    'attack: %s — suspended within a few checks, its owner slashed, at most its probation share of clients meanwhile',
+    async (name) => {
+      const owner = generatePrivateKey();
+      const liar = await startLiar(name, LIARS[name]!, owner);
+      await until(() => targetOf(liar.nodeId) !== undefined, 60_000);
+      const served = async () =>
+        (
+          await db.db.selectFrom('usage_records').select('node_id').where('user_id', '=', userId).execute()
+        ).map((r) => r.node_id.toLowerCase());
+      const before = (await served()).length;
+      let checks = 0;
+      let requests = 0;
+      for (let round = 0; targetOf(liar.nodeId) && round < 3 * LIAR_MAX_CHECKS; round++) {
+        for (let i = 0; i < REQUESTS_PER_CHECK; i++) await ask(requests++);
+        const target = targetOf(liar.nodeId);
+        if (!target) break;
+        if ((await app.canaries.runOnce(target)).status === 'verified') checks++;
+      }
+      await app.ctx.ledger.idle();
+      const rows = (await served()).slice(before);
+      const share = rows.filter((n) => n === liar.nodeId.toLowerCase()).length / Math.max(1, rows.length);
+      const standing = await db.db
+        .selectFrom('node_trust')
+        .selectAll()
+        .where('node_id', '=', liar.nodeId.toLowerCase())
+        .executeTakeFirst();
+      const slash = await db.db
+        .selectFrom('slashes')
+        .selectAll()
+        .where('node_id', '=', liar.nodeId.toLowerCase())
+        .executeTakeFirst();
+      console.log(
+        `arena: liar "${name}" suspended after ${checks} checks, having served ${(share * 100).toFixed(0)} % of ${rows.length} client requests (probation: ${PROBATION_SHARE * 100} % of the model's last ${PROBATION_WINDOW})`,
+      );
+      expect(standing?.status).toBe('suspended');
+      expect(checks).toBeLessThanOrEqual(LIAR_MAX_CHECKS);
+      expect(slash).toMatchObject({ owner: privateKeyToAccount(owner).address.toLowerCase() });
+      // Probation caps a node's share of the model's last PROBATION_WINDOW requests.
+      const taken = rows.filter((n) => n === liar.nodeId.toLowerCase()).length;
+      expect(taken).toBeLessThanOrEqual(Math.ceil(PROBATION_SHARE * PROBATION_WINDOW));
+      await until(() => targetOf(liar.nodeId) === undefined, 10_000);
+    },
+    180_000,
+  );
 });

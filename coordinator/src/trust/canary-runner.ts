@@ -233,7 +233,8 @@ export class CanaryRunner {
         request: canary.request,
         usage: response.usage,
         tokenIds,
-        delivered: canary.stream ? streamedText(chunks) : deliveredText(response),
+        // A node may answer a stream request in one piece (the router streams it as one chunk).
+        delivered: canary.stream && chunks.length > 0 ? streamedText(chunks) : deliveredText(response),
       },
       'canary',
       verifier,
