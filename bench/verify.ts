@@ -1,7 +1,9 @@
 /**
  * Verification cost: teacher-forcing a completion (protocol `verify` jobs, one batched pass) as a
  * ratio of generating it, measured in the same run on the same model and sequence, for the tiny
- * and medium generated models (outputStd 0.5). Goal (issue 20): ≤ 0.1 — a canary's check must
+ * and medium generated models (outputStd 0.5), with the job's sampling settings as the coordinator
+ * sends them (protocol v0.2: every logit is read to describe the processed distribution). Goal
+ * (issue 20): ≤ 0.1 — a canary's check must
  * cost a small fraction of the canary. Beside it, the floor: the same tokens evaluated in one batch
  * with nothing read back, which no verification on this model and machine can beat.
  *
@@ -61,7 +63,13 @@ try {
         tokenBias: undefined,
       });
       const g1 = performance.now();
-      await verifyTokens(verifier, { promptTokens, completionTokens: tokenIds, topK: 8 });
+      // As the coordinator asks since protocol v0.2: the job's sampling settings, every logit read.
+      await verifyTokens(verifier, {
+        promptTokens,
+        completionTokens: tokenIds,
+        topK: 8,
+        sampling: { temperature: 1 },
+      });
       const v1 = performance.now();
       // The floor: the same tokens evaluated in one batch, reading nothing back. No verification
       // on this model and machine can cost less than this.
