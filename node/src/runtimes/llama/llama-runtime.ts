@@ -358,6 +358,8 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
         temperature: request.temperature ?? DEFAULT_TEMPERATURE,
         topP: request.top_p,
+        ...(request.top_k ? { topK: request.top_k } : {}),
+        ...(request.min_p ? { minP: request.min_p } : {}),
         seed: request.seed,
         tokenBias: toTokenBias(model, request.logit_bias),
         ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
