@@ -10,9 +10,10 @@ import { signChallenge } from './identity/sign-challenge.js';
 import { signManifest } from './identity/sign-manifest.js';
 import { signOwnerProof } from './identity/sign-owner-proof.js';
 import { verifyChallenge } from './identity/verify-challenge.js';
-import { FRAME_TYPES } from './messages.js';
+import { FRAME_TYPES, SamplingSchema, VerificationResponse, VerifyRequest } from './messages.js';
 import { parseFrame } from './parse-frame.js';
 import { PRESENCE_TRANSITIONS } from './presence.js';
+import { PENALTY_WINDOW_TOKENS } from './sampled-distribution.js';
 import { SESSION_ORDER, SESSION_PHASES } from './session-order.js';
 import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, type TierName } from './tiers.js';
 
@@ -89,6 +90,31 @@ describe('NODE_PROTOCOL.md', () => {
       expect(Number(concurrency)).toBe(TIER_BENEFITS[name].maxConcurrency);
       expect(Number(priority)).toBe(TIER_BENEFITS[name].routingPriority);
     }
+  });
+
+  test('behavior: the verify tables list exactly the request’s members, sampling’s and the answer’s v0.2 fields; the penalty window is the code’s (§9)', () => {
+    // The first column of each table in §9, table by table.
+    const tables: string[][] = [];
+    let inTable = false;
+    for (const line of section(9).split('\n')) {
+      if (!line.startsWith('|')) inTable = false;
+      else if (!inTable) {
+        inTable = true;
+        tables.push([]);
+      }
+      const name = /^\| `([A-Za-z0-9_]+)`[ ,]/.exec(line)?.[1];
+      if (inTable && name) tables.at(-1)!.push(name);
+    }
+    const table = (first: string) => tables.find((names) => names[0] === first);
+    expect(table('promptTokenIds')).toEqual(Object.keys(VerifyRequest.properties));
+    expect(table('temperature')).toEqual(Object.keys(SamplingSchema.properties));
+    const v1 = ['object', 'model', 'logprobs', 'in_top_k', 'usage'];
+    expect(table('sampled_logprobs')?.sort()).toEqual(
+      Object.keys(VerificationResponse.properties)
+        .filter((field) => !v1.includes(field))
+        .sort(),
+    );
+    expect(section(9)).toContain(`the last ${PENALTY_WINDOW_TOKENS} completion tokens before`);
   });
 
   test('behavior: the conformance section names exactly the kit’s scenarios', () => {

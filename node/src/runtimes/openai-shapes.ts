@@ -38,6 +38,10 @@ const Sampling = {
   max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
   top_p: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+  /** Not OpenAI's, but common among compatible servers: keep the k most likely (0: all). NODE_PROTOCOL.md §9 "Sampling". */
+  top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Likewise: keep tokens at least this times as likely as the most likely (0: all). */
+  min_p: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
   seed: Type.Optional(Type.Integer()),
   stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
   /** Token id → bias in [-100, 100]; -100 bans the token, 100 forces it. */

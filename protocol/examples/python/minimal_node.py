@@ -3,7 +3,8 @@
 python3-ecdsa and python3-pycryptodome only. It serves one fake chat model ("py-echo") and passes
 `npx gpumesh-conformance node`. Usage: minimal_node.py ws://127.0.0.1:7070 [hex private key]
 With GPUMESH_KIT_MODEL=<path of gpumesh-conformance kit-model's file> (and python3-numpy) it is also
-a verifier: it serves `verify` jobs on the kit model with kit_verifier.py (§9 "Verification")."""
+a verifier: it serves `verify` jobs on the kit model with kit_verifier.py (§9 "Verification"), and
+with the job's `sampling` (v0.2) describes each position's processed distribution (§9 "Sampling")."""
 import asyncio, json, os, sys, time
 from datetime import datetime, timezone
 import websockets
@@ -172,11 +173,11 @@ class Session:
     async def verify(self, job):  # the forward pass runs in a thread: heartbeats go on meanwhile
         jid, req = job["jobId"], job["request"]
         try:
-            logprobs, in_top_k = await asyncio.to_thread(
-                KIT.verify, req["promptTokenIds"], req["completionTokenIds"], req["topK"])
+            fields = await asyncio.to_thread(
+                KIT.verify, req["promptTokenIds"], req["completionTokenIds"], req["topK"], req.get("sampling"))
             n = len(req["promptTokenIds"]) + len(req["completionTokenIds"])
             await self.send({"type": "result", "jobId": jid, "response": {
-                "object": "verification", "model": job["model"], "logprobs": logprobs, "in_top_k": in_top_k,
+                "object": "verification", "model": job["model"], **fields,
                 "usage": {"prompt_tokens": n, "completion_tokens": 0, "total_tokens": n}}})
         except websockets.ConnectionClosed:
             pass
@@ -225,7 +226,8 @@ def verify_problem(req):
     top_k, sha = req.get("topK"), req.get("sha256")
     if (not ids(req.get("promptTokenIds")) or not ids(req.get("completionTokenIds"))
             or type(top_k) is not int or not 1 <= top_k <= 100 or (sha is not None and not isinstance(sha, str))
-            or set(req) - {"promptTokenIds", "completionTokenIds", "topK", "sha256"}):
+            or ("sampling" in req and not sampling_ok(req["sampling"]))
+            or set(req) - {"promptTokenIds", "completionTokenIds", "topK", "sha256", "sampling"}):
         return "invalid_request", False
     if sha is not None and sha != KIT.sha256:
         return "model_not_found", True  # other weights under this id: never score with them
@@ -233,6 +235,24 @@ def verify_problem(req):
     if max(tokens) >= KIT.vocabulary: return "invalid_request", False
     if len(tokens) > KIT.context: return "context_length_exceeded", False
     return None
+
+
+def sampling_ok(s):
+    """A verify job's `sampling` (v0.2, §9 "Sampling"): its members, types and ranges."""
+    number = lambda v, lo, hi: type(v) in (int, float) and lo <= v <= hi
+    bounds = {"temperature": (0, 2), "topP": (0, 1), "minP": (0, 1), "presencePenalty": (-2, 2),
+              "frequencyPenalty": (-2, 2)}
+    if not isinstance(s, dict) or set(s) - {*bounds, "topK", "logitBias"} or "temperature" not in s:
+        return False
+    if not all(number(s[k], *bounds[k]) for k in bounds if k in s):
+        return False
+    if s.get("topP") == 0 or s.get("minP") == 1:  # top-p in (0, 1], min-p in [0, 1)
+        return False
+    if "topK" in s and not (type(s["topK"]) is int and 0 <= s["topK"] <= 1_000_000):
+        return False
+    bias = s.get("logitBias", {})
+    return (isinstance(bias, dict) and len(bias) <= 300
+            and all(k.isascii() and k.isdigit() and len(k) <= 10 and number(v, -100, 100) for k, v in bias.items()))
 
 
 async def main(url, key):

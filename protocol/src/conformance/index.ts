@@ -13,6 +13,9 @@ export {
 export { NODE_SCENARIO_NAMES, NODE_SCENARIOS } from './node/node-scenarios.js';
 export { type NodeConformanceOptions, runNodeConformance } from './node/run-node-conformance.js';
 export {
+  type SampledAnswer,
+  type SampledTolerance,
+  sampledMismatch,
   VERIFY_VECTORS_URL,
   type VerifyVectorCase,
   type VerifyVectors,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { verificationMismatch, verifyVectors } from '../conformance/node/verify-vectors.js';
+import { sampledMismatch, verificationMismatch, verifyVectors } from '../conformance/node/verify-vectors.js';
 import { buildKitModel, KIT_MODEL_SHA256, sha256Hex } from './kit-model.js';
 
 describe('the kit model', () => {
@@ -16,7 +16,13 @@ describe('verificationMismatch', () => {
   const tolerance = vectors.toleranceNats;
 
   test('default: the reference answer matches itself, and within the tolerance', () => {
-    expect(vectors.cases.map((c) => c.name)).toEqual(['kit_sample', 'other_weights']);
+    expect(vectors.cases.map((c) => c.name)).toEqual([
+      'kit_sample',
+      'other_weights',
+      'kit_sampled',
+      'other_weights_sampled',
+      'kit_greedy_detour',
+    ]);
     for (const c of vectors.cases) expect(verificationMismatch(c, c, tolerance)).toBeUndefined();
     const nudged = honest!.logprobs.map((x) => x - tolerance * 0.9);
     expect(verificationMismatch(honest!, { ...honest!, logprobs: nudged }, tolerance)).toBeUndefined();
@@ -46,5 +52,101 @@ describe('verificationMismatch', () => {
     expect(
       verificationMismatch(honest!, { ...honest!, in_top_k: flip(honest!.in_top_k, onEdge) }, tolerance),
     ).toBeUndefined();
+  });
+});
+
+describe('sampledMismatch', () => {
+  const vectors = verifyVectors();
+  const tolerance = vectors.sampledTolerance;
+  const byName = (name: string) => vectors.cases.find((c) => c.name === name)!;
+  const sampled = byName('kit_sampled');
+  const other = byName('other_weights_sampled');
+  const greedy = byName('kit_greedy_detour');
+  const at = (values: readonly (number | null)[], i: number, value: number | null) =>
+    values.map((x, j) => (j === i ? value : x));
+
+  test('default: every case with sampling matches itself, within the tolerance too; one without expects nothing', () => {
+    expect(vectors.cases.filter((c) => c.sampling).map((c) => c.name)).toEqual([
+      'kit_sampled',
+      'other_weights_sampled',
+      'kit_greedy_detour',
+    ]);
+    for (const c of vectors.cases) expect(sampledMismatch(c, c, tolerance)).toBeUndefined();
+    expect(sampledMismatch(byName('kit_sample'), {}, tolerance)).toBeUndefined();
+    const near = {
+      ...sampled,
+      sampled_logprobs: sampled.sampled_logprobs!.map((x) => x! - 0.04),
+      entropy: sampled.entropy!.map((x) => x + 0.04),
+      entropy_var: sampled.entropy_var!.map((x) => x * 1.04 + 0.04),
+      top_k_mass: sampled.top_k_mass!.map((x) => x - 0.009),
+      edge_gaps: sampled.edge_gaps!.map((x) => x + 0.04),
+      prompt_text: undefined,
+      completion_text: undefined,
+    };
+    expect(sampledMismatch(sampled, near, tolerance)).toBeUndefined();
+  });
+
+  test('error: a field missing, short, or off by more than its tolerance', () => {
+    expect(sampledMismatch(sampled, { ...sampled, entropy: undefined }, tolerance)).toBe(
+      'no entropy for a job with sampling',
+    );
+    expect(sampledMismatch(sampled, { ...sampled, edge_gaps: [0] }, tolerance)).toBe(
+      '1 edge_gaps for 24 completion tokens',
+    );
+    const entropy = at(sampled.entropy!, 3, sampled.entropy![3]! + 0.06) as number[];
+    expect(sampledMismatch(sampled, { ...sampled, entropy }, tolerance)).toMatch(/^entropy\[3\] is /);
+    const variance = sampled.entropy_var![1]!;
+    const entropyVar = at(sampled.entropy_var!, 1, variance * 1.06 + 0.05) as number[];
+    expect(sampledMismatch(sampled, { ...sampled, entropy_var: entropyVar }, tolerance)).toMatch(
+      /^entropy_var\[1\] is /,
+    );
+    const mass = at(sampled.top_k_mass!, 0, sampled.top_k_mass![0]! - 0.02) as number[];
+    expect(sampledMismatch(sampled, { ...sampled, top_k_mass: mass }, tolerance)).toMatch(/^top_k_mass\[0\]/);
+    const logprobs = at(sampled.sampled_logprobs!, 2, sampled.sampled_logprobs![2]! - 0.06);
+    expect(sampledMismatch(sampled, { ...sampled, sampled_logprobs: logprobs }, tolerance)).toMatch(
+      /^sampled_logprobs\[2\] is /,
+    );
+    expect(sampledMismatch(sampled, { ...sampled, completion_text: 'other' }, tolerance)).toMatch(
+      /^completion_text is "other"/,
+    );
+  });
+
+  test('error: the raw distribution reported as the processed one (the job’s sampling ignored)', () => {
+    expect(sampledMismatch(sampled, { ...sampled, sampled_logprobs: sampled.logprobs }, tolerance)).toMatch(
+      /^sampled_logprobs\[0\] is /,
+    );
+  });
+
+  test('behavior: null where the reference keeps the token fails off the edge, passes on it', () => {
+    const detour = greedy.sampled_logprobs!.indexOf(null);
+    expect(greedy.edge_gaps![detour]).toBeGreaterThan(tolerance.nats);
+    // Kept after all: the greedy detour reported as the argmax.
+    const kept = { ...greedy, sampled_logprobs: at(greedy.sampled_logprobs!, detour, 0) };
+    expect(
+      sampledMismatch(
+        greedy,
+        { ...kept, edge_gaps: at(greedy.edge_gaps!, detour, 0) as number[] },
+        tolerance,
+      ),
+    ).toMatch(new RegExp(`^edge_gaps\\[${detour}\\]`));
+    expect(sampledMismatch(greedy, kept, tolerance)).toMatch(
+      new RegExp(`^sampled_logprobs\\[${detour}\\] is 0`),
+    );
+    // A kept token reported just outside the edge: numerics, accepted.
+    const flipped = {
+      ...sampled,
+      sampled_logprobs: at(sampled.sampled_logprobs!, 4, null),
+      edge_gaps: at(sampled.edge_gaps!, 4, 0.03) as number[],
+    };
+    expect(sampledMismatch(sampled, flipped, tolerance)).toBeUndefined();
+    // …but not far outside it.
+    const far = { ...flipped, edge_gaps: at(sampled.edge_gaps!, 4, 0.3) as number[] };
+    expect(sampledMismatch(sampled, far, tolerance)).toMatch(/^edge_gaps\[4\]/);
+    // A token the reference's sampler dropped, reported kept: fails unless it sits on the edge.
+    const outside = other.sampled_logprobs!.indexOf(null);
+    const claimed = { ...other, sampled_logprobs: at(other.sampled_logprobs!, outside, -3) };
+    expect(sampledMismatch(other, claimed, tolerance)).toMatch(
+      new RegExp(`^sampled_logprobs\\[${outside}\\]`),
+    );
   });
 });

@@ -337,6 +337,22 @@ describe('createLlamaRuntime', () => {
     expect(await run(2)).not.toBe(none);
   });
 
+  test('behavior: top_k 1 and a min_p near 1 leave only the most likely token: the greedy text at any temperature', async () => {
+    const run = async (options: Record<string, number>) => {
+      const response = await runtime.run({
+        kind: 'completion',
+        model: 'tiny',
+        request: { prompt: 'abc', max_tokens: 16, logit_bias: NO_EOS, ...options },
+        stream: false,
+      });
+      return (response.choices as { text: string }[])[0]!.text;
+    };
+    const greedy = await run({ temperature: 0 });
+    expect(await run({ temperature: 2, seed: 1, top_k: 1 })).toBe(greedy);
+    expect(await run({ temperature: 2, seed: 2, min_p: 0.999 })).toBe(greedy);
+    expect(await run({ temperature: 2, seed: 1 })).not.toBe(greedy);
+  });
+
   test('behavior: a forced tool call comes back as tool_calls whose arguments fit the function (grammar)', async () => {
     const tools = [
       {

@@ -48,6 +48,7 @@ import type {
 import { generateText } from './generate-text.js';
 import { llamaSettings } from './llama-settings.js';
 import { sequencesForVram } from './sequences-for-vram.js';
+import { verificationResponse } from './verification-response.js';
 import { verifyTokens } from './verify-tokens.js';
 
 /** One GGUF file to serve. */
@@ -308,36 +309,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         ...(request.sampling ? { sampling: request.sampling } : {}),
       }),
     );
-    const sampled = verified.sampled;
-    return {
-      object: 'verification',
-      model: job.model,
-      logprobs: verified.logprobs.map((x) => (Number.isFinite(x) ? round4(x) : -1e9)),
-      in_top_k: verified.inTopK.map((x) => (x ? '1' : '0')).join(''),
-      ...(sampled
-        ? {
-            sampled_logprobs: sampled.map((p) =>
-              p.sampledLogprob === null ? null : round4(p.sampledLogprob),
-            ),
-            entropy: sampled.map((p) => round4(p.entropy)),
-            entropy_var: sampled.map((p) => round4(p.entropyVar)),
-            top_k_mass: sampled.map((p) => round4(p.topKMass)),
-            edge_gaps: sampled.map((p) => round4(Math.min(p.edgeGap, 1e9))),
-            prompt_text: entry.model.detokenize(request.promptTokenIds as Token[], true),
-            completion_text: entry.model.detokenize(
-              request.completionTokenIds as Token[],
-              false,
-              request.promptTokenIds as Token[],
-            ),
-          }
-        : {}),
-      usage: usageOf(evaluated, 0),
-    };
-  }
-
-  /** 4 decimals, as the protocol's verification fields travel (and −0 as 0). */
-  function round4(x: number): number {
-    return Math.round(x * 10_000) / 10_000 + 0;
+    return verificationResponse({ model: entry.model, modelId: job.model, request, verified });
   }
 
   /** Tokens in the model's vocabulary (a token id outside it must never reach llama.cpp). */
@@ -386,6 +358,8 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
         temperature: request.temperature ?? DEFAULT_TEMPERATURE,
         topP: request.top_p,
+        ...(request.top_k ? { topK: request.top_k } : {}),
+        ...(request.min_p ? { minP: request.min_p } : {}),
         seed: request.seed,
         tokenBias: toTokenBias(model, request.logit_bias),
         ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),

@@ -52,6 +52,16 @@ describe('runNodeConformance', () => {
     expect(failed).toEqual([expect.stringMatching(/^chat_stream: the chunks' tokens add up to 16,/)]);
   });
 
+  test('error: a verifier that ignores the job’s sampling settings (raw log-probabilities for sampled ones) fails verify', async () => {
+    const report = await runAgainstReferenceNode('verify_sampling');
+    const failed = report.results.filter((r) => r.status === 'fail').map((r) => `${r.name}: ${r.detail}`);
+    expect(failed).toEqual([
+      expect.stringMatching(
+        /^verify: kit_sampled: sampled_logprobs\[0\] is -1\.\d+, the kit model gives -1\.1631 /,
+      ),
+    ]);
+  });
+
   test('error: no node connects', async () => {
     const report = await runNodeConformance({ port: 0, connectTimeoutMs: 200, scenarios: ['handshake'] });
     expect(report.ok).toBe(false);

@@ -9,7 +9,7 @@ import { ConformanceFailure, ConformanceSkip, check } from '../failure.js';
 import { admitAndSettle } from './admit-node.js';
 import { collectJob, expectJobError, requireResult } from './collect-job.js';
 import type { NodeScenario, NodeScenarioContext } from './context.js';
-import { verificationMismatch, verifyVectors } from './verify-vectors.js';
+import { sampledMismatch, verificationMismatch, verifyVectors } from './verify-vectors.js';
 
 const ADMITTED = ['handshake', 'manifest'] as const;
 const checkVerification = TypeCompiler.Compile(VerificationResponse);
@@ -51,7 +51,7 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
   {
     name: 'verify',
     description:
-      'verify jobs on the kit model: one verification per reference case, each log-probability within the vectors’ tolerance, in_top_k as theirs off the top-k edge, every token counted as prompt',
+      'verify jobs on the kit model: one verification per reference case, each log-probability within the vectors’ tolerance, in_top_k as theirs off the top-k edge, every token counted as prompt; cases with sampling (v0.2) send it and hold the answer’s sampled_logprobs, entropy, entropy_var, top_k_mass and edge_gaps to theirs (null only at the kept set’s edge), and its texts, when sent, to theirs exactly',
     needs: ADMITTED,
     run: async (context) => {
       const model = kitModelOf((await admitAndSettle(context)).manifest).id;
@@ -63,6 +63,8 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
           topK: vectors.topK,
           // A v0 coordinator sends no sha256: the node scores all the same.
           ...(i % 2 === 0 ? { sha256: KIT_MODEL_SHA256 } : {}),
+          // v0.2: the generator's settings; the answer then describes the processed distribution.
+          ...(reference.sampling ? { sampling: reference.sampling } : {}),
         };
         const outcome = await runJob(context, verifyJob(model, request, context.settings.jobTimeoutMs));
         const response = requireResult(outcome).response;
@@ -72,7 +74,9 @@ export const VERIFY_SCENARIOS: readonly NodeScenario[] = [
             `${reference.name}: not a verification: ${first ? `${first.path} ${first.message}` : ''}`,
           );
         }
-        const mismatch = verificationMismatch(reference, response, vectors.toleranceNats);
+        const mismatch =
+          verificationMismatch(reference, response, vectors.toleranceNats) ??
+          sampledMismatch(reference, response, vectors.sampledTolerance);
         if (mismatch) throw new ConformanceFailure(`${reference.name}: ${mismatch}`);
         const evaluated = reference.promptTokenIds.length + reference.completionTokenIds.length;
         check(

@@ -43,8 +43,9 @@ export type ReferenceNodeOptions = {
   tokenDelayMs?: number;
   /**
    * Break the rule one node conformance scenario checks (named after it; `chat_stream_tokens`:
-   * chunks whose `tokens` overstate the completion). Only for proving that the kit catches each
-   * violation; a real node never sets this.
+   * chunks whose `tokens` overstate the completion; `verify_sampling`: verify answers that ignore
+   * the job's sampling settings). Only for proving that the kit catches each violation; a real
+   * node never sets this.
    */
   breaks?: string;
 };

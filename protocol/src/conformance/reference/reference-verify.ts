@@ -3,7 +3,7 @@ import type { ProtocolErrorCode } from '../../errors.js';
 import { KIT_MODEL_SHA256 } from '../../kit-model/kit-model.js';
 import type { Manifest, ModelOffer } from '../../manifest.js';
 import { type VerificationResponse, VerifyRequest } from '../../messages.js';
-import { verifyVectors } from '../node/verify-vectors.js';
+import { type VerifyVectorCase, verifyVectors } from '../node/verify-vectors.js';
 import { usageOf } from './fake-inference.js';
 
 /** The id the reference node serves the kit model under. */
@@ -37,8 +37,9 @@ export type ReferenceVerification =
 /**
  * The reference node's verify job, in the order a real verifier checks: the request's shape, the
  * weights (`sha256`), the token ids against the vocabulary, the length against the context. It holds
- * no weights, so it scores only the kit's reference cases (from the vectors) and says so for any
- * other completion. `breaks` skips exactly one scenario's rule.
+ * no weights, so it scores only the kit's reference cases (from the vectors, under a case's own
+ * sampling settings) and says so for any other completion. `breaks` skips exactly one scenario's
+ * rule, or breaks the v0.2 fields (`verify_sampling`).
  */
 export function referenceVerify(offer: ModelOffer, request: unknown, breaks?: string): ReferenceVerification {
   if (!Value.Check(VerifyRequest, request)) {
@@ -62,7 +63,9 @@ export function referenceVerify(offer: ModelOffer, request: unknown, breaks?: st
       offer.sha256 === KIT_MODEL_SHA256 &&
       request.topK === vectors.topK &&
       same(c.promptTokenIds, request.promptTokenIds) &&
-      same(c.completionTokenIds, request.completionTokenIds),
+      same(c.completionTokenIds, request.completionTokenIds) &&
+      // Sampled fields only for the settings the case was scored under.
+      (request.sampling === undefined || Value.Equal(c.sampling, request.sampling)),
   );
   if (!reference) {
     return {
@@ -78,7 +81,29 @@ export function referenceVerify(offer: ModelOffer, request: unknown, breaks?: st
       model: offer.id,
       logprobs,
       in_top_k: reference.in_top_k,
+      ...(request.sampling ? sampledFields(reference, breaks) : {}),
       usage: usageOf(tokens.length, 0),
     },
+  };
+}
+
+/**
+ * A case's v0.2 fields (NODE_PROTOCOL.md §9 "Sampling"). Broken on purpose (`verify_sampling`, a
+ * node that ignores the job's settings): each kept token's log-probability is the raw one, at
+ * temperature 1 with nothing truncated, instead of the processed distribution's.
+ */
+function sampledFields(reference: VerifyVectorCase, breaks?: string): Partial<VerificationResponse> {
+  const sampled = reference.sampled_logprobs!;
+  return {
+    sampled_logprobs:
+      breaks === 'verify_sampling'
+        ? sampled.map((x, i) => (x === null ? null : reference.logprobs[i]!))
+        : sampled,
+    entropy: reference.entropy!,
+    entropy_var: reference.entropy_var!,
+    top_k_mass: reference.top_k_mass!,
+    edge_gaps: reference.edge_gaps!,
+    ...(reference.prompt_text !== undefined ? { prompt_text: reference.prompt_text } : {}),
+    ...(reference.completion_text !== undefined ? { completion_text: reference.completion_text } : {}),
   };
 }
