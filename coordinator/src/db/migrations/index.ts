@@ -13,6 +13,7 @@ import { nodeSessionsAndTtft013 } from './013-node-sessions-and-ttft.js';
 import { trust014 } from './014-trust.js';
 import { slashes015 } from './015-slashes.js';
 import { nodeMisses016 } from './016-node-misses.js';
+import { trustAudit017 } from './017-trust-audit.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -35,4 +36,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   trust014,
   slashes015,
   nodeMisses016,
+  trustAudit017,
 ];
