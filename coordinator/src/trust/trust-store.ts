@@ -1,13 +1,16 @@
 /**
  * Each node's standing from its verifications: on probation until it passes `passesToTrust`, then
  * trusted; suspended once `failuresToSuspend` verifications failed since it was last trusted (the
- * reason names the evidence). A suspended node is refused at every connection until an operator
- * reinstates it (deleting its row).
+ * reason names the evidence), and convicted in the same transaction (convict.ts: its clients
+ * refunded, its earnings forfeited). A suspended node is refused at every connection until an
+ * operator reinstates it (reinstate.ts: back on probation, with an audit row).
  */
 import { sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
+import { convict } from './convict.js';
+import { evidenceWindowStart } from './evidence-window.js';
 import type { Judgement } from './judge.js';
 import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from './tables.js';
 
@@ -90,6 +93,16 @@ export async function recordVerification(
           )
           .join('; ');
       next = { status: TRUST_STATUS.suspended, passed, failed, reason: reason.slice(0, 900) };
+      // The money follows, in this transaction (convict.ts); the window opens at the first failure.
+      const sinceMs = await evidenceWindowStart(trx, { nodeId, failed, now: r.now });
+      await convict(trx, {
+        nodeId,
+        owner: r.owner,
+        sinceMs,
+        now: r.now,
+        reason: next.reason!,
+        ref: r.verifyJobId,
+      });
       if (r.owner && policy.slashBps > 0) {
         const verifications = evidence.map((e) => ({
           jobId: e.job_id,
@@ -180,7 +193,12 @@ export async function standingsOf(store: Store, nodeIds: readonly string[]): Pro
   return out;
 }
 
-/** Suspends a node for a reason other than a verification verdict (reputation.ts); no slash. */
+/**
+ * Suspends a node for a reason other than a verification verdict (reputation.ts): no slash and no
+ * conviction — a low score is not proof that its answers were false, so its clients are not
+ * refunded and its earnings not forfeited; they stay in its account, held (no link, no payout)
+ * until an operator reinstates it.
+ */
 export async function suspendNode(store: Store, nodeId: string, reason: string, now: number): Promise<void> {
   const id = nodeId.toLowerCase();
   await store.db
