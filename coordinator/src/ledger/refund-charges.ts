@@ -30,8 +30,9 @@ export class RefundNotCovered extends Error {
  * clients' credits were already written).
  *
  * Clients are credited first, sorted by account: a settlement locks its client's row before the
- * provider's and the platform's, so taking the rows in the same order cannot deadlock with one on
- * PostgreSQL. One UPDATE per account whatever the number of jobs (a conviction may refund thousands,
+ * provider's and the platform's, so taking the rows in that order keeps clear of lock cycles with
+ * settlements on PostgreSQL (but for a group commit holding two of these clients in the other
+ * order: PostgreSQL then aborts one of the two transactions). One UPDATE per account whatever the number of jobs (a conviction may refund thousands,
  * and on SQLite every writer waits for it); each entry's `balance_after` is the running balance.
  */
 export async function refundChargesIn(

@@ -76,7 +76,8 @@ export const CONVICTION_ACTOR = 'coordinator';
  * Inside `trx` (the transaction that suspends the node): refunds the node's clients for the window,
  * forfeits its unpaid earnings into the refund pool and writes the `trust_audit` row. Idempotent by
  * `ref`; convictions run one at a time (a lock across replicas), so concurrent ones never fund the
- * same refund twice. Throws only when the database does (the transaction then rolls back whole).
+ * same refund twice. Throws when the database does, or `RefundNotCovered` when the platform account
+ * shrank under its share meanwhile; the caller's transaction then rolls back whole.
  */
 export async function convict(trx: Transaction<Database>, p: ConvictParams): Promise<Conviction> {
   const nodeId = p.nodeId.toLowerCase();
@@ -85,7 +86,7 @@ export async function convict(trx: Transaction<Database>, p: ConvictParams): Pro
   // linked (provider/link-node.ts), and no payout of its owner meanwhile (provider/payout.ts): the
   // accounts read here only grow until they are debited below. The platform's can shrink (a canary
   // paid): should it fall under the fee return in between, refundChargesIn throws and the
-  // transaction rolls back whole, to be decided again at the node's next verification.
+  // transaction rolls back whole, to be decided again at the node's next failed verification.
   await lockInTransaction(trx, 'refund_pool');
   await lockInTransaction(trx, `node:${nodeId}`);
   // The claim is the first write, so on SQLite the transaction holds the database from here on.
