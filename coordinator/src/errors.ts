@@ -223,6 +223,12 @@ export const ERRORS = {
     message: 'The treasury cannot pay this now; your earnings are untouched. Try again later.',
     retryable: true,
   },
+  node_suspended: {
+    status: 403,
+    type: 'permission_error',
+    message: 'The node is suspended; its earnings are held until an operator reinstates it.',
+    retryable: false,
+  },
   chain_unavailable: {
     status: 503,
     type: 'api_error',

@@ -9,6 +9,7 @@ import { type CoordinatorConfig, loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { openStore } from './db/store.js';
 import { reconcileCommand } from './reconcile/reconcile-command.js';
+import { reinstateCommand } from './trust/reinstate-command.js';
 
 export const EXIT_SIGINT = 130;
 export const EXIT_SIGTERM = 143;
@@ -52,10 +53,13 @@ Commands:
   reconcile   check the books: each ledger balance = Σ its entries, no stale hold, every proxy
               wallet holds the tokens its credits stand on; prints differences, exits 1 on any
               (--json for a machine-readable report; same flags and environment as the server)
+  reinstate <nodeId> --reason "…"
+              put a suspended node back on probation, with an audit row (actor operator); refuses
+              an unknown or not-suspended node (exit 1); same flags and environment as the server
   --help      this text
 `;
 
-/** The CLI: start, log the URL, trap signals; or a command (reconcile, --help). */
+/** The CLI: start, log the URL, trap signals; or a command (reconcile, reinstate, --help). */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(USAGE);
@@ -65,6 +69,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     process.exitCode = await reconcileCommand(argv.slice(1), env, (line) =>
       process.stdout.write(`${line}\n`),
     );
+    return;
+  }
+  if (argv[0] === 'reinstate') {
+    process.exitCode = await reinstateCommand(argv.slice(1), env, {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
     return;
   }
   const server = await startServer({ argv, env });

@@ -11,7 +11,8 @@ export type TimeColumn = ColumnType<string | number | bigint, number, number>;
 
 /**
  * One account per holder of credits: a user (account id = user id), a provider's earnings
- * (`provider:<owner address or node id>`) or the platform's fees (`platform`).
+ * (`provider:<owner address or node id>`), the platform's fees (`platform`) or the refund pool
+ * (`refund_pool`).
  * `balance` is what the holder can spend now; `reserved` is held for requests in flight.
  */
 export interface LedgerAccountsTable {
@@ -79,6 +80,15 @@ export const ENTRY_KINDS = {
   payoutRefund: 'payout_refund',
   /** A canary's pay (or a verify job's fee), from the platform's fee income to the provider (trust/). */
   trustPayment: 'trust_payment',
+  /**
+   * A convicted node's unpaid earnings, forfeited into the refund pool (trust/convict.ts; ref:
+   * `<conviction ref>:node|owner:from|to`).
+   */
+  earningsForfeit: 'earnings_forfeit',
+  /** The platform fee on a convicted node's jobs, back into the refund pool (ref: `<conviction ref>:fee:from|to`). */
+  feeReturn: 'fee_return',
+  /** What a client paid for a convicted node's job, back from the refund pool (ref: `<usage row id>:from|to`). */
+  convictionRefund: 'conviction_refund',
 } as const;
 export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
 
@@ -86,6 +96,12 @@ export const RESERVATION_STATUS = { held: 'held', settled: 'settled', released: 
 
 /** Account id of the platform's fee income. */
 export const PLATFORM_ACCOUNT_ID = 'platform';
+
+/**
+ * Account id of the refund pool: a platform-side account fed by convicted nodes' forfeited earnings
+ * (and the platform fee on their jobs), from which clients they served are refunded (trust/convict.ts).
+ */
+export const REFUND_POOL_ACCOUNT_ID = 'refund_pool';
 
 /** Account id of a provider's earnings. */
 export function providerAccountId(ownerOrNodeId: string): string {

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { PAYMENT_SOURCES } from '../chain/constants.js';
 import type { ChainRouteOptions } from '../chain/create-chain-services.js';
-import { listPayouts, requestPayout } from './payout.js';
+import { listPayouts, refuseWhileSuspended, requestPayout } from './payout.js';
 
 const Payout = Type.Object({
   id: Type.String(),
@@ -57,6 +57,8 @@ export async function payoutRoutes(
       },
     },
     async (request, reply) => {
+      // A clear answer before the chain is touched (checked again where the earnings are debited).
+      await refuseWhileSuspended(ctx.db, request.user!.address);
       const limits = ctx.config.payouts;
       const payout = await requestPayout(
         { store: ctx.store, services: services(), clock: ctx.clock, limits },

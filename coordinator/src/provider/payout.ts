@@ -14,7 +14,7 @@
  * A retry with the same Idempotency-Key answers the first payout; nothing is paid twice.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import {
   type Address,
   encodeFunctionData,
@@ -38,11 +38,14 @@ import { sendTransaction } from '../chain/send-transaction.js';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import { isPostgres } from '../db/dialect.js';
+import { lockInTransaction } from '../db/lock-in-transaction.js';
+import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
 import { applyEntry } from '../ledger/apply-entry.js';
 import { nanoToUsd, usdToNano } from '../ledger/money.js';
 import { ENTRY_KINDS, providerAccountId } from '../ledger/tables.js';
+import { TRUST_STATUS } from '../trust/tables.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
 import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from './tables.js';
 
@@ -243,11 +246,15 @@ async function debit(
 ): Promise<{ units: bigint; usdNano: bigint }> {
   const accountId = providerAccountId(p.owner);
   return store.db.transaction().execute(async (trx) => {
+    // Not while a node of this owner is being convicted (trust/convict.ts takes the same lock and
+    // counts on the account not shrinking under it).
+    await lockInTransaction(trx, `earnings:${accountId}`);
     // One payout of an owner at a time (PostgreSQL; SQLite serializes writers): the cap and the
     // balance are read and moved without another payout in between.
     let lock = trx.selectFrom('ledger_accounts').select('balance').where('account_id', '=', accountId);
     if (isPostgres(store.db)) lock = lock.forUpdate();
     const account = await lock.executeTakeFirst();
+    await refuseWhileSuspended(trx, p.owner);
     const balance = account ? toBigInt(account.balance) : 0n;
     const { units, usdNano } = toTokenUnits(services, p.token, p.requestedNano ?? balance);
     if (units <= 0n || usdNano < limits.minNano) {
@@ -301,6 +308,31 @@ async function debit(
     if (!entry) throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
     return { units, usdNano };
   });
+}
+
+/**
+ * Refuses a payout (`node_suspended`) while any node linked to `owner` is suspended: a suspension
+ * holds the owner's earnings until an operator reinstates the node. A convicted node's own share
+ * was forfeited in the conviction, but what its owner's account still holds cannot be told apart
+ * from it for sure (jobs settling after the conviction, earnings of a node suspended on reputation,
+ * which forfeits nothing), so nothing leaves until the operator has looked. Checked before the
+ * chain is touched (payout-routes.ts) and again in the debit's transaction.
+ */
+export async function refuseWhileSuspended(db: Kysely<Database>, owner: string): Promise<void> {
+  const suspended = await db
+    .selectFrom('node_owners as o')
+    .innerJoin('node_trust as t', 't.node_id', 'o.node_id')
+    .select('o.node_id')
+    .where('o.owner', '=', owner.toLowerCase())
+    .where('t.status', '=', TRUST_STATUS.suspended)
+    .orderBy('o.node_id')
+    .executeTakeFirst();
+  if (suspended) {
+    throw new ApiError(
+      'node_suspended',
+      `Your node ${suspended.node_id} is suspended: payouts are held until an operator reinstates it.`,
+    );
+  }
 }
 
 /**

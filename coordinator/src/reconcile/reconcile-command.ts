@@ -48,6 +48,8 @@ function describe(d: ReconcileDifference): string {
   switch (d.check) {
     case 'ledger_balance':
       return `ledger_balance ${d.account}: balance ${d.balance} ≠ Σ entries ${d.sumOfEntries} (nanousd)`;
+    case 'transfer_net':
+      return `transfer_net ${d.kind}: entries net ${d.net}, not 0 (nanousd)`;
     case 'ledger_reserved':
       return `ledger_reserved ${d.account}: reserved ${d.reserved} ≠ Σ open holds ${d.sumOfHolds} (nanousd)`;
     case 'stale_hold':

@@ -16,6 +16,8 @@ import { PAYOUT_STATUS, UNSETTLED } from '../provider/tables.js';
 export type ReconcileDifference =
   /** An account's balance is not the sum of its ledger entries (nanousd). */
   | { check: 'ledger_balance'; account: string; balance: string; sumOfEntries: string }
+  /** Entries of a kind that only moves money between accounts do not net to zero (nanousd). */
+  | { check: 'transfer_net'; kind: string; net: string }
   /** An account's reserved credits are not the sum of its open holds (nanousd). */
   | { check: 'ledger_reserved'; account: string; reserved: string; sumOfHolds: string }
   /** A hold older than the stale-hold sweep's age: nobody will settle it. */
@@ -53,13 +55,23 @@ export type ReconcileParameters = {
   now: number;
 };
 
+/** Entry kinds that only move money between accounts: per kind, the amounts net to zero. */
+const TRANSFER_KINDS = [
+  ENTRY_KINDS.earningsTransfer,
+  ENTRY_KINDS.trustPayment,
+  ENTRY_KINDS.earningsForfeit,
+  ENTRY_KINDS.feeReturn,
+  ENTRY_KINDS.convictionRefund,
+];
+
 /** Chain reads in flight at once while checking wallets. */
 const CHAIN_READS_IN_FLIGHT = 8;
 
 /**
  * Checks, and reports every difference (an empty list means the books hold):
  * - ledger: each account's balance = Σ its entries; its reserved = Σ its open holds; no open hold
- *   older than `staleHoldMs`;
+ *   older than `staleHoldMs`; the entries of each kind that moves money between accounts (earnings
+ *   transfers, trust payments, a conviction's forfeits, fee returns and refunds) net to zero;
  * - payouts: each payout's entries net to −its amount (0 once failed and given back); none is
  *   left open past the stale age; each paid one has a successful receipt and no failed one does
  *   (nothing paid and given back too);
@@ -135,6 +147,18 @@ export async function reconcile({
       balance: '0',
       sumOfEntries: `${toBigInt(o.total)}`,
     });
+  }
+
+  // Moves between accounts (two entries summing to zero each): any other sum is half a move.
+  const transfers = await db
+    .selectFrom('ledger_entries')
+    .select(['kind', sql<string | number>`sum(amount)`.as('net')])
+    .where('kind', 'in', TRANSFER_KINDS)
+    .groupBy('kind')
+    .execute();
+  for (const t of transfers) {
+    const net = toBigInt(t.net);
+    if (net !== 0n) differences.push({ check: 'transfer_net', kind: t.kind, net: `${net}` });
   }
 
   const holds = await db

@@ -70,8 +70,26 @@ export const SLASH_STATUS = {
 } as const;
 export type SlashStatus = (typeof SLASH_STATUS)[keyof typeof SLASH_STATUS];
 
+/** One conviction or reinstatement of a node: who, why, and what it moved (trust/convict.ts, reinstate.ts). */
+export interface TrustAuditTable {
+  id: string;
+  /** Lowercase. */
+  node_id: string;
+  action: TrustAction;
+  /** `coordinator` (a verification verdict) or `operator` (the reinstate command). */
+  actor: string;
+  reason: string;
+  /** JSON. */
+  details: string;
+  created_at: Int;
+}
+
+export const TRUST_ACTION = { convict: 'convict', reinstate: 'reinstate' } as const;
+export type TrustAction = (typeof TRUST_ACTION)[keyof typeof TRUST_ACTION];
+
 export interface TrustTables {
   verifications: VerificationsTable;
   node_trust: NodeTrustTable;
   slashes: SlashesTable;
+  trust_audit: TrustAuditTable;
 }

@@ -1,15 +1,18 @@
 /**
  * Each node's standing from its checks (NODE_PROTOCOL.md §9 "Deciding"): its running evidence is a
  * CUSUM of the checks' ln e-values (@gpumesh/protocol `accumulate`); at CONVICTION_THRESHOLD the
- * node is suspended with the evidence and its owner's stake slashed. A node on probation is trusted
- * after `passesToTrust` passed checks while its evidence is under half the threshold. A suspended
- * node is refused at every connection until an operator reinstates it.
+ * node is suspended with the evidence, its owner's stake slashed and, in the same transaction,
+ * convicted (convict.ts: its clients in the evidence window refunded, its earnings forfeited). A
+ * node on probation is trusted after `passesToTrust` passed checks while its evidence is under half
+ * the threshold. A suspended node is refused at every connection until an operator reinstates it
+ * (reinstate.ts: back on probation, with an audit row).
  */
 import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol';
 import { sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
+import { convict } from './convict.js';
 import type { Judgement } from './judge.js';
 import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from './tables.js';
 
@@ -123,6 +126,15 @@ export async function recordVerification(
           .map((c) => `job ${c.job_id} ${c.failure ?? `ln e ${fromE4(c.evidence_e4).toFixed(1)}`}`)
           .join('; ');
       next = { status: TRUST_STATUS.suspended, passed, failed, evidence, reason: reason.slice(0, 900) };
+      // The money follows, in this transaction (convict.ts): the window opens where the evidence rose from 0.
+      await convict(trx, {
+        nodeId,
+        owner: r.owner,
+        sinceMs: since,
+        now: r.now,
+        reason: next.reason!,
+        ref: r.verifyJobId,
+      });
       if (r.owner && policy.slashBps > 0) {
         const verifications = checks.map((c) => ({
           jobId: c.job_id,
@@ -230,7 +242,12 @@ export async function standingsOf(store: Store, nodeIds: readonly string[]): Pro
   return out;
 }
 
-/** Suspends a node for a reason other than a verification verdict (reputation.ts); no slash. */
+/**
+ * Suspends a node for a reason other than a verification verdict (reputation.ts): no slash and no
+ * conviction — a low score is not proof that its answers were false, so its clients are not
+ * refunded and its earnings not forfeited; they stay in its account, held (no link, no payout)
+ * until an operator reinstates it.
+ */
 export async function suspendNode(store: Store, nodeId: string, reason: string, now: number): Promise<void> {
   const id = nodeId.toLowerCase();
   await store.db

@@ -14,6 +14,7 @@ import { trust014 } from './014-trust.js';
 import { slashes015 } from './015-slashes.js';
 import { nodeMisses016 } from './016-node-misses.js';
 import { trustEvidence017 } from './017-trust-evidence.js';
+import { trustAudit018 } from './018-trust-audit.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -37,4 +38,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   slashes015,
   nodeMisses016,
   trustEvidence017,
+  trustAudit018,
 ];
