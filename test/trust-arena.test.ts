@@ -34,6 +34,7 @@ import { loadConfig } from '../coordinator/src/config.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
+import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   expectBooksBalanced,
   signIn,
@@ -242,6 +243,14 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
     if (app) {
       await app.ctx.ledger.idle();
       await expectBooksBalanced(app.ctx);
+      // After six convictions with refunds the ledger reconciles (no chain here: the ledger's part).
+      const report = await reconcile({
+        db: db.db,
+        services: undefined,
+        staleHoldMs: 60_000,
+        now: Date.now(),
+      });
+      expect(report.differences).toEqual([]);
       await app.close();
     }
     await verifier?.close();
@@ -462,6 +471,34 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
       // Probation caps a node's share of the model's last PROBATION_WINDOW requests.
       const taken = rows.filter((n) => n === liar.nodeId.toLowerCase()).length;
       expect(taken).toBeLessThanOrEqual(Math.ceil(PROBATION_SHARE * PROBATION_WINDOW));
+      // Its clients since the evidence rose are refunded what they paid for its jobs, exactly.
+      const billed = await db.db
+        .selectFrom('usage_records')
+        .select(['id', 'cost_nano'])
+        .where('node_id', 'in', [liar.nodeId, liar.nodeId.toLowerCase()])
+        .where('user_id', '=', userId)
+        .where('created_at', '>=', Number(standing!.window_start))
+        .execute();
+      const refunds =
+        billed.length === 0
+          ? []
+          : await db.db
+              .selectFrom('ledger_entries')
+              .select('amount')
+              .where('account_id', '=', userId)
+              .where('kind', '=', 'conviction_refund')
+              .where(
+                'ref',
+                'in',
+                billed.map((b) => `${b.id}:to`),
+              )
+              .execute();
+      const total = (xs: unknown[]) => xs.reduce<bigint>((sum, x) => sum + BigInt(String(x)), 0n);
+      console.log(
+        `arena: liar "${name}": ${billed.length} client jobs in its evidence window, ${refunds.length} refunded`,
+      );
+      expect(refunds).toHaveLength(billed.length);
+      expect(total(refunds.map((r) => r.amount))).toBe(total(billed.map((b) => b.cost_nano)));
       await until(() => targetOf(liar.nodeId) === undefined, 10_000);
     },
     180_000,

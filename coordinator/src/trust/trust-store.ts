@@ -97,7 +97,10 @@ export async function recordVerification(
     const counted = j.scored || j.failure !== undefined;
     const failed = before.failed + (counted && !j.passed ? 1 : 0);
     const previousStart = row?.window_start == null ? null : Number(toBigInt(row.window_start));
-    const windowStart = evidence > 0 ? (before.evidence > 0 ? previousStart : r.now) : null;
+    // The window a conviction refunds opens at the last check that left no evidence against the
+    // node (what it served before that was vouched for), or at its first job when none did.
+    const lastClear = row ? Number(toBigInt(row.updated_at)) : 0;
+    const windowStart = evidence > 0 ? (before.evidence > 0 ? previousStart : lastClear) : null;
     let next: Standing = { ...before, passed, failed, evidence };
     // Stored to 4 decimals: two checks at the cap reach the threshold whatever the rounding.
     if (evidence >= CONVICTION_THRESHOLD - 0.001) {
