@@ -163,6 +163,38 @@ describe('HubClient', () => {
     client.stop();
     await new Promise<void>((resolve) => raw.close(() => resolve()));
   });
+  test('behavior: the coordinator closing with 4007 (its side: the manifest) waits the longest delay; the node closing a session itself backs off as usual', async () => {
+    // A raw peer: the first connection it closes itself with 4007, the next gets half a JSON object (the node closes it, 4000).
+    const raw = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(raw, 'listening');
+    let connections = 0;
+    raw.on('connection', (ws) => {
+      connections++;
+      ws.once('message', () => {
+        if (connections === 1) ws.close(4007, 'manifest_signature_invalid');
+        else ws.send('{"v":0,"type":"ping",');
+      });
+    });
+    const delays: number[] = [];
+    const client = testClient({
+      url: `ws://127.0.0.1:${(raw.address() as AddressInfo).port}`,
+      random: () => 1,
+      runJob: () => Promise.reject(new Error('never admitted')),
+      log: {
+        info: (message, details) => {
+          if (message === 'reconnecting') delays.push((details as { inMs: number }).inMs);
+        },
+        warn: () => {},
+      },
+    });
+    client.start();
+    await expect.poll(() => delays.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    client.stop();
+    // reconnectMaxMs is 100: the coordinator's 4007 waits it all; the node's own 4000 then 40 ms (second attempt).
+    expect(delays.slice(0, 2)).toEqual([100, 40]);
+    await new Promise<void>((resolve) => raw.close(() => resolve()));
+  });
+
   test('error: a job before the handshake ends the session with out_of_order (4005)', async () => {
     // A raw peer that answers hello with a job.
     const raw = new WebSocketServer({ port: 0, host: '127.0.0.1' });

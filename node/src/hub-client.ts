@@ -4,6 +4,7 @@ import {
   encodeFrame,
   type Frame,
   type JobFrame,
+  knownScopes,
   type Manifest,
   MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
@@ -87,6 +88,17 @@ type RunningJob = { controller: AbortController; done: Promise<void> };
 const SILENT_LOG: HubLogger = { info() {}, warn() {} };
 
 /**
+ * The coordinator's closes for a problem on the node's side — version (4004), manifest signature (4007),
+ * manifest refused (4008) — after which the node waits the longest delay (NODE_PROTOCOL.md §12; 4006
+ * and 4012 stop it).
+ */
+const NODE_SIDE_CLOSE_CODES = new Set<number>([
+  PROTOCOL_ERRORS.unsupported_version.closeCode,
+  PROTOCOL_ERRORS.manifest_signature_invalid.closeCode,
+  PROTOCOL_ERRORS.manifest_rejected.closeCode,
+]);
+
+/**
  * The node's side of NODE_PROTOCOL.md over one WebSocket at a time: hello → challenge → auth →
  * welcome → manifest → manifest_ack → presence; heartbeats at the coordinator's interval; jobs
  * answered with chunk/result/error; cancel; drain. Every inbound frame is validated. When the socket
@@ -119,6 +131,8 @@ export class HubClient {
 
   /** The message of the hub's last session-level error frame (said before it closes). */
   private lastHubError: string | undefined;
+  /** This node closed the current socket itself (a protocol error it found). */
+  private closedByUs = false;
   private lastHeard = 0;
   private attempt = 0;
   private leaving?: Promise<void>;
@@ -228,7 +242,11 @@ export class HubClient {
         );
         return;
       }
-      this.scheduleReconnect();
+      // The coordinator's close for a problem on this side (version, manifest, owner proof) waits
+      // the longest delay; the node's own close, whatever its code, backs off as usual (§12).
+      const byUs = this.closedByUs;
+      this.closedByUs = false;
+      this.scheduleReconnect(!byUs && NODE_SIDE_CLOSE_CODES.has(code));
     });
     ws.on('error', (error) => {
       this.log.warn('hub socket error', { error: error.message });
@@ -249,7 +267,8 @@ export class HubClient {
         if (this.state !== 'handshake' || this.welcome) throw new ProtocolError('out_of_order', 'welcome');
         this.welcome = frame;
         this.startHeartbeat(frame.heartbeatIntervalMs, frame.ttlMs);
-        const manifest = this.options.manifest(frame.scopes);
+        // A scope of a later protocol version is ignored, not claimed (NODE_PROTOCOL.md §2).
+        const manifest = this.options.manifest(knownScopes(frame.scopes));
         this.send(
           createFrame('manifest', {
             manifest,
@@ -477,6 +496,7 @@ export class HubClient {
         retryable: error.retryable,
       }),
     );
+    this.closedByUs = true;
     ws.close(error.closeCode ?? 4000, error.code);
   }
 
@@ -499,13 +519,15 @@ export class HubClient {
     for (const job of this.jobs.values()) job.controller.abort();
   }
 
-  private scheduleReconnect() {
+  private scheduleReconnect(longest = false) {
     if (this.state === 'stopped' || this.stopping) {
       this.state = 'stopped';
       return;
     }
     const { reconnectMinMs, reconnectMaxMs } = this.options;
-    const delay = reconnectDelayMs(this.attempt, reconnectMinMs, reconnectMaxMs, this.random);
+    const delay = longest
+      ? reconnectMaxMs
+      : reconnectDelayMs(this.attempt, reconnectMinMs, reconnectMaxMs, this.random);
     this.attempt++;
     this.urlIndex++;
     this.state = 'connecting';

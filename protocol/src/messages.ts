@@ -6,7 +6,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ManifestSchema } from './manifest.js';
 import { Address, Count, Id, Role, Signature, Software, Text, Timestamp } from './primitives.js';
-import { ScopeSchema } from './scopes.js';
+import { GrantedScopeSchema, ScopeSchema } from './scopes.js';
 import { TIER_NAMES } from './tiers.js';
 
 const V = Type.Literal(0, { description: 'protocol version of the frame' });
@@ -159,8 +159,8 @@ export const WelcomeFrame = frame(
     ttlMs: Type.Integer({ minimum: 1 }),
     maxFrameBytes: Type.Integer({ minimum: 1 }),
     tier: Type.Union(TIER_NAMES.map((t) => Type.Literal(t))),
-    /** Scopes this node may claim at its tier. */
-    scopes: Type.Array(ScopeSchema),
+    /** Scopes this node may claim at its tier; a node ignores values it does not know (v0.2). */
+    scopes: Type.Array(GrantedScopeSchema, { maxItems: 64 }),
     /**
      * v0.1: the most jobs this coordinator runs at the node at once at its tier (the node's
      * capacity is min(its own, this); it reports `busy` at that many).
