@@ -280,7 +280,7 @@ describe('API parity with OpenAI and OpenRouter clients', () => {
       [{ frequency_penalty: -3 }, 'frequency_penalty'],
       [{ n: 5 }, 'n'],
       [{ top_logprobs: 21 }, 'top_logprobs'],
-      [{ provider: { data_collection: 'deny' } }, 'provider'],
+      [{ provider: { data_collection: 'never' } }, 'provider'],
       [{ provider: { sort: 'random' } }, 'provider.sort'],
       [{ models: [] }, 'models'],
     ];

@@ -414,7 +414,7 @@ describeBackends('convict', (backend) => {
     await expectBooksBalanced({ db, ledger });
   });
 
-  test('behavior: suspended by a verdict: convicted in the same transaction, the window from where the evidence rose', async () => {
+  test('behavior: suspended by a verdict: convicted in the same transaction, the window from its last clear check', async () => {
     const [node, owner, alice] = [address(), address(), 'u-alice'];
     await linkNode(store, { nodeId: node, owner, now: T0 });
     await fund(alice, 10_000_000n);
@@ -442,6 +442,30 @@ describeBackends('convict', (backend) => {
         },
         POLICY,
       );
+    // A check that left no evidence: what the node served before it was vouched for.
+    await recordVerification(
+      store,
+      {
+        nodeId: node,
+        verifierId: 'coordinator',
+        model: 'acme/liar-7b',
+        sha256: 'ab'.repeat(32),
+        jobId: 'job-clear',
+        verifyJobId: 'vj-0',
+        judgement: {
+          tokens: 32,
+          logE: -2,
+          meanExcess: 0,
+          meanLogprob: -1,
+          topKFraction: 1,
+          scored: true,
+          passed: true,
+        },
+        owner,
+        now: T0 + HOUR / 2,
+      },
+      POLICY,
+    );
     expect((await verify('vj-1', T0 + HOUR)).status).toBe(TRUST_STATUS.probation);
     const refunded = await serve({
       userId: alice,
@@ -462,7 +486,8 @@ describeBackends('convict', (backend) => {
       .where('node_id', '=', node)
       .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ id: 'convict:vj-2', action: 'convict' });
-    expect(JSON.parse(audit.details)).toMatchObject({ sinceMs: T0 + HOUR, refundedJobs: 1 });
+    // The window opened at the last check that left no evidence against the node.
+    expect(JSON.parse(audit.details)).toMatchObject({ sinceMs: T0 + HOUR / 2, refundedJobs: 1 });
 
     // Suspended on reputation alone: no conviction, no refund.
     const [slow, bobs] = [address(), 'u-bob'];

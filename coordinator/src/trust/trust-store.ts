@@ -70,7 +70,9 @@ export async function recordVerification(
         tokens: j.tokens,
         mean_logprob_e4: e4(j.meanLogprob),
         top_k_e4: e4(j.topKFraction),
-        passed: j.passed ? 1 : 0,
+        // A check with no evidence against the node (a grammar-shaped answer is not scored) is no
+        // failure: reputation and the owner's view count it with the passes.
+        passed: j.passed || (!j.scored && !j.failure) ? 1 : 0,
         source: r.source ?? 'canary',
         evidence_e4: e4(j.logE),
         failure: j.failure ?? null,
