@@ -139,16 +139,16 @@ export class CanaryRunner {
   }
 
   /**
-   * Who can verify `target`'s model: the nodes connected here other than `target`'s (and `except`),
+   * Who can verify `target`'s model: the nodes connected here other than `target`'s (and those in `except`),
    * role `network` with scope `verify`, not suspended, holding the same weights (manifest sha256);
    * and the coordinator's own verifier when it holds them (`{ local }`, last). Chat and text only.
    */
-  verifiersFor(target: Entry, except?: string): Verifier[] {
+  verifiersFor(target: Entry, except: readonly string[] = []): Verifier[] {
     const sha = target.offer.sha256;
     if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return [];
     const out: Verifier[] = [];
     for (const v of this.#deps.hub.index.nodes()) {
-      if (v.via || v.nodeId === target.node.nodeId || v.nodeId === except) continue;
+      if (v.via || v.nodeId === target.node.nodeId || except.includes(v.nodeId)) continue;
       if (v.state === 'suspended' || !v.scopes.has('verify')) continue;
       if (this.#deps.hub.session(v.nodeId)?.role !== 'network') continue;
       const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
@@ -160,7 +160,10 @@ export class CanaryRunner {
   }
 
   /** A verifier picked at random among the network ones (a liar can't be sure to be picked); else the coordinator. */
-  #pick(target: Entry, options: { except?: string; localOnly?: boolean; preferLocal?: boolean } = {}) {
+  #pick(
+    target: Entry,
+    options: { except?: readonly string[]; localOnly?: boolean; preferLocal?: boolean } = {},
+  ): Verifier | undefined {
     const all = this.verifiersFor(target, options.except);
     const local = all.find((v) => 'local' in v);
     if (options.localOnly || (options.preferLocal && local)) return local;
@@ -259,10 +262,8 @@ export class CanaryRunner {
 
   /**
    * Checks one job `target` ran and records the verdict. Claims that don't hold together fail at
-   * once. A network verifier's failing verdict, and a sample of its passing ones, go to a second
-   * verifier (the coordinator's own when it holds the weights, else another network node): where
-   * they disagree the second stands and the first is recorded as having misjudged its own weights.
-   * A failing verdict no second verifier can confirm is dropped.
+   * once. A network verifier's failing verdict, and a sample of its passing ones, are settled with
+   * other verifiers (#settle).
    */
   async check(
     target: Entry,
@@ -292,32 +293,12 @@ export class CanaryRunner {
     if (!verifier) return { status: 'skipped', reason: 'no verifier holds the weights' };
     const first = await this.#score(target, verifier, claims);
     if ('skipped' in first) return { status: 'skipped', reason: first.skipped };
-    let verdict: Scored = first;
     const sample = this.#random() < this.#deps.settings.secondOpinionRate;
-    if (!('local' in verifier) && (!first.judgement.passed || sample)) {
-      const other = this.#pick(target, { except: verifier.node.nodeId, preferLocal: true });
-      if (!other) {
-        if (!first.judgement.passed)
-          return { status: 'skipped', reason: 'a failure no second verifier could confirm' };
-      } else {
-        const second = await this.#score(target, other, claims);
-        if ('skipped' in second) {
-          if (!first.judgement.passed)
-            return { status: 'skipped', reason: `second opinion: ${second.skipped}` };
-        } else {
-          if (second.judgement.passed !== first.judgement.passed) {
-            await this.#record(verifier, {
-              verifierId: verifierIdOf(other),
-              jobId: first.jobId,
-              verifyJobId: second.jobId,
-              judgement: failedCheck(`overturned by ${verifierIdOf(other)}: misjudged its own weights`),
-              source,
-            });
-          }
-          verdict = second;
-        }
-      }
-    }
+    const verdict =
+      'local' in verifier || (first.judgement.passed && !sample)
+        ? first
+        : await this.#settle(target, claims, first, source);
+    if ('skipped' in verdict) return { status: 'skipped', reason: verdict.skipped };
     const standing = await this.#record(target, {
       verifierId: verifierIdOf(verdict.verifier),
       jobId: job.jobId,
@@ -326,6 +307,55 @@ export class CanaryRunner {
       source,
     });
     return { status: 'verified', judgement: verdict.judgement, standing, jobId: job.jobId };
+  }
+
+  /**
+   * A network verifier's verdict put to others: a second verifier (the coordinator when it holds
+   * the weights, else another network node at random). Agreeing, it stands. Disagreeing, the
+   * coordinator's own word decides; two network nodes need a third (the coordinator, or another
+   * node) and the majority decides. Whoever the decision overrules has failed a check of its own
+   * (it misjudged the weights it claims). No one to decide: a failing verdict is dropped, a passing
+   * one stands.
+   */
+  async #settle(
+    target: Entry,
+    claims: Claims,
+    first: Scored,
+    source: 'canary' | 'spot',
+  ): Promise<Scored | { skipped: string }> {
+    const asked = [first];
+    const unsettled = (reason: string) => (first.judgement.passed ? first : { skipped: reason });
+    for (;;) {
+      const except = asked.flatMap((o) => ('local' in o.verifier ? [] : [o.verifier.node.nodeId]));
+      const other = this.#pick(target, { except, preferLocal: true });
+      if (!other) return unsettled('no further verifier to settle the verdict');
+      const next = await this.#score(target, other, claims);
+      if ('skipped' in next) return unsettled(`second opinion: ${next.skipped}`);
+      asked.push(next);
+      const passes = asked.filter((o) => o.judgement.passed);
+      const fails = asked.filter((o) => !o.judgement.passed);
+      // The coordinator's own verifier decides; else a strict majority of at least two.
+      const decided =
+        'local' in other
+          ? next.judgement.passed
+          : passes.length >= 2 && passes.length > fails.length
+            ? true
+            : fails.length >= 2 && fails.length > passes.length
+              ? false
+              : undefined;
+      if (decided === undefined) continue;
+      for (const wrong of decided ? fails : passes) {
+        if ('local' in wrong.verifier) continue;
+        await this.#record(wrong.verifier, {
+          verifierId: verifierIdOf(other),
+          jobId: wrong.jobId,
+          verifyJobId: next.jobId,
+          judgement: failedCheck(`overruled by ${verifierIdOf(other)}: misjudged its own weights`),
+          source,
+        });
+      }
+      return (decided ? passes : fails).at(-1)!;
+    }
   }
 
   #underDailyCap(nodeId: string): boolean {
