@@ -14,9 +14,9 @@ import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../config.js';
 import { type Daemon, startDaemon } from '../daemon.js';
-import type { HardwareSource } from '../hardware/hardware-source.js';
 import { createRuntime } from '../runtimes/create-runtime.js';
 import type { Runtime } from '../runtimes/runtime.js';
+import { TEST_MACHINE } from './test-machine.js';
 
 export type LlamaDaemonOptions = {
   /** The coordinator's URL (http://…; the daemon connects to its /node). */
@@ -84,12 +84,3 @@ export async function startLlamaDaemon(options: LlamaDaemonOptions): Promise<Lla
     },
   };
 }
-
-/** A CPU-only machine, described rather than probed (probing takes seconds). */
-const TEST_MACHINE: HardwareSource = {
-  graphics: async () => ({ controllers: [] }),
-  cpu: async () => ({ manufacturer: 'test', brand: 'cpu', cores: 2, physicalCores: 2 }),
-  mem: async () => ({ total: 1024 ** 3 }),
-  arch: () => 'x64',
-  llamaBackends: async () => [false],
-};

@@ -13,9 +13,9 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../config.js';
 import { type Daemon, startDaemon } from '../daemon.js';
-import type { HardwareSource } from '../hardware/hardware-source.js';
 import { createFixedReplyRuntime, type FixedReplyRuntimeOptions } from '../runtimes/fixed-reply-runtime.js';
 import type { RuntimeJob } from '../runtimes/runtime.js';
+import { TEST_MACHINE } from './test-machine.js';
 
 export type NodeDaemonOptions = Omit<FixedReplyRuntimeOptions, 'models'> & {
   /** The coordinator's hub URL (ws://…/node). */
@@ -109,15 +109,6 @@ export async function startNodeDaemon(options: NodeDaemonOptions): Promise<NodeD
     },
   };
 }
-
-/** A CPU-only machine, described rather than probed (probing takes seconds). */
-const TEST_MACHINE: HardwareSource = {
-  graphics: async () => ({ controllers: [] }),
-  cpu: async () => ({ manufacturer: 'test', brand: 'cpu', cores: 2, physicalCores: 2 }),
-  mem: async () => ({ total: 1024 ** 3 }),
-  arch: () => 'x64',
-  llamaBackends: async () => [false],
-};
 
 /** The node key a fresh state directory will hold (written now, so the owner can sign for it). */
 async function nodeKeyOf(stateDir: string): Promise<Hex> {
