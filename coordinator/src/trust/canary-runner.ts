@@ -21,6 +21,7 @@ import { type Judgement, judge } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
+import type { TrafficShapes } from './traffic-shapes.js';
 import { recordVerification, type Standing } from './trust-store.js';
 
 export type TrustSettings = {
@@ -49,6 +50,8 @@ export type CanaryDeps = {
   probation?: Probation;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
   random?: () => number;
+  /** Client jobs' shapes, that canaries are made like (make-canary.ts). */
+  shapes?: TrafficShapes;
 };
 
 /** The id verifications name when the coordinator itself verified. */
