@@ -44,7 +44,7 @@ import {
 } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
 import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
-import type { CanaryJob } from '../coordinator/src/trust/make-canary.js';
+import type { Canary } from '../coordinator/src/trust/make-canary.js';
 import { PROBATION_WINDOW } from '../coordinator/src/trust/probation.js';
 import type { Runtime, RuntimeJob } from '../node/src/runtimes/runtime.js';
 
@@ -108,7 +108,7 @@ const SETTINGS: Record<string, unknown>[] = [
 const TEMPERATURES = [0, 0.7, 1, 1.5];
 
 /** The i-th arena job for `model`: its setting, temperature, kind and streaming cycle independently. */
-function arenaJob(model: string, i: number, random: () => number): CanaryJob {
+function arenaJob(model: string, i: number, random: () => number): Canary {
   const words = Array.from(
     { length: 4 + Math.floor(random() * 12) },
     () => WORDS[Math.floor(random() * WORDS.length)],

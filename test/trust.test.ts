@@ -266,7 +266,9 @@ describe('verification: canaries catch a node serving other weights', () => {
       if (outcome.status === 'verified') canaries++;
     }
     expect(outcome).toMatchObject({ status: 'verified', standing: { status: 'suspended' } });
-    expect(canaries).toBe(2);
+    // No single check convicts; a liar whose answers ran short may need a third or fourth.
+    expect(canaries).toBeGreaterThanOrEqual(2);
+    expect(canaries).toBeLessThanOrEqual(4);
     console.log(`trust: the liar was suspended after ${canaries} canaries; the honest node passed 12 of 12`);
     // Disconnected, out of routing; refused (and stopped) when it reconnects.
     await until(() => app.hub.index.node(ids.liar) === undefined, 10_000);
@@ -278,7 +280,8 @@ describe('verification: canaries catch a node serving other weights', () => {
       .selectAll()
       .where('node_id', '=', ids.liar.toLowerCase())
       .execute();
-    expect(rows.every((r) => Number(r.passed) === 0)).toBe(true);
+    expect(rows).toHaveLength(canaries);
+    expect(rows.filter((r) => Number(r.passed) === 0).length).toBeGreaterThanOrEqual(2);
     const standing = await db.db
       .selectFrom('node_trust')
       .selectAll()
@@ -313,7 +316,13 @@ describe('verification: canaries catch a node serving other weights', () => {
     expect(event).toMatchObject({ amount_wei: parseEther('15').toString(), tx_hash: slash.tx_hash });
     const evidence = JSON.parse(event.evidence!) as { sha256: string; verifications: { jobId: string }[] };
     expect(evidence.sha256).toBe(shaOfA);
-    expect(evidence.verifications.map((v) => v.jobId).sort()).toEqual(rows.map((r) => r.job_id).sort());
+    // The evidence names every check that counted against it.
+    expect(evidence.verifications.map((v) => v.jobId).sort()).toEqual(
+      rows
+        .filter((r) => Number(r.evidence_e4) > 0)
+        .map((r) => r.job_id)
+        .sort(),
+    );
     // The owner sees the node's verification history and the slash; /network shows the suspension.
     const mine = (
       await app.inject({ url: '/api/provider/nodes', headers: { authorization: `Bearer ${liarJwt}` } })
@@ -326,11 +335,12 @@ describe('verification: canaries catch a node serving other weights', () => {
     };
     expect(mine.nodes).toHaveLength(1);
     const liarView = mine.nodes[0]!;
-    expect(liarView.trust).toMatchObject({ status: 'suspended', failed: 2, lastCheckAt: expect.any(String) });
-    expect(liarView.verifications.map((v) => [v.passed, v.source])).toEqual([
-      [false, 'canary'],
-      [false, 'canary'],
-    ]);
+    expect(liarView.trust).toMatchObject({
+      status: 'suspended',
+      failed: rows.filter((r) => Number(r.passed) === 0).length,
+      lastCheckAt: expect.any(String),
+    });
+    expect(liarView.verifications.map((v) => v.source)).toEqual(rows.map(() => 'canary'));
     expect(liarView.slashes).toEqual([
       expect.objectContaining({
         amount: '15',
@@ -552,16 +562,16 @@ describe('verification: canaries catch a node serving other weights', () => {
           canaries++;
       }
       expect(pairFor(liar2)).toBeUndefined();
-      expect(canaries).toBe(2);
+      // No single check convicts; a liar whose answers ran short may need a third or fourth.
+      expect(canaries).toBeGreaterThanOrEqual(2);
+      expect(canaries).toBeLessThanOrEqual(4);
       const rows = await db.db
         .selectFrom('verifications')
         .select(['verifier_id', 'passed'])
         .where('node_id', '=', liar2.toLowerCase())
         .execute();
-      expect(rows).toEqual([
-        { verifier_id: 'coordinator', passed: 0 },
-        { verifier_id: 'coordinator', passed: 0 },
-      ]);
+      expect(rows).toHaveLength(canaries);
+      expect(rows.every((r) => r.verifier_id === 'coordinator')).toBe(true);
     } finally {
       app.canaries.setLocalVerifier(undefined);
       await local.close();

@@ -53,6 +53,7 @@ import { CanaryRunner } from './trust/canary-runner.js';
 import { type LocalVerifier, startLocalVerifier } from './trust/local-verifier.js';
 import { Probation } from './trust/probation.js';
 import { ReputationGuard } from './trust/reputation-guard.js';
+import { TrafficShapes } from './trust/traffic-shapes.js';
 import { recentSuspensions, trustSummaries } from './trust/trust-views.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
@@ -218,6 +219,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const probation = new Probation(config.trust.probationShare);
   await app.register(hubPlugin, { ctx, probation, ...(options.tierOf ? { tierOf: options.tierOf } : {}) });
   await app.register(peerPlugin, ctx);
+  // Client jobs' shapes (never their text), that canaries are made like (issue 29).
+  const shapes = new TrafficShapes();
   const canaries = new CanaryRunner({
     hub: app.hub,
     router: app.router,
@@ -228,6 +231,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     clock: { now: () => Date.now() },
     log: app.log,
     probation,
+    shapes,
+    maxTokensCap: config.router.maxTokensCap,
   });
   await app.register(routerRoutes, {
     ctx,
@@ -236,6 +241,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     spotCheck: (entry, job) => {
       canaries.spotCheck(entry, job);
     },
+    noteTraffic: (model, kind, request, stream) => shapes.note(model, kind, request, stream),
   });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });

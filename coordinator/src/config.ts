@@ -215,8 +215,6 @@ export const CoordinatorConfigSchema = Type.Object(
       {
         /** Mean time between canaries to each verifiable node; 0 turns canaries off. */
         canaryIntervalMs: Type.Integer({ default: DEFAULT_CANARY_INTERVAL_MS, minimum: 0 }),
-        /** The most completion tokens a canary asks for (it copies the model's recent traffic up to this). */
-        canaryMaxTokens: Type.Integer({ default: 256, minimum: 4, maximum: 4096 }),
         /** "In the top k" for the raw figures /network shows (the decision uses the sampled distribution). */
         topK: Type.Integer({ default: 8, minimum: 1, maximum: 100 }),
         /** Passed verifications that end a node's probation. */

@@ -65,6 +65,8 @@ export type RouteDeps = {
   probation?: Probation;
   /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
   spotCheck?: (entry: Entry, job: CheckedJob) => void;
+  /** Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts: canaries' shapes). */
+  noteTraffic?(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
@@ -348,6 +350,9 @@ export async function routeRequest(
         );
         if (started) running.add(started);
         else if (alone) giveUp();
+        // Once, when a node first has the job (held and paid for: unfunded floods don't count).
+        if (started && tried.size === 1 && (job.kind === 'chat' || job.kind === 'completion'))
+          deps.noteTraffic?.(job.model, job.kind, job.nodeRequest, job.stream);
         else hedging = false;
         continue;
       }

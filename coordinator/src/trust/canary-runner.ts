@@ -20,17 +20,15 @@ import type { Router, Slot } from '../router/router.js';
 import { deliveredText, streamedText } from './delivered-text.js';
 import { type Claims, failedCheck, type Judgement, judge, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
-import { type CanaryJob, makeCanary } from './make-canary.js';
+import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
 import { samplingOf } from './sampling-of.js';
-import type { TrafficShapes } from './traffic-shapes.js';
+import { TrafficShapes } from './traffic-shapes.js';
 import { recordVerification, type Standing } from './trust-store.js';
 
 export type TrustSettings = {
   canaryIntervalMs: number;
-  /** The most completion tokens a canary asks for. */
-  canaryMaxTokens: number;
   topK: number;
   passesToTrust: number;
   spotCheckRate: number;
@@ -52,8 +50,10 @@ export type CanaryDeps = {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told each node's standing after a verification. */
   probation?: Probation;
-  /** The shapes of recent client traffic canaries copy. */
+  /** The shapes of recent client traffic canaries copy (make-canary.ts); none recorded: a default mix. */
   shapes?: TrafficShapes;
+  /** The router's max_tokens for a request that names none (router.maxTokensCap): a default-mix canary's. */
+  maxTokensCap?: number;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
   random?: () => number;
 };
@@ -95,6 +95,7 @@ type Scored = { verifier: Verifier; judgement: Judgement; jobId: string };
 export class CanaryRunner {
   readonly #deps: CanaryDeps;
   readonly #random: () => number;
+  readonly #shapes: TrafficShapes;
   readonly #due = new Map<string, number>();
   readonly #running = new Set<string>();
   readonly #checksToday = new Map<string, { day: number; count: number }>();
@@ -108,6 +109,7 @@ export class CanaryRunner {
     this.#deps = deps;
     this.spotCheckRate = deps.settings.spotCheckRate;
     this.#random = deps.random ?? Math.random;
+    this.#shapes = deps.shapes ?? new TrafficShapes();
   }
 
   /** Starts the timer (when canaries are on); each node's first canary comes after a random gap. */
@@ -198,11 +200,18 @@ export class CanaryRunner {
   /** One canary to `target`, like its model's recent traffic; checked like a client's job. */
   async runOnce(
     target: Entry,
-    { job, verifier }: { job?: CanaryJob; verifier?: Verifier } = {},
+    { job, verifier }: { job?: Canary; verifier?: Verifier } = {},
   ): Promise<CanaryOutcome> {
-    const { store, clock, settings } = this.#deps;
+    const { store, clock } = this.#deps;
     const modelId = target.offer.modelId;
-    const canary = job ?? makeCanary(this.#deps.shapes, modelId, this.#random, settings.canaryMaxTokens);
+    const canary =
+      job ??
+      makeCanary(this.#shapes, modelId, this.#random, {
+        defaultMaxTokens: Math.min(
+          this.#deps.maxTokensCap ?? Number.POSITIVE_INFINITY,
+          target.offer.contextLength,
+        ),
+      });
     const generated = await this.#run(target, {
       kind: canary.kind,
       model: target.offer.nodeModelId ?? modelId,

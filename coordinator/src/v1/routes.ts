@@ -39,6 +39,8 @@ export type RouterRoutesOptions = {
   probation?: Probation;
   /** Spot checks of live completions (trust/canary-runner.ts). */
   spotCheck?: RouteDeps['spotCheck'];
+  /** The shapes of client jobs canaries are made like (trust/traffic-shapes.ts). */
+  noteTraffic?: RouteDeps['noteTraffic'];
 };
 
 const API_KEY = [{ apiKey: [] }];
@@ -69,7 +71,7 @@ export const MAX_USAGE_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
-  const { ctx, router, probation, spotCheck } = options;
+  const { ctx, router, probation, spotCheck, noteTraffic } = options;
   const { config } = ctx;
   const deps: RouteDeps = {
     db: ctx.db,
@@ -77,6 +79,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     router,
     ...(probation ? { probation } : {}),
     ...(spotCheck ? { spotCheck } : {}),
+    ...(noteTraffic ? { noteTraffic } : {}),
     keyLimits: new KeyLimits(ctx.db),
     settings: {
       platformFeeBps: config.platformFeeBps,
