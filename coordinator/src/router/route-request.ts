@@ -64,7 +64,7 @@ export type RouteDeps = {
   /** New nodes' capped share of a model's traffic (trust/probation.ts). */
   probation?: Probation;
   /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
-  spotCheck?: (entry: Entry, job: CheckedJob) => void;
+  spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
   /** Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts: canaries' shapes). */
   noteTraffic?(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
@@ -611,7 +611,8 @@ function runAttempt(
         onResult: (response, tokenIds) => {
           if (!mayAnswer() || done) return;
           done = true;
-          deps.spotCheck?.(entry, {
+          // Read only when a spot check is drawn: the text of a stream is assembled then.
+          deps.spotCheck?.(entry, () => ({
             kind: job.kind,
             jobId: handle.jobId,
             request: job.nodeRequest,
@@ -619,7 +620,7 @@ function runAttempt(
             tokenIds,
             delivered: deliveredChunks > 0 ? streamedText(relayedChunks) : deliveredText(response),
             private: job.provider?.dataCollection === 'deny',
-          });
+          }));
           if (sink && !sink.closed && deliveredChunks === 0) {
             // The node answered a stream request in one piece: stream it as one chunk.
             sink.start(entry.node.nodeId);

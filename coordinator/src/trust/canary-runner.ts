@@ -257,9 +257,10 @@ export class CanaryRunner {
    * Spot check of a live completion: with probability `trust.spotCheckRate`, checked like a canary
    * in the background (the client's answer does not wait). Returns the check, or undefined.
    */
-  spotCheck(target: Entry, job: CheckedJob): Promise<CanaryOutcome> | undefined {
+  spotCheck(target: Entry, checked: () => CheckedJob): Promise<CanaryOutcome> | undefined {
     const rate = this.spotCheckRate;
     if (rate <= 0 || this.#random() >= rate) return undefined;
+    const job = checked();
     if (job.kind !== 'chat' && job.kind !== 'completion') return undefined;
     if (this.verifiersFor(target).length === 0) return undefined;
     const check = this.check(target, job, 'spot');
