@@ -5,6 +5,7 @@
 import { fitWords, proseLine } from './canary-prose.js';
 import { type Topic, wordOfLength } from './canary-sentence.js';
 import { NOUNS, VERBS } from './canary-words.js';
+import { pick } from './seeded-random.js';
 
 const PYTHON = [
   'def %verb%_%noun%(%noun%, %noun2%):',
@@ -62,7 +63,6 @@ const C_LIKE = [
   'await %noun%.%verb%();',
 ];
 
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 const capital = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
 
 /** A code line exactly `chars` long, starting with `indent`, ending in `end` when it can. */

@@ -5,8 +5,7 @@
 import { fitWords } from './canary-prose.js';
 import type { Topic } from './canary-sentence.js';
 import { NOUNS, VERBS } from './canary-words.js';
-
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
+import { pick } from './seeded-random.js';
 
 /** A data line exactly `chars` long, starting with `indent`, ending in `end` when it can. */
 export function dataLine(

@@ -15,8 +15,7 @@ import {
 } from './canary-sentence.js';
 import type { Register } from './canary-templates.js';
 import { ADJECTIVES } from './canary-words.js';
-
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
+import { pick } from './seeded-random.js';
 
 /**
  * A line of prose exactly `chars` long ending in `end` ('' for a word's last letter): whole

@@ -23,6 +23,7 @@ import {
   TIMES,
   VERBS,
 } from './canary-words.js';
+import { pick } from './seeded-random.js';
 
 /** A text's topic: the few words it keeps coming back to. */
 export type Topic = {
@@ -40,7 +41,6 @@ export type Topic = {
 /** How often a slot takes a topic word rather than any word. */
 const TOPICAL = 0.65;
 
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 /** How often a content word is one of the most frequent of its kind. */
 const FREQUENT = 0.2;
 const FREQUENT_OF = new Map<readonly string[], readonly string[]>([

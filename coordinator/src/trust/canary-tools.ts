@@ -4,9 +4,9 @@
  */
 import { proseLine } from './canary-prose.js';
 import { type Topic, wordOfLength } from './canary-sentence.js';
+import { pick } from './seeded-random.js';
 import type { ToolCallShape, ToolShape } from './traffic-shape.js';
 
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 const PARAM_TYPES = ['string', 'string', 'string', 'integer', 'number', 'boolean'];
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

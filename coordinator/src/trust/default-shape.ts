@@ -7,9 +7,8 @@
  * turns; lengths drawn from wide log-normal spreads.
  */
 import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../config.js';
+import { pick } from './seeded-random.js';
 import type { LineShape, MessageShape, Scalar, TextShape, TrafficShape } from './traffic-shape.js';
-
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
 
 /** Turns of a conversation (a user message, and the assistant's answer before the next). */
 const TURNS = [1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 4, 5];

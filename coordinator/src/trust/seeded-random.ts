@@ -23,3 +23,7 @@ export function seededRandom(seed: Uint8Array): () => number {
   for (let i = 0; i < 12; i++) next();
   return next;
 }
+
+/** One of `items`, uniformly, by `random`. */
+export const pick = <T>(items: readonly T[], random: () => number): T =>
+  items[Math.floor(random() * items.length)]!;
