@@ -45,10 +45,21 @@ if (python && !numpy) {
   );
 }
 
-let child: ChildProcess | undefined;
-afterAll(() => {
-  child?.kill();
-});
+/** Every node process started (the kit may call onListening more than once): all are reaped. */
+const children = new Set<ChildProcess>();
+function startNode(url: string, env?: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(python!, [script, url], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(env ? { env } : {}),
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+function stopNodes(): void {
+  for (const child of children) child.kill();
+}
+afterAll(stopNodes);
 
 describe('examples/python/minimal_node.py', () => {
   test.skipIf(!python)(
@@ -60,7 +71,7 @@ describe('examples/python/minimal_node.py', () => {
         heartbeatIntervalMs: 300,
         stepTimeoutMs: 3000,
         onListening: (url) => {
-          child = spawn(python!, [script, url], { stdio: ['ignore', 'ignore', 'pipe'] });
+          const child = startNode(url);
           child.stderr?.on('data', (data: Buffer) => {
             stderr = (stderr + data.toString()).slice(-4000);
           });
@@ -101,10 +112,7 @@ describe('examples/python/minimal_node.py', () => {
           stepTimeoutMs: 3000,
           scenarios: ['handshake', 'manifest', 'verify', 'verify_unknown_model', 'verify_bad_tokens'],
           onListening: (url) => {
-            child = spawn(python!, [script, url], {
-              stdio: ['ignore', 'ignore', 'pipe'],
-              env: { ...process.env, GPUMESH_KIT_MODEL: model },
-            });
+            const child = startNode(url, { ...process.env, GPUMESH_KIT_MODEL: model });
             child.stderr?.on('data', (data: Buffer) => {
               stderr = (stderr + data.toString()).slice(-4000);
             });
@@ -121,7 +129,7 @@ describe('examples/python/minimal_node.py', () => {
           ['verify_bad_tokens', 'pass'],
         ]);
       } finally {
-        child?.kill();
+        stopNodes();
         await rm(dir, { recursive: true, force: true });
       }
     },
