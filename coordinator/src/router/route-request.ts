@@ -8,7 +8,7 @@
  * user never pays twice; a stream cut after its first token bills exactly what was delivered.
  */
 
-import { chunkTokens, isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from '@gpumesh/protocol';
+import { chunkTokens, type JobKind } from '@gpumesh/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -27,6 +27,7 @@ import { deliveredText, streamedText } from '../trust/delivered-text.js';
 import type { Probation } from '../trust/probation.js';
 import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
+import { failsOver, mapJobError } from './job-errors.js';
 import type { Entry, PickIndex, PickResult, ProviderPreferences } from './pick-index.js';
 import type { Router, Slot } from './router.js';
 
@@ -163,16 +164,6 @@ type AttemptOutcome =
       deliveredBytes: number;
       clientGone: boolean;
     };
-
-/**
- * Whether another node may well succeed after this job error: the protocol registry's `retryable`
- * for its code (never the node's own flag: a node cannot turn its refusal into a retry elsewhere),
- * unknown codes as internal_error, and `node_lost` (the coordinator's own: the session ended).
- */
-export function failsOver(error: JobError): boolean {
-  if (error.code === 'node_lost') return true;
-  return PROTOCOL_ERRORS[isProtocolErrorCode(error.code) ? error.code : 'internal_error'].retryable;
-}
 
 /** Families a job kind may run on. */
 const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
@@ -922,36 +913,4 @@ function usageChunk(
   usage: UsageWithCost,
 ): Record<string, unknown> {
   return { ...chunkMeta(job, response), choices: [], usage };
-}
-
-/** A node's job error as the API error the client sees. */
-export function mapJobError(error: JobError, kind: JobKind = 'chat'): ApiError {
-  if (error.code === 'job_timeout') return new ApiError('provider_timeout');
-  if (error.code === 'context_length_exceeded') {
-    const param = kind === 'embedding' ? 'input' : kind === 'completion' ? 'prompt' : 'messages';
-    return new ApiError(
-      'context_length_exceeded',
-      `The model's context is too short: ${error.message.slice(0, 200)}`,
-      {
-        param,
-      },
-    );
-  }
-  // Every candidate was busy or leaving: the network is at capacity now, not broken.
-  if (error.code === 'overloaded' || error.code === 'draining') {
-    return new ApiError(
-      'no_provider_available',
-      'Every provider of this model is at capacity; retry shortly.',
-      {
-        retryAfterS: 1,
-      },
-    );
-  }
-  if (error.code === 'invalid_request') {
-    return new ApiError(
-      'invalid_request',
-      `The provider refused the request: ${error.message.slice(0, 200)}`,
-    );
-  }
-  return new ApiError('provider_error', `The provider failed (${error.code}).`);
 }

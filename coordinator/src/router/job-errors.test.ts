@@ -1,6 +1,6 @@
 import { PROTOCOL_ERROR_CODES, PROTOCOL_ERRORS } from '@gpumesh/protocol';
 import { describe, expect, test } from 'vitest';
-import { failsOver, mapJobError } from './route-request.js';
+import { failsOver, mapJobError } from './job-errors.js';
 
 const jobError = (code: string, retryable = false) => ({ code, message: 'm', retryable });
 
