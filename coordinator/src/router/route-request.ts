@@ -27,6 +27,7 @@ import { deliveredText, streamedText } from '../trust/delivered-text.js';
 import type { Probation } from '../trust/probation.js';
 import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
+import { finishChunk, responseAsChunk, usageChunk, withoutFinish } from '../v1/chunks.js';
 import { failsOver, mapJobError } from './job-errors.js';
 import type { Entry, PickIndex, PickResult, ProviderPreferences } from './pick-index.js';
 import type { Router, Slot } from './router.js';
@@ -615,7 +616,7 @@ function runAttempt(
           if (sink && !sink.closed && deliveredChunks === 0) {
             // The node answered a stream request in one piece: stream it as one chunk.
             sink.start(entry.node.nodeId);
-            sink.write(asChunk(job, response));
+            sink.write(responseAsChunk(job, response));
           }
           resolve({ type: 'result', response, deliveredChunks, deliveredBytes });
         },
@@ -833,84 +834,8 @@ function reportClamp(deps: RouteDeps, job: InferenceJob, entry: Entry, counted: 
   );
 }
 
-function asChunk(job: InferenceJob, response: Record<string, unknown>): Record<string, unknown> {
-  const choice = (response.choices as { message?: { content?: string }; text?: string }[] | undefined)?.[0];
-  const id = job.requestId;
-  const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
-  if (job.kind === 'completion') {
-    return {
-      id,
-      object: 'text_completion',
-      created,
-      model: job.model,
-      choices: [{ index: 0, text: choice?.text ?? '', finish_reason: null }],
-    };
-  }
-  return {
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model: job.model,
-    choices: [
-      {
-        index: 0,
-        delta: { role: 'assistant', content: choice?.message?.content ?? '' },
-        finish_reason: null,
-      },
-    ],
-  };
-}
-
-/**
- * A node's chunk as the client gets it: finish reasons cleared (the coordinator sends the one
- * finish chunk); undefined for a chunk that carried nothing else (an empty delta with a finish).
- */
-function withoutFinish(chunk: Record<string, unknown>): Record<string, unknown> | undefined {
-  const choices = chunk.choices;
-  if (!Array.isArray(choices)) return chunk;
-  if (!choices.some((c) => (c as { finish_reason?: unknown })?.finish_reason != null)) return chunk;
-  const carries = (c: { delta?: Record<string, unknown>; text?: unknown }) =>
-    (typeof c?.text === 'string' && c.text !== '') ||
-    (c?.delta !== undefined && Object.values(c.delta).some((v) => v !== undefined && v !== null && v !== ''));
-  if (!choices.some((c) => carries(c as { delta?: Record<string, unknown>; text?: unknown })))
-    return undefined;
-  const { usage: _usage, ...rest } = chunk;
-  return { ...rest, choices: choices.map((c) => ({ ...(c as object), finish_reason: null })) };
-}
-
 /** The first choice's finish reason in a node's response. */
 function finishReasonOf(response: Record<string, unknown>): string | null {
   const choice = (response.choices as { finish_reason?: unknown }[] | undefined)?.[0];
   return typeof choice?.finish_reason === 'string' ? choice.finish_reason.slice(0, 32) : null;
-}
-
-function chunkMeta(job: InferenceJob, response: Record<string, unknown>) {
-  return {
-    id: job.requestId,
-    object: job.kind === 'completion' ? 'text_completion' : 'chat.completion.chunk',
-    created: (response.created as number | undefined) ?? Math.floor(Date.now() / 1000),
-    model: job.model,
-  };
-}
-
-/** The stream's finish chunk: each choice's finish reason, once. */
-function finishChunk(job: InferenceJob, response: Record<string, unknown>): Record<string, unknown> {
-  const choices = (response.choices as { index?: number; finish_reason?: string }[] | undefined) ?? [{}];
-  return {
-    ...chunkMeta(job, response),
-    choices: choices.map((c, i) => ({
-      index: c.index ?? i,
-      ...(job.kind === 'completion' ? { text: '' } : { delta: {} }),
-      finish_reason: c.finish_reason ?? 'stop',
-    })),
-  };
-}
-
-/** The usage chunk OpenAI sends last when stream_options.include_usage is set: no choices, usage with its cost. */
-function usageChunk(
-  job: InferenceJob,
-  response: Record<string, unknown>,
-  usage: UsageWithCost,
-): Record<string, unknown> {
-  return { ...chunkMeta(job, response), choices: [], usage };
 }
