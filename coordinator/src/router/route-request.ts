@@ -8,39 +8,24 @@
  * user never pays twice; a stream cut after its first token bills exactly what was delivered.
  */
 
-import { chunkTokens, type JobKind } from '@gpumesh/protocol';
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { chunkTokens } from '@gpumesh/protocol';
 import { ApiError } from '../errors.js';
-import type { JobError, JobTokenIds, JobUsage } from '../hub/jobs.js';
-import type { KeyLimits } from '../keys/key-limits.js';
+import type { JobError, JobUsage } from '../hub/jobs.js';
 import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
-import type { Ledger } from '../ledger/ledger.js';
 import { claimedUnits, isVoiceKind, unitPrices } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
-import type { Metrics } from '../metrics/create-metrics.js';
-import type { CheckedJob } from '../trust/canary-runner.js';
 import { deliveredText, streamedText } from '../trust/delivered-text.js';
-import type { Probation } from '../trust/probation.js';
 import { recordUsageViolation } from '../usage/record-usage-violation.js';
 import { USAGE_STATUS, type UsageStatus } from '../usage/tables.js';
 import { finishChunk, responseAsChunk, usageChunk, withoutFinish } from '../v1/chunks.js';
 import { failsOver, mapJobError } from './job-errors.js';
-import type { Entry, PickIndex, PickResult, ProviderPreferences } from './pick-index.js';
-import type { Router, Slot } from './router.js';
-
-export type RouterSettings = {
-  platformFeeBps: number;
-  jobTimeoutMs: number;
-  maxAttempts: number;
-  /** First-token deadline (see firstSignDeadlineMs). */
-  ttftMs: number;
-  prefillMsPerToken: number;
-  minTokensPerSecond: number;
-};
+import type { Entry } from './pick-index.js';
+import { pickOrWait, stayedAtCapacity } from './pick-or-wait.js';
+import type { Slot } from './router.js';
+import type { InferenceJob, InferenceResult, RouteDeps, RouterSettings, StreamSink } from './types.js';
 
 /**
  * How long a node may take before its first sign of work — a streamed job's first chunk, a
@@ -55,98 +40,12 @@ export function firstSignDeadlineMs(settings: RouterSettings, job: InferenceJob)
   return Math.min(Math.ceil(ms), settings.jobTimeoutMs);
 }
 
-export type RouteDeps = {
-  db: Kysely<Database>;
-  ledger: Ledger;
-  router: Router;
-  /** Per-key credit limits (keys/key-limits.ts). */
-  keyLimits: KeyLimits;
-  settings: RouterSettings;
-  clock: { now(): number };
-  /** New nodes' capped share of a model's traffic (trust/probation.ts). */
-  probation?: Probation;
-  /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
-  spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
-  /** Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts: canaries' shapes). */
-  noteTraffic?(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void;
-  /** Tokens, credits spent and failovers for /metrics (the app's registry). */
-  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
-  /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
-  log?: {
-    error(details: Record<string, unknown>, message: string): void;
-    warn(details: Record<string, unknown>, message: string): void;
-  };
-};
-
 /**
  * Settlements run after the answer is sent (the charge is known before it commits); past this many
  * ledger operations waiting to commit, a request waits for its own settlement before answering, so
  * a backlog can't grow without bound.
  */
 export const MAX_LEDGER_BACKLOG = 512;
-
-export type InferenceJob = {
-  requestId: string;
-  userId: string;
-  keyId: string | null;
-  /** The key's credit limit, nanousd (null: none). */
-  keyLimitNano: bigint | null;
-  kind: JobKind;
-  model: string;
-  /** The OpenAI request body the node receives (our routing fields removed, max_tokens explicit). */
-  nodeRequest: Record<string, unknown>;
-  stream: boolean;
-  /** An upper bound of the prompt's tokens, for the worst-case reservation. */
-  promptTokensBound: number;
-  /** The completion tokens the node may produce at most, per choice (0 for embeddings). */
-  maxTokens: number;
-  /** Choices asked for (`n`): the worst case and the completion bound count each. */
-  choices: number;
-  /** performance.now() when the request arrived (the generation's latency counts from it). */
-  startedAt: number;
-  /** Set when the winning attempt showed its first sign of work: ms since `startedAt`. */
-  firstTokenMs?: number;
-  /** Streamed: end with a usage chunk (`choices: []`, usage with its cost), as stream_options.include_usage asks. */
-  includeUsage: boolean;
-  provider: ProviderPreferences | undefined;
-  /**
-   * The client's connection, for a non-streamed request (a streamed one watches its `sink`): when
-   * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
-   */
-  client?: ClientPresence;
-};
-
-/** Tells when the client went away. */
-export type ClientPresence = {
-  /** True once the client went away. */
-  readonly closed: boolean;
-  /** Calls `fn` when the client goes away (at once if it already has). */
-  onClose(fn: () => void): void;
-};
-
-/** Where a streamed answer goes. `start` is called once, before the first chunk (headers). */
-export type StreamSink = {
-  start(nodeId: string): void;
-  write(chunk: Record<string, unknown>): void;
-  /** Ends the stream: a last chunk (or none), or an error event; then [DONE]. */
-  finish(final: Record<string, unknown> | { error: ReturnType<ApiError['toBody']>['error'] } | null): void;
-  /** True once the client went away. */
-  readonly closed: boolean;
-  /** Calls `fn` when the client goes away mid-stream. */
-  onClose(fn: () => void): void;
-};
-
-export type UsageWithCost = JobUsage & { cost: number };
-
-export type InferenceResult = {
-  nodeId: string;
-  /** The node's response with usage.cost added (non-streamed requests). */
-  response: Record<string, unknown> & { usage: UsageWithCost };
-  /** The charge: known when the answer goes out, committed by `settlement`. */
-  chargedNano: bigint;
-  /** Commits the charge, the provider's credit and the usage row (one transaction). */
-  settlement: Promise<SettleOutcome>;
-};
 
 type AttemptOutcome =
   | {
@@ -165,131 +64,6 @@ type AttemptOutcome =
       deliveredBytes: number;
       clientGone: boolean;
     };
-
-/** Families a job kind may run on. */
-const FAMILIES_FOR_KIND: Record<JobKind, readonly string[]> = {
-  chat: ['chat', 'vision'],
-  completion: ['chat', 'text'],
-  embedding: ['embedding'],
-  verify: ['chat', 'text'],
-  vision: ['vision'],
-  transcription: ['voice'],
-  translation: ['voice'],
-  speech: ['voice'],
-};
-
-/** Whether `entry` takes jobs of `kind`: a voice offer only the voice kinds it names and prices. */
-function servesKind(entry: Entry, kind: JobKind): boolean {
-  return !isVoiceKind(kind) || (entry.offer.kinds?.includes(kind) ?? false);
-}
-
-/**
- * The one answer for a model no live node serves: 404 for a model no node has offered, 503 with
- * Retry-After for one whose nodes are all gone for now (an outage; clients retry).
- */
-function modelNotFound(index: PickIndex, model: string): ApiError {
-  if (index.wasOffered(model)) {
-    return new ApiError(
-      'no_provider_available',
-      `No node serving "${model}" is connected now; retry shortly.`,
-      {
-        param: 'model',
-        retryAfterS: OUTAGE_RETRY_AFTER_S,
-      },
-    );
-  }
-  return new ApiError('model_not_found', `No live node serves the model "${model}".`, { param: 'model' });
-}
-
-/** Retry-After of a model whose nodes are all gone: about a node's reconnect time. */
-export const OUTAGE_RETRY_AFTER_S = 5;
-
-/**
- * The model a request names, as the live nodes serve it: its longest context. 404 when no live
- * node serves it, 400 when it is of a family the request's kind can't run on (an embedding model
- * asked to chat).
- */
-export function findModel(index: PickIndex, model: string, kind: JobKind): { contextLength: number } {
-  const offers = index.offers(model);
-  if (!offers || offers.size === 0) throw modelNotFound(index, model);
-  const first = offers.values().next().value!;
-  if (!FAMILIES_FOR_KIND[kind].includes(first.offer.family)) {
-    throw new ApiError('invalid_request', `The model "${model}" is a ${first.offer.family} model.`, {
-      param: 'model',
-    });
-  }
-  if (![...offers.values()].some((entry) => servesKind(entry, kind))) {
-    throw new ApiError('invalid_request', `The model "${model}" does not do ${kind}.`, { param: 'model' });
-  }
-  let contextLength = 0;
-  for (const entry of offers.values()) contextLength = Math.max(contextLength, entry.offer.contextLength);
-  return { contextLength };
-}
-
-/** The answer to a pick that found nobody. */
-export function pickError(
-  index: PickIndex,
-  pick: Extract<PickResult, { ok: false }>,
-  model: string,
-): ApiError {
-  // The model's last node left between findModel and the pick.
-  if (pick.reason === 'model_not_found') return modelNotFound(index, model);
-  const parts = Object.entries(pick.excluded).map(([reason, n]) => `${n} excluded by ${reason}`);
-  return new ApiError(
-    'no_provider_available',
-    `No provider can take this request for "${model}" now: ${parts.join(', ') || 'no candidates'}.`,
-    { param: pick.excluded.max_price ? 'provider.max_price' : null, retryAfterS: 1 },
-  );
-}
-
-/**
- * The request's candidates, never a node it already tried. When every node that could take it is
- * at capacity — or others already wait for this model, whose turn comes first — it waits in the
- * router's queue (wait-queue.ts) and picks again when woken; 503 with Retry-After once the queue's
- * wait is over. `wait: false` (a hedge) takes what is free now, if anything.
- */
-async function pickOrWait(
-  deps: RouteDeps,
-  job: InferenceJob,
-  tried: ReadonlySet<string>,
-  options: { deadline: number; front: boolean; wait: boolean },
-): Promise<readonly Entry[]> {
-  const { queue, index } = deps.router;
-  const pickNow = () => {
-    // A voice model's nodes may serve different voice kinds: those that don't serve this one are out.
-    const exclude = new Set(tried);
-    if (isVoiceKind(job.kind)) {
-      for (const entry of index.offers(job.model)?.values() ?? [])
-        if (!servesKind(entry, job.kind)) exclude.add(entry.node.nodeId);
-    }
-    return index.pick({
-      modelId: job.model,
-      ...(job.provider ? { provider: job.provider } : {}),
-      limit: deps.settings.maxAttempts,
-      exclude,
-    });
-  };
-  const client = job.keyId ?? job.userId;
-  let pick = options.wait && queue.waiting(job.model) > 0 && !options.front ? undefined : pickNow();
-  let woken = options.front;
-  while (!pick?.ok) {
-    if (!options.wait) return [];
-    if (pick && !(pick.reason === 'no_provider_available' && (pick.excluded.at_capacity ?? 0) > 0))
-      throw pickError(index, pick, job.model);
-    woken = await queue.wait(job.model, client, options.deadline, woken);
-    if (!woken) throw stayedAtCapacity(job.model);
-    pick = pickNow();
-  }
-  return pick.candidates;
-}
-
-function stayedAtCapacity(model: string): ApiError {
-  return new ApiError(
-    'no_provider_available',
-    `Every provider of "${model}" stayed at capacity while this request waited; retry shortly.`,
-    { retryAfterS: 1 },
-  );
-}
 
 /** At most this many attempts of one request run at once: the first and one hedge. */
 const MAX_PARALLEL_ATTEMPTS = 2;

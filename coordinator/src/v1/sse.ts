@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { StreamSink } from '../router/route-request.js';
+import type { StreamSink } from '../router/types.js';
 import { hijackedStream } from './hijacked-stream.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ClientPresence } from '../router/route-request.js';
+import type { ClientPresence } from '../router/types.js';
 
 /**
  * Watches a non-streamed request's connection: the client is gone when the response closes before

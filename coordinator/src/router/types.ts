@@ -1,0 +1,113 @@
+/**
+ * The types of one routed request, in a module of their own: the route that builds the job, the
+ * attempts that run it and the settlement that bills it all share them.
+ */
+import type { JobKind } from '@gpumesh/protocol';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { ApiError } from '../errors.js';
+import type { JobUsage } from '../hub/jobs.js';
+import type { KeyLimits } from '../keys/key-limits.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { SettleOutcome } from '../ledger/types.js';
+import type { Metrics } from '../metrics/create-metrics.js';
+import type { CheckedJob } from '../trust/canary-runner.js';
+import type { Probation } from '../trust/probation.js';
+import type { Entry, ProviderPreferences } from './pick-index.js';
+import type { Router } from './router.js';
+
+export type RouterSettings = {
+  platformFeeBps: number;
+  jobTimeoutMs: number;
+  maxAttempts: number;
+  /** First-token deadline (see firstSignDeadlineMs). */
+  ttftMs: number;
+  prefillMsPerToken: number;
+  minTokensPerSecond: number;
+};
+
+export type RouteDeps = {
+  db: Kysely<Database>;
+  ledger: Ledger;
+  router: Router;
+  /** Per-key credit limits (keys/key-limits.ts). */
+  keyLimits: KeyLimits;
+  settings: RouterSettings;
+  clock: { now(): number };
+  /** New nodes' capped share of a model's traffic (trust/probation.ts). */
+  probation?: Probation;
+  /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
+  spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
+  /** Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts: canaries' shapes). */
+  noteTraffic?(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void;
+  /** Tokens, credits spent and failovers for /metrics (the app's registry). */
+  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
+  /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
+  log?: {
+    error(details: Record<string, unknown>, message: string): void;
+    warn(details: Record<string, unknown>, message: string): void;
+  };
+};
+
+export type InferenceJob = {
+  requestId: string;
+  userId: string;
+  keyId: string | null;
+  /** The key's credit limit, nanousd (null: none). */
+  keyLimitNano: bigint | null;
+  kind: JobKind;
+  model: string;
+  /** The OpenAI request body the node receives (our routing fields removed, max_tokens explicit). */
+  nodeRequest: Record<string, unknown>;
+  stream: boolean;
+  /** An upper bound of the prompt's tokens, for the worst-case reservation. */
+  promptTokensBound: number;
+  /** The completion tokens the node may produce at most, per choice (0 for embeddings). */
+  maxTokens: number;
+  /** Choices asked for (`n`): the worst case and the completion bound count each. */
+  choices: number;
+  /** performance.now() when the request arrived (the generation's latency counts from it). */
+  startedAt: number;
+  /** Set when the winning attempt showed its first sign of work: ms since `startedAt`. */
+  firstTokenMs?: number;
+  /** Streamed: end with a usage chunk (`choices: []`, usage with its cost), as stream_options.include_usage asks. */
+  includeUsage: boolean;
+  provider: ProviderPreferences | undefined;
+  /**
+   * The client's connection, for a non-streamed request (a streamed one watches its `sink`): when
+   * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
+   */
+  client?: ClientPresence;
+};
+
+/** Tells when the client went away. */
+export type ClientPresence = {
+  /** True once the client went away. */
+  readonly closed: boolean;
+  /** Calls `fn` when the client goes away (at once if it already has). */
+  onClose(fn: () => void): void;
+};
+
+/** Where a streamed answer goes. `start` is called once, before the first chunk (headers). */
+export type StreamSink = {
+  start(nodeId: string): void;
+  write(chunk: Record<string, unknown>): void;
+  /** Ends the stream: a last chunk (or none), or an error event; then [DONE]. */
+  finish(final: Record<string, unknown> | { error: ReturnType<ApiError['toBody']>['error'] } | null): void;
+  /** True once the client went away. */
+  readonly closed: boolean;
+  /** Calls `fn` when the client goes away mid-stream. */
+  onClose(fn: () => void): void;
+};
+
+export type UsageWithCost = JobUsage & { cost: number };
+
+export type InferenceResult = {
+  nodeId: string;
+  /** The node's response with usage.cost added (non-streamed requests). */
+  response: Record<string, unknown> & { usage: UsageWithCost };
+  /** The charge: known when the answer goes out, committed by `settlement`. */
+  chargedNano: bigint;
+  /** Commits the charge, the provider's credit and the usage row (one transaction). */
+  settlement: Promise<SettleOutcome>;
+};
