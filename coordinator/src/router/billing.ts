@@ -20,7 +20,7 @@ import type { InferenceJob, RouteDeps } from './types.js';
  */
 export const MAX_LEDGER_BACKLOG = 512;
 
-/** An attempt's worst case, held: the user's reservation and, when the key has a credit limit, its place under it. */
+/** An attempt's worst case, held: the user's reservation, and the key's admission under its limit. */
 export type Hold = { reservationId: string; amountNano: bigint; keyHold: { done(): void } | undefined };
 
 /** Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. */

@@ -1,0 +1,281 @@
+/**
+ * One attempt of a request on one node, from its claimed slot to its outcome; the race that decides
+ * which attempt answers; and the wait for the next thing to happen among them (one ends, or it is
+ * time to hedge).
+ */
+import { chunkTokens } from '@gpumesh/protocol';
+import type { JobError, JobHandle, JobTokenIds, JobUsage } from '../hub/jobs.js';
+import { outputBytes } from '../ledger/bound-usage.js';
+import { deliveredText, streamedText } from '../trust/delivered-text.js';
+import { responseAsChunk, withoutFinish } from '../v1/chunks.js';
+import { type Hold, releaseHold } from './billing.js';
+import type { Entry } from './pick-index.js';
+import type { Slot } from './router.js';
+import type { InferenceJob, RouteDeps, RouterSettings, StreamSink } from './types.js';
+
+/**
+ * How long a node may take before its first sign of work — a streamed job's first chunk, a
+ * non-streamed job's result — before the attempt is cancelled and fails over (a black-hole node
+ * costs one deadline, not a job timeout per attempt): `ttftMs` plus the prompt's prefill at
+ * `prefillMsPerToken` per token of its bound; a non-streamed job also gets every token it may
+ * produce at `minTokensPerSecond`. Never past the job timeout.
+ */
+export function firstSignDeadlineMs(settings: RouterSettings, job: InferenceJob): number {
+  let ms = settings.ttftMs + job.promptTokensBound * settings.prefillMsPerToken;
+  if (!job.stream) ms += (job.maxTokens * job.choices * 1000) / settings.minTokensPerSecond;
+  return Math.min(Math.ceil(ms), settings.jobTimeoutMs);
+}
+
+/** How an attempt ended. */
+export type AttemptOutcome =
+  | {
+      type: 'result';
+      response: Record<string, unknown> & { usage: JobUsage };
+      deliveredChunks: number;
+      /** UTF-8 bytes of output the streamed chunks carried (see outputBytes). */
+      deliveredBytes: number;
+    }
+  | { type: 'lost' }
+  | {
+      type: 'failed';
+      error: JobError;
+      deliveredChunks: number;
+      deliveredTokens: number;
+      deliveredBytes: number;
+      clientGone: boolean;
+    };
+
+/** Which attempt of a request answers: the first to show a sign of work. */
+export class Race {
+  winner: Attempt | undefined;
+  get decided(): boolean {
+    return this.winner !== undefined;
+  }
+}
+
+/**
+ * Sends the job on a claimed slot. The attempt's outcome resolves once: a result; a failure (with
+ * what it delivered); `lost` when another attempt of the request showed a sign first (this one is
+ * then cancelled); or a job_timeout failure when it shows no sign within its first-sign deadline
+ * (cancelled and counted as a miss against the node). Only the winner writes to the sink. If the
+ * router refuses to send the job, the outcome rejects with its error.
+ */
+export class Attempt {
+  readonly entry: Entry;
+  readonly hold: Hold;
+  readonly outcome: Promise<AttemptOutcome>;
+  /** performance.now() at which a hedge starts beside it, if it shows no sign by then. */
+  hedgeAt: number | undefined;
+
+  readonly #deps: RouteDeps;
+  readonly #job: InferenceJob;
+  readonly #race: Race;
+  readonly #sink: StreamSink | undefined;
+  readonly #slot: Slot;
+  readonly #deadlineMs: number;
+  readonly #noFirstSign: NodeJS.Timeout;
+  #resolve: (outcome: AttemptOutcome) => void = () => {};
+  #handle: JobHandle | undefined;
+  /** True once the outcome is decided: later frames change nothing. */
+  #done = false;
+  #firstSign = false;
+  #clientGone = false;
+  /** True once the hold was settled or released. */
+  #ended = false;
+  #deliveredChunks = 0;
+  #deliveredTokens = 0;
+  #deliveredBytes = 0;
+  /** What the client got of a stream, kept only for a spot check. */
+  readonly #relayedChunks: Record<string, unknown>[] = [];
+
+  constructor(
+    deps: RouteDeps,
+    slot: Slot,
+    hold: Hold,
+    job: InferenceJob,
+    race: Race,
+    sink: StreamSink | undefined,
+  ) {
+    this.#deps = deps;
+    this.#slot = slot;
+    this.entry = slot.entry;
+    this.hold = hold;
+    this.#job = job;
+    this.#race = race;
+    this.#sink = sink;
+    this.#deadlineMs = firstSignDeadlineMs(deps.settings, job);
+    let reject: (error: unknown) => void = () => {};
+    this.outcome = new Promise<AttemptOutcome>((resolve, rejectOutcome) => {
+      this.#resolve = resolve;
+      reject = rejectOutcome;
+    });
+    this.#noFirstSign = setTimeout(() => this.#noSignInTime(), this.#deadlineMs);
+    try {
+      this.#handle = deps.router.dispatch(
+        slot,
+        {
+          kind: job.kind,
+          model: job.model,
+          request: job.nodeRequest,
+          stream: job.stream,
+          timeoutMs: deps.settings.jobTimeoutMs,
+        },
+        {
+          onChunk: (chunk, _seq, tokens) => this.#onChunk(chunk, tokens),
+          onResult: (response, tokenIds) => this.#onResult(response, tokenIds),
+          onError: (error) => this.#onError(error),
+        },
+      );
+      (sink ?? job.client)?.onClose(() => this.#clientLeft());
+    } catch (error) {
+      // Nothing was sent (the router gave the slot back): no deadline to keep, nothing to cancel.
+      this.#done = true;
+      clearTimeout(this.#noFirstSign);
+      reject(error);
+    }
+    this.hedgeAt = performance.now() + this.#deadlineMs / 2;
+  }
+
+  /** Whether it answers the request (showed the first sign). */
+  won(): boolean {
+    return this.#race.winner === this;
+  }
+
+  cancel(reason: string): void {
+    if (!this.#done) this.#handle?.cancel(reason);
+  }
+
+  /** The attempt is to be billed: its slot given back, its hold left for the bill to settle. */
+  endBilled(): void {
+    this.#ended = true;
+    this.#slot.release();
+  }
+
+  /** The attempt ends without a bill: its slot given back, its hold released. Idempotent. */
+  async endUnbilled(): Promise<void> {
+    this.#slot.release();
+    if (this.#ended) return;
+    this.#ended = true;
+    await releaseHold(this.#deps, this.hold);
+  }
+
+  #noSignInTime(): void {
+    if (this.#done || this.#firstSign) return;
+    this.#done = true;
+    this.#handle?.cancel('no first token in time');
+    this.#deps.router.noteMiss(this.entry);
+    const error: JobError = {
+      code: 'job_timeout',
+      message: `The node gave no first token within ${this.#deadlineMs} ms.`,
+      retryable: true,
+    };
+    this.#resolve({
+      type: 'failed',
+      error,
+      deliveredChunks: 0,
+      deliveredTokens: 0,
+      deliveredBytes: 0,
+      clientGone: this.#clientGone,
+    });
+  }
+
+  /** A sign of work: the first makes this attempt the winner unless another was first. */
+  #mayAnswer(): boolean {
+    if (!this.#firstSign) {
+      this.#firstSign = true;
+      clearTimeout(this.#noFirstSign);
+      this.#race.winner ??= this;
+      if (this.won()) this.#job.firstTokenMs ??= Math.round(performance.now() - this.#job.startedAt);
+    }
+    if (this.won()) return true;
+    if (!this.#done) {
+      this.#done = true;
+      this.#handle?.cancel('another node answered first');
+      this.#resolve({ type: 'lost' });
+    }
+    return false;
+  }
+
+  #onChunk(chunk: Record<string, unknown>, tokens: number | undefined): void {
+    const sink = this.#sink;
+    if (!this.#mayAnswer() || this.#done || !sink || sink.closed) return;
+    // The stream's end (finish reason, usage) is the coordinator's to send, once.
+    const relayed = withoutFinish(chunk);
+    this.#deliveredTokens += chunkTokens(chunk, tokens);
+    this.#deliveredBytes += outputBytes(chunk);
+    if (!relayed) return;
+    if (this.#deps.spotCheck) this.#relayedChunks.push(relayed);
+    if (this.#deliveredChunks === 0) sink.start(this.entry.node.nodeId);
+    sink.write({ ...relayed, id: this.#job.requestId, model: this.#job.model });
+    this.#deliveredChunks++;
+  }
+
+  #onResult(
+    response: Record<string, unknown> & { usage: JobUsage },
+    tokenIds: JobTokenIds | undefined,
+  ): void {
+    if (!this.#mayAnswer() || this.#done) return;
+    this.#done = true;
+    const job = this.#job;
+    const sink = this.#sink;
+    // Read only when a spot check is drawn: the text of a stream is assembled then.
+    this.#deps.spotCheck?.(this.entry, () => ({
+      kind: job.kind,
+      jobId: this.#handle?.jobId ?? '',
+      request: job.nodeRequest,
+      usage: response.usage,
+      tokenIds,
+      delivered: this.#deliveredChunks > 0 ? streamedText(this.#relayedChunks) : deliveredText(response),
+      private: job.provider?.dataCollection === 'deny',
+    }));
+    if (sink && !sink.closed && this.#deliveredChunks === 0) {
+      // The node answered a stream request in one piece: stream it as one chunk.
+      sink.start(this.entry.node.nodeId);
+      sink.write(responseAsChunk(job, response));
+    }
+    this.#resolve({
+      type: 'result',
+      response,
+      deliveredChunks: this.#deliveredChunks,
+      deliveredBytes: this.#deliveredBytes,
+    });
+  }
+
+  #onError(error: JobError): void {
+    clearTimeout(this.#noFirstSign);
+    if (this.#done) return;
+    this.#done = true;
+    // A winner that failed before delivering anything leaves the answer to another node.
+    if (this.won() && this.#deliveredChunks === 0) this.#race.winner = undefined;
+    this.#resolve({
+      type: 'failed',
+      error,
+      deliveredChunks: this.#deliveredChunks,
+      deliveredTokens: this.#deliveredTokens,
+      deliveredBytes: this.#deliveredBytes,
+      clientGone: this.#clientGone,
+    });
+  }
+
+  #clientLeft(): void {
+    if (this.#done) return;
+    this.#clientGone = true;
+    this.#handle?.cancel('client disconnected');
+  }
+}
+
+/** What happens next among the running attempts: one ends, or it is time to hedge. */
+export function nextEvent(
+  running: ReadonlySet<Attempt>,
+  hedgeAt: number | undefined,
+): Promise<{ type: 'hedge' } | { type: 'ended'; attempt: Attempt; outcome: AttemptOutcome }> {
+  const ended = [...running].map((attempt) =>
+    attempt.outcome.then((outcome) => ({ type: 'ended' as const, attempt, outcome })),
+  );
+  if (hedgeAt === undefined) return Promise.race(ended);
+  let timer: NodeJS.Timeout | undefined;
+  const hedge = new Promise<{ type: 'hedge' }>((resolve) => {
+    timer = setTimeout(() => resolve({ type: 'hedge' }), Math.max(0, hedgeAt - performance.now()));
+  });
+  return Promise.race([...ended, hedge]).finally(() => clearTimeout(timer));
+}

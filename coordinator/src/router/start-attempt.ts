@@ -1,0 +1,48 @@
+/** A request's next attempt: the best candidate not yet tried, its worst case held, its slot claimed. */
+import { Attempt, type Race } from './attempt.js';
+import { holdWorstCase, releaseHold } from './billing.js';
+import { pickOrWait, stayedAtCapacity } from './pick-or-wait.js';
+import type { InferenceJob, RouteDeps, StreamSink } from './types.js';
+
+/**
+ * Starts an attempt on the best candidate not yet tried that has a free slot: holds its worst case
+ * (402 when the balance can't cover it), then claims the slot. Candidates that filled up between
+ * the pick and the claim (other requests took the last slots while this one awaited its hold) send
+ * it back to the queue, at the head of its client's line. Undefined when no candidate could be
+ * reached (or, with `wait: false`, none is free now).
+ */
+export async function startAttempt(
+  deps: RouteDeps,
+  job: InferenceJob,
+  sink: StreamSink | undefined,
+  race: Race,
+  tried: Set<string>,
+  options: { deadline: number; wait: boolean },
+): Promise<Attempt | undefined> {
+  for (let front = false; ; front = true) {
+    if (front && performance.now() >= options.deadline) throw stayedAtCapacity(job.model);
+    const picked = await pickOrWait(deps, job, tried, { ...options, front });
+    const candidates = deps.probation ? deps.probation.order(job.model, picked) : picked;
+    let full = false;
+    for (const entry of candidates) {
+      if (!deps.router.index.hasRoom(entry)) {
+        full = true;
+        continue;
+      }
+      if (!deps.router.reachable(entry)) continue;
+      const hold = await holdWorstCase(deps, job, entry);
+      // The slot is taken only now, checked and taken in one step: requests that picked the node at
+      // once and then awaited their holds can't send it more jobs than its slots.
+      const slot = deps.router.claim(entry);
+      if (!slot) {
+        full = true;
+        await releaseHold(deps, hold);
+        continue;
+      }
+      tried.add(entry.node.nodeId);
+      deps.probation?.note(job.model, entry.node.nodeId);
+      return new Attempt(deps, slot, hold, job, race, sink);
+    }
+    if (!full || !options.wait) return undefined;
+  }
+}
