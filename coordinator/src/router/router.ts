@@ -73,7 +73,7 @@ export class Router {
     this.#peer = peer;
   }
 
-  /** The node gave no first token in time (route-request.ts cancelled its job): a miss. */
+  /** The node gave no first token in time (attempt.ts cancelled its job): a miss. */
   noteMiss(entry: Entry): void {
     this.#miss(entry.node.nodeId);
   }
