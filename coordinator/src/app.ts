@@ -241,7 +241,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     spotCheck: (entry, job) => {
       canaries.spotCheck(entry, job);
     },
-    noteTraffic: (model, kind, request, stream) => shapes.note(model, kind, request, stream),
+    noteTraffic: (model, kind, request, stream, shareable) =>
+      shapes.note(model, kind, request, stream, { shareable }),
   });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });

@@ -83,14 +83,27 @@ describe('noteTraffic', () => {
           max_tokens: 8,
         },
         true,
+        { shareable: true },
       ],
       [
         REFERENCE_CHAT_MODEL,
         'completion',
         { model: REFERENCE_CHAT_MODEL, prompt: 'Once', max_tokens: 3 },
         false,
+        { shareable: true },
       ],
     ]);
+  });
+
+  test("behavior: a request that denies data collection is told as not shareable (its words aren't learnt)", async () => {
+    note.mockClear();
+    const chat = await post('/v1/chat/completions', {
+      messages: [{ role: 'user', content: 'private' }],
+      model: REFERENCE_CHAT_MODEL,
+      provider: { data_collection: 'deny' },
+    });
+    expect(chat.statusCode).toBe(200);
+    expect(note.mock.calls.map((call) => call.at(-1))).toEqual([{ shareable: false }]);
   });
 
   test('behavior: embeddings and requests no node took are not told', async () => {

@@ -67,7 +67,13 @@ export async function routeRequest(
         else if (alone) throw noNodeLeft(job, lastError);
         // Once, when a node first has the job (held and paid for: unfunded floods don't count).
         if (started && tried.size === 1 && (job.kind === 'chat' || job.kind === 'completion'))
-          deps.noteTraffic?.(job.model, job.kind, job.nodeRequest, job.stream);
+          deps.noteTraffic?.(
+            job.model,
+            job.kind,
+            job.nodeRequest,
+            job.stream,
+            job.provider?.dataCollection !== 'deny',
+          );
         continue;
       }
       if (running.size === 0) throw noNodeLeft(job, lastError);

@@ -38,8 +38,18 @@ export type RouteDeps = {
   probation?: Probation;
   /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
   spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
-  /** Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts: canaries' shapes). */
-  noteTraffic?(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void;
+  /**
+   * Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts:
+   * canaries' shapes); `shareable` false when the client denied data collection (its text is
+   * then never learnt for canaries, only its shape).
+   */
+  noteTraffic?(
+    model: string,
+    kind: string,
+    request: Record<string, unknown>,
+    stream: boolean,
+    shareable: boolean,
+  ): void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */

@@ -55,7 +55,7 @@ function nodeView(
   evaluated = EVALUATED,
 ): Row[] {
   const random = seed(1);
-  const shapes = new TrafficShapes({ secret: new Uint8Array(32).fill(2) });
+  const shapes = new TrafficShapes({ secret: new Uint8Array(32).fill(2), random: seed(9) });
   const traffic = clientTraffic(Math.round((WARM_UP + evaluated) / share), random);
   const node = new JobFeatureExtractor();
   const rows: Row[] = [];
@@ -149,7 +149,7 @@ describe('canaries against a classifier of job frames', () => {
   );
 
   test(
-    'behavior: word statistics still tell new canaries apart (the open part of issue 29)',
+    'behavior: word statistics do not tell new canaries apart either (AUC ≤ 0.6)',
     async () => {
       await tick();
       const words = score(quarter(), ['frame', 'repetition', 'words']);
@@ -163,8 +163,11 @@ describe('canaries against a classifier of job frames', () => {
         `new canaries, with word statistics: AUC ${words.best.toFixed(3)}; with the generator's word lists: ` +
           `${whiteBox.best.toFixed(3)}; frame and repetition at a node serving all the traffic: ${sole.best.toFixed(3)}`,
       );
-      // A guard against getting worse, not the goal (≤ 0.6): template text is not yet client text.
-      expect(words.best).toBeLessThanOrEqual(0.92);
+      expect(words.best).toBeLessThanOrEqual(0.6);
+      expect(whiteBox.best).toBeLessThanOrEqual(0.6);
+      // A node that sees every request of the model can spot a canary copying a shape it saw: a
+      // guard against getting worse, not a goal (coordinator/README.md, Trust).
+      expect(sole.best).toBeLessThanOrEqual(0.8);
     },
     CPU_BOUND_MS,
   );
@@ -199,7 +202,7 @@ describe('canary texts', () => {
     'behavior: 2,000 canaries made like traffic whose texts never recur share almost no text',
     () => {
       const random = seed(5);
-      const shapes = new TrafficShapes();
+      const shapes = new TrafficShapes({ random: seed(6) });
       clientTraffic(2_000, random).forEach((job, i) => {
         // Each text made unique, as a client's would be that never repeats itself.
         const unique = (text: string, k: number) => `${text} (ref ${i}.${k}.${Math.floor(random() * 1e9)})`;

@@ -36,7 +36,7 @@ export function proseLine(
   let left = chars;
   // Whole sentences until the room left is what one sentence fills.
   for (let misses = 0; left > LAST_SENTENCE_ROOM && misses < 8; ) {
-    const sentence = sentenceOf(register, topic, random);
+    const sentence = sentenceFor(register, topic, random);
     const need = sentence.length + (sentences.length > 0 ? 1 : 0);
     if (need > left - MIN_LAST_ROOM) {
       misses++;
@@ -52,11 +52,16 @@ export function proseLine(
       .join(' ')
       .split(' ')
       .filter((w) => w !== '');
-    for (let i = 0; i < 3; i++) words.push(...sentenceOf(register, topic, random).split(' '));
+    for (let i = 0; i < 3; i++) words.push(...sentenceFor(register, topic, random).split(' '));
     return fitWords(words, chars, end, topic, random);
   }
   sentences.push(last);
   return sentences.join(' ');
+}
+
+/** A sentence of `register`: the traffic's own phrases when learnt (traffic-phrases.ts), else a template's. */
+function sentenceFor(register: Register, topic: Topic, random: () => number): string {
+  return topic.traffic?.sentence(register, random) ?? sentenceOf(register, topic, random);
 }
 
 /** Room the last sentence is picked for: about one sentence. */
@@ -107,7 +112,7 @@ function lastSentence(
 ): string | undefined {
   let best: string | undefined;
   for (let i = 0; i < LAST_CANDIDATES; i++) {
-    const sentence = withEnd(sentenceOf(register, topic, random), end);
+    const sentence = withEnd(sentenceFor(register, topic, random), end);
     if (sentence.length > room) continue;
     if (!best || sentence.length > best.length) best = sentence;
     if (room - best.length <= 12) break;
@@ -126,6 +131,14 @@ function grow(sentence: string, length: number, end: string, topic: Topic, rando
   let out = sentence;
   for (let guard = 0; out.length < length && guard < 12; guard++) {
     const gap = length - out.length;
+    if (topic.traffic && gap >= 3) {
+      // A word of the traffic's, between two of the sentence's.
+      const width = gap - 1 <= 12 ? gap - 1 : Math.min(12, gap - 4);
+      const spots = [...out.matchAll(/ (?=\S)/g)].map((m) => m.index! + 1);
+      const spot = spots.length > 0 ? pick(spots, random) : 0;
+      out = `${out.slice(0, spot)}${wordOfLength(width, topic, random)} ${out.slice(spot)}`;
+      continue;
+    }
     if (gap >= 4 && gap <= 19 && random() < 0.5) {
       const tails = TAILS.filter((t) => t.length === gap - 1);
       if (tails.length > 0) {

@@ -36,6 +36,28 @@ export type Topic = {
   language: string;
   /** The code style of its code lines: Python-like, else C-like (JavaScript, TypeScript, Java). */
   python: boolean;
+  /**
+   * The model's traffic phrases (traffic-phrases.ts), when enough is learnt: prose sentences and
+   * filler words come from them rather than from the templates.
+   */
+  traffic?: TrafficWords | undefined;
+  /**
+   * Lines of traffic phrases given out before, for a fresh text: a line drawn again is drawn anew
+   * (a short line walked from a common phrase would otherwise recur where the traffic's did not).
+   */
+  novel?: { has(text: string): boolean; add(text: string): void } | undefined;
+};
+
+/** What canary prose takes from the traffic's own phrases (traffic-phrases.ts). */
+export type TrafficWords = {
+  sentence(register: Register, random: () => number): string | undefined;
+  word(length: number, random: () => number): string | undefined;
+  line(
+    kind: 'code' | 'data',
+    chars: number,
+    random: () => number,
+    accept?: (text: string) => boolean,
+  ): string | undefined;
 };
 
 /** How often a slot takes a topic word rather than any word. */
@@ -90,6 +112,8 @@ export function sentenceOf(register: Register, topic: Topic, random: () => numbe
 
 /** A word exactly `length` long (1 … 12), a topic word when one fits. */
 export function wordOfLength(length: number, topic: Topic, random: () => number): string {
+  const traffic = topic.traffic?.word(length, random);
+  if (traffic !== undefined) return traffic;
   const own = topic.nouns.filter((w) => w.length === length);
   if (own.length > 0 && random() < TOPICAL) return pick(own, random);
   const all = BY_LENGTH.get(length);

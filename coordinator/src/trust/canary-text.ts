@@ -25,6 +25,11 @@ export type TextSources = {
   sharedRandom: (key: number) => (() => number) | undefined;
   /** The topic of the canary's fresh lines. */
   topic: Topic;
+  /**
+   * The text made for a recurring text's key the first time (`make` then), so that it is the same
+   * in every canary though the traffic phrases it was walked from move on.
+   */
+  recall: (key: number, make: () => string) => string;
 };
 
 /** Text shaped as `text`, in the words of `register`. */
@@ -38,20 +43,29 @@ export function canaryText(text: TextShape, register: Register, sources: TextSou
       if (line.kind === 'fence') python = line.marker.length > 3 ? /py/i.test(line.marker) : python;
       const seeded = sources.sharedRandom(line.key);
       const random = seeded ?? sources.random;
-      // A recurring line gets its words from its own seed alone, so it is the same each time.
-      const own = seeded ? topicOf(seeded) : sources.topic;
+      // A recurring line gets its words from its own seed, and is made once (recall).
+      const own = seeded ? recurring(seeded, sources) : sources.topic;
       const topic = python === undefined ? own : { ...own, python };
-      if (line.lines > 1) return tailOf(line, register, topic, random);
-      if (line.label) return labelled(line, line.label, register, topic, random, sources);
-      const head = !seeded && line.head ? sources.sharedRandom(line.head.key) : undefined;
-      if (head) return headed(line, line.head!, register, head, topic, random);
-      // A line is regenerated until it reads as its kind again (code that looks like prose won't do).
-      let out = lineOf(line, register, topic, random);
-      for (let i = 0; i < KIND_TRIES && lineKindOf(out) !== line.kind; i++)
-        out = lineOf(line, register, topic, random);
-      return out;
+      const make = () => {
+        if (line.lines > 1) return tailOf(line, register, topic, random);
+        if (line.label) return labelled(line, line.label, register, topic, random, sources);
+        const head = !seeded && line.head ? sources.sharedRandom(line.head.key) : undefined;
+        if (head) return headed(line, line.head!, register, head, topic, random, sources);
+        // A line is regenerated until it reads as its kind again (code that looks like prose won't do).
+        let out = lineOf(line, register, topic, random);
+        for (let i = 0; i < KIND_TRIES && lineKindOf(out) !== line.kind; i++)
+          out = lineOf(line, register, topic, random);
+        return out;
+      };
+      return seeded ? sources.recall(line.key, make) : make();
     })
     .join('\n');
+}
+
+/** The topic of a recurring text: its own words, the traffic's phrases, no novelty asked. */
+function recurring(seeded: () => number, sources: TextSources): Topic {
+  const { traffic } = sources.topic;
+  return traffic ? { ...topicOf(seeded), traffic } : topicOf(seeded);
 }
 
 /** Labels a label unknown to LABELS (text-shape.ts) is replaced with, by length. */
@@ -68,6 +82,7 @@ function headed(
   own: () => number,
   topic: Topic,
   random: () => number,
+  sources: TextSources,
 ): string {
   const share = head.chars / line.chars;
   const first = {
@@ -87,7 +102,8 @@ function headed(
     head: undefined,
   };
   if (rest.chars <= 0) return lineOf(line, register, topic, random);
-  return `${lineOf(first, register, topicOf(own), own)} ${lineOf(rest, register, topic, random)}`;
+  const opening = sources.recall(head.key, () => lineOf(first, register, recurring(own, sources), own));
+  return `${opening} ${lineOf(rest, register, topic, random)}`;
 }
 
 /** `counts` for a part of a line (`share` of its characters). */
@@ -139,11 +155,40 @@ function lineOf(line: LineShape, register: Register, topic: Topic, random: () =>
     case 'fence':
       return (indent + marker).padEnd(chars, ' ').slice(0, chars);
     case 'code':
-      return codeLine(chars, end, indent, topic, random);
-    case 'data':
-      return dataLine(chars, end, indent, topic, random);
+    case 'data': {
+      const { traffic, novel } = topic;
+      const walked = traffic?.line(line.kind, chars - indent.length, random, novel && ((t) => !novel.has(t)));
+      if (walked !== undefined) {
+        novel?.add(walked);
+        return indent + walked;
+      }
+      return line.kind === 'code'
+        ? codeLine(chars, end, indent, topic, random)
+        : dataLine(chars, end, indent, topic, random);
+    }
   }
   const lead = marker ? `${indent}${marker} ` : indent;
+  if (topic.traffic && line.kind !== 'heading') {
+    // The traffic's own phrases carry its capitals, digits, marks and spans in its proportions:
+    // edited to one line's exact counts they would gain words no client wrote.
+    const mark = PUNCTUATION.test(line.start) ? line.start : '';
+    const room = chars - lead.length - mark.length;
+    if (room < 1) return lead.slice(0, chars).padEnd(chars, ' ');
+    const from = line.kind === 'list' ? 'list' : register;
+    const { novel } = topic;
+    const body = closest(
+      line,
+      lead.length + mark.length,
+      () => proseLine(room, end, from, topic, random),
+      novel ? (text) => !novel.has(text) : undefined,
+    );
+    if (body !== undefined) {
+      novel?.add(body);
+      return lead + startAs(mark + body, line.start);
+    }
+    // Every draw was a line given before (a short line of a common phrase): a template's words.
+    return lineOf(line, register, { ...topic, traffic: undefined, novel: undefined }, random);
+  }
   const { bold, ticks } = line.counts;
   // A line that opens with its bold or code span gets its first span there, not a stray mark.
   const opens = (line.start === '*' && bold > 0) || (line.start === '`' && ticks > 0);
@@ -178,13 +223,26 @@ const CANDIDATES = 12;
  * after; words are chosen, not edited, so that the text stays text). `extra` characters of the
  * line are not in the draws.
  */
-function closest(line: LineShape, extra: number, draw: () => string): string {
+function closest(line: LineShape, extra: number, draw: () => string): string;
+function closest(
+  line: LineShape,
+  extra: number,
+  draw: () => string,
+  accept: ((text: string) => boolean) | undefined,
+): string | undefined;
+function closest(
+  line: LineShape,
+  extra: number,
+  draw: () => string,
+  accept?: (text: string) => boolean,
+): string | undefined {
   const target = line.counts;
   const scale = line.chars / Math.max(1, line.chars - extra);
-  let best = '';
+  let best: string | undefined = accept ? undefined : '';
   let bestDistance = Infinity;
   for (let i = 0; i < CANDIDATES; i++) {
     const text = draw();
+    if (accept && !accept(text)) continue;
     const c = countsOf(text);
     const distance =
       Math.abs(c.words * scale - target.words) +

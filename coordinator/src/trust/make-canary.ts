@@ -3,7 +3,8 @@
  * the model (traffic-shapes.ts), picked at random so canaries come in the traffic's proportions,
  * rebuilt member by member — the same kind, stream flag, members in the same order, the same
  * sampling values, texts of the same lines and lengths — with freshly generated words
- * (canary-text.ts). With no traffic recorded for the model, a shape of the default mix
+ * (canary-text.ts): walked from the traffic's own k-anonymous phrases once they are learnt
+ * (traffic-phrases.ts), from templates before. With no traffic recorded for the model, a shape of the default mix
  * (default-shape.ts). The request is what the node receives (the router's node request: no
  * `stream`, `max_tokens` always set), valid for the /v1 schemas.
  *
@@ -58,7 +59,8 @@ export function makeCanary(
   const sources: TextSources = {
     random,
     sharedRandom: (key) => shapes.sharedRandom(model, key),
-    topic: topicOf(random),
+    topic: { ...topicOf(random), traffic: shapes.phrases(model), novel: shapes.novelty(model) },
+    recall: (key, make) => shapes.recall(model, key, make),
   };
   return { kind: shape.kind, stream: shape.stream, request: requestOf(shape, model, sources) };
 }
@@ -66,8 +68,12 @@ export function makeCanary(
 function requestOf(shape: TrafficShape, model: string, sources: TextSources): Record<string, unknown> {
   const request: Record<string, unknown> = {};
   const tools = (shape.tools ?? []).map((tool) => {
-    const random = sources.sharedRandom(tool.key) ?? sources.random;
-    return toolOf(tool, random === sources.random ? sources.topic : topicOf(random), random);
+    const seeded = sources.sharedRandom(tool.key);
+    if (!seeded) return toolOf(tool, sources.topic, sources.random);
+    // An app's recurring tool: made once, then the same in every canary (recall).
+    const topic = { ...topicOf(seeded), traffic: sources.topic.traffic };
+    const made = sources.recall(tool.key, () => JSON.stringify(toolOf(tool, topic, seeded)));
+    return JSON.parse(made) as Record<string, unknown>;
   });
   const toolNames = tools.map((t) => (t.function as { name: string }).name);
   for (const member of shape.members) {

@@ -141,6 +141,23 @@ export type TrafficShape = {
 };
 
 /** Every key a shape holds, for counting how often a text recurs (traffic-shapes.ts). */
+/** The keys of `shape`'s lines (and their opening sentences): the texts a canary may repeat whole. */
+export function lineKeysOf(shape: TrafficShape): Set<number> {
+  const keys = new Set<number>();
+  const text = (t: TextShape) => {
+    for (const line of t) {
+      keys.add(line.key);
+      if (line.head) keys.add(line.head.key);
+    }
+  };
+  for (const m of shape.messages ?? []) {
+    if (m.content?.form === 'string') text(m.content.text);
+    if (m.content?.form === 'parts') for (const part of m.content.parts) text(part);
+  }
+  if (shape.prompt) text(shape.prompt);
+  return keys;
+}
+
 export function keysOf(shape: TrafficShape): number[] {
   const keys: number[] = [];
   const text = (t: TextShape) => {

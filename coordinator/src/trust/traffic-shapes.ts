@@ -6,13 +6,17 @@
  * ring and over a longer time (the last `keysPerModel` keys): a canary repeats a text only where
  * traffic repeated one (`sharedRandom`).
  *
- * No text is kept: a shape holds lengths, kinds and keyed hashes (traffic-shape.ts).
+ * A shape holds lengths, kinds and keyed hashes (traffic-shape.ts), no text. Text is kept only
+ * k-anonymously, and only from clients that allow data collection: the phrases that at least 3
+ * distinct requests used (traffic-phrases.ts), and whole lines that at least `verbatimAfter` (10)
+ * distinct requests carried (an app's system prompt), which a canary then carries as traffic does.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { seededRandom } from './seeded-random.js';
 import { shapeOf } from './shape-of.js';
 import { textKeyer } from './text-key.js';
-import { keysOf, type TrafficShape } from './traffic-shape.js';
+import { TrafficPhrases, type TrafficPhrasesOptions } from './traffic-phrases.js';
+import { keysOf, lineKeysOf, type TrafficShape } from './traffic-shape.js';
 
 /** Shapes kept per model: the last ones. */
 export const DEFAULT_SHAPES_PER_MODEL = 256;
@@ -29,6 +33,17 @@ export type TrafficShapesOptions = {
   perModel?: number;
   maxModels?: number;
   keysPerModel?: number;
+  /**
+   * The share of shareable requests whose phrases are learnt (traffic-phrases.ts costs ~100 µs a
+   * request on the paid path; a sample has the same phrases in the same proportions).
+   */
+  learnRate?: number;
+  /** Draws for `learnRate` (tests fix it). */
+  random?: () => number;
+  /** Distinct requests that must carry a line before a canary carries it whole. */
+  verbatimAfter?: number;
+  /** How the traffic's phrases are learnt (traffic-phrases.ts). */
+  phrases?: TrafficPhrasesOptions;
   /** 32 bytes that key the text hashes and seed recurring texts; random by default (tests fix it). */
   secret?: Uint8Array;
 };
@@ -44,7 +59,29 @@ type Ring = {
   counts: Map<number, number>;
   /** How many times each key occurred since it was last forgotten (least recently seen first). */
   seen: Map<number, number>;
+  /** The words and phrases of the model's traffic, k-anonymous. */
+  phrases: TrafficPhrases;
+  /** Canary text made per recurring key (least recently used first). */
+  recalled: Map<number, string>;
+  /** The text of each line that `verbatimAfter` distinct requests carried (least recently used first). */
+  verbatim: Map<number, string>;
+  /** Keys of fresh canary lines walked from the phrases (the oldest first). */
+  given: Set<number>;
 };
+
+/**
+ * Distinct requests that must carry a line before a canary may carry it whole (an app's system
+ * prompt, a template's line): k-anonymity, as for the phrases (traffic-phrases.ts).
+ */
+export const DEFAULT_VERBATIM_AFTER = 10;
+/** The share of shareable requests whose phrases are learnt. */
+export const DEFAULT_LEARN_RATE = 1 / 4;
+/** Lines longer than this are never kept whole. */
+const MAX_VERBATIM_CHARS = 4_096;
+/** Recurring texts whose canary text is kept, per model. */
+const RECALLED_PER_MODEL = 4_096;
+/** Fresh canary lines remembered as given, per model. */
+const GIVEN_PER_MODEL = 65_536;
 
 export class TrafficShapes {
   readonly #perModel: number;
@@ -52,6 +89,10 @@ export class TrafficShapes {
   readonly #keysPerModel: number;
   readonly #secret: Uint8Array;
   readonly #keyOf: (text: string) => number;
+  readonly #phrases: TrafficPhrasesOptions;
+  readonly #verbatimAfter: number;
+  readonly #learnRate: number;
+  readonly #chance: () => number;
   /** Per model, in the order last noted (a Map keeps insertion order). */
   readonly #rings = new Map<string, Ring>();
 
@@ -60,6 +101,10 @@ export class TrafficShapes {
     this.#maxModels = Math.max(1, options.maxModels ?? DEFAULT_MAX_MODELS);
     this.#keysPerModel = Math.max(1, options.keysPerModel ?? DEFAULT_KEYS_PER_MODEL);
     this.#secret = options.secret ?? randomBytes(32);
+    this.#phrases = options.phrases ?? {};
+    this.#verbatimAfter = Math.max(2, options.verbatimAfter ?? DEFAULT_VERBATIM_AFTER);
+    this.#learnRate = options.learnRate ?? DEFAULT_LEARN_RATE;
+    this.#chance = options.random ?? Math.random;
     const view = new DataView(this.#secret.buffer, this.#secret.byteOffset, this.#secret.byteLength);
     this.#keyOf = textKeyer(view.getUint32(0), view.getUint32(4));
   }
@@ -67,9 +112,17 @@ export class TrafficShapes {
   /**
    * Records the shape of a client job sent to `model`: `request` as the node receives it. Other
    * kinds than chat and completion, and requests that are not well formed, are ignored. Never
-   * throws: it runs on a client's request, which a canary's bookkeeping must not fail.
+   * throws: it runs on a client's request, which a canary's bookkeeping must not fail. With
+   * `shareable` false (the client denied data collection) only the shape is kept: no phrase is
+   * learnt from it and no line of it kept whole.
    */
-  note(model: string, kind: string, request: Record<string, unknown>, stream: boolean): void {
+  note(
+    model: string,
+    kind: string,
+    request: Record<string, unknown>,
+    stream: boolean,
+    { shareable = true }: { shareable?: boolean } = {},
+  ): void {
     let shape: TrafficShape | undefined;
     try {
       shape = shapeOf(kind, request, stream, this.#keyOf);
@@ -80,11 +133,21 @@ export class TrafficShapes {
     let ring = this.#rings.get(model);
     if (ring) this.#rings.delete(model);
     else {
-      ring = { shapes: [], next: 0, counts: new Map(), seen: new Map() };
+      ring = {
+        shapes: [],
+        next: 0,
+        counts: new Map(),
+        seen: new Map(),
+        phrases: new TrafficPhrases(this.#phrases),
+        recalled: new Map(),
+        verbatim: new Map(),
+        given: new Set(),
+      };
       if (this.#rings.size >= this.#maxModels) this.#rings.delete(this.#rings.keys().next().value!);
     }
     this.#rings.set(model, ring);
-    const entry = { shape, keys: keysOf(shape), taken: false };
+    // Each key once per request: counts are of requests.
+    const entry = { shape, keys: [...new Set(keysOf(shape))], taken: false };
     if (ring.shapes.length < this.#perModel) ring.shapes.push(entry);
     else {
       for (const key of ring.shapes[ring.next]!.keys) {
@@ -95,13 +158,84 @@ export class TrafficShapes {
       ring.shapes[ring.next] = entry;
       ring.next = (ring.next + 1) % this.#perModel;
     }
+    const crossed = new Set<number>();
     for (const key of entry.keys) {
       ring.counts.set(key, (ring.counts.get(key) ?? 0) + 1);
       const seen = ring.seen.get(key) ?? 0;
       ring.seen.delete(key);
       if (ring.seen.size >= this.#keysPerModel) ring.seen.delete(ring.seen.keys().next().value!);
       ring.seen.set(key, seen + 1);
+      if (seen + 1 === this.#verbatimAfter) crossed.add(key);
     }
+    // A client that denied data collection lends its request's shape, never its words.
+    if (!shareable) return;
+    if (crossed.size > 0) this.#keepWhole(ring, kind, request, stream, shape, crossed);
+    if (this.#learnRate >= 1 || this.#chance() < this.#learnRate) ring.phrases.note(request);
+  }
+
+  /**
+   * Keeps the text of the lines whose keys just reached `verbatimAfter` requests: the shape is
+   * made again with a keyer that notes the text behind each such key (rare: once per line).
+   */
+  #keepWhole(
+    ring: Ring,
+    kind: string,
+    request: Record<string, unknown>,
+    stream: boolean,
+    shape: TrafficShape,
+    crossed: Set<number>,
+  ): void {
+    const lines = lineKeysOf(shape);
+    const keyOf = (text: string) => {
+      const key = this.#keyOf(text);
+      if (crossed.has(key) && lines.has(key) && text.length <= MAX_VERBATIM_CHARS) {
+        ring.verbatim.delete(key);
+        if (ring.verbatim.size >= RECALLED_PER_MODEL)
+          ring.verbatim.delete(ring.verbatim.keys().next().value!);
+        ring.verbatim.set(key, text);
+      }
+      return key;
+    };
+    try {
+      shapeOf(kind, request, stream, keyOf);
+    } catch {
+      // note() checked the request already; a failure here only loses a line's text.
+    }
+  }
+
+  /** The phrases learnt from `model`'s traffic, or undefined before any. */
+  phrases(model: string): TrafficPhrases | undefined {
+    return this.#rings.get(model)?.phrases;
+  }
+
+  /**
+   * The canary text of the recurring text keyed `key`: made by `make` the first time, then the
+   * same while it is kept (the phrases it was walked from move on; the traffic's text does not).
+   */
+  recall(model: string, key: number, make: () => string): string {
+    const ring = this.#rings.get(model);
+    const whole = ring?.verbatim.get(key);
+    if (whole !== undefined && this.count(model, key) >= this.#verbatimAfter) return whole;
+    const recalled = ring?.recalled;
+    if (!recalled) return make();
+    const text = recalled.get(key) ?? make();
+    recalled.delete(key);
+    if (recalled.size >= RECALLED_PER_MODEL) recalled.delete(recalled.keys().next().value!);
+    recalled.set(key, text);
+    return text;
+  }
+
+  /** The fresh canary lines given for `model` (traffic-phrases lines are not given twice). */
+  novelty(model: string): { has(text: string): boolean; add(text: string): void } | undefined {
+    const given = this.#rings.get(model)?.given;
+    if (!given) return undefined;
+    return {
+      has: (text) => given.has(this.#keyOf(text)),
+      add: (text) => {
+        if (given.size >= GIVEN_PER_MODEL) given.delete(given.values().next().value!);
+        given.add(this.#keyOf(text));
+      },
+    };
   }
 
   /**
