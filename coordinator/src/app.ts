@@ -233,6 +233,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     probation,
     shapes,
     maxTokensCap: config.router.maxTokensCap,
+    settled: () => ctx.ledger.idle(),
   });
   await app.register(routerRoutes, {
     ctx,

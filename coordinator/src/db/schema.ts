@@ -87,6 +87,17 @@ export type ApiKeysTable = {
   >;
 };
 
+/** A response of /v1/responses kept for GET and `previous_response_id` (v1/responses/). */
+export type StoredResponsesTable = {
+  id: string;
+  user_id: string;
+  /** JSON: the Response object. */
+  response: string;
+  /** JSON: the chat messages up to and with its answer, without the instructions. */
+  conversation: string;
+  created_at: BigIntColumn;
+};
+
 export type Database = {
   users: UsersTable;
   auth_nonces: AuthNoncesTable;
@@ -94,6 +105,7 @@ export type Database = {
   app_secrets: AppSecretsTable;
   wallets: WalletsTable;
   api_keys: ApiKeysTable;
+  stored_responses: StoredResponsesTable;
 } & LedgerTables &
   UsageTables &
   ChainTables &

@@ -56,6 +56,11 @@ export type CanaryDeps = {
   maxTokensCap?: number;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
   random?: () => number;
+  /**
+   * Resolves once the jobs billed so far are written (the ledger's queue): a check may convict,
+   * and a conviction refunds the node's jobs it finds written.
+   */
+  settled?: () => Promise<void>;
 };
 
 /** The id verifications name when the coordinator itself verified. */
@@ -439,6 +444,7 @@ export class CanaryRunner {
     },
   ): Promise<Standing> {
     const { settings, store, clock } = this.#deps;
+    await this.#deps.settled?.();
     const standing = await recordVerification(
       store,
       {

@@ -8,21 +8,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { KeyLimits } from '../keys/key-limits.js';
-import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { buildCatalog } from '../router/build-catalog.js';
-import { findModel } from '../router/find-model.js';
-import type { ProviderPreferences } from '../router/pick-index.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
-import type { InferenceJob, RouteDeps } from '../router/types.js';
+import type { RouteDeps } from '../router/types.js';
 import type { Probation } from '../trust/probation.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
 import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
-import { estimatePromptTokens } from './estimate-prompt-tokens.js';
+import { jobBuilder } from './job-for.js';
 import { audioRoutes } from './media/audio-routes.js';
 import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
 import { requireApiKey } from './require-api-key.js';
+import { responsesRoutes } from './responses/routes.js';
 import {
   ChatCompletionBody,
   CompletionBody,
@@ -47,17 +45,6 @@ export type RouterRoutesOptions = {
 
 const API_KEY = [{ apiKey: [] }];
 const BEARER_JWT = [{ bearerJwt: [] }];
-
-/** Fields of our own that never reach a node. */
-const ROUTER_FIELDS = [
-  'provider',
-  'stream',
-  'stream_options',
-  'user',
-  'max_completion_tokens',
-  'encoding_format',
-  'models',
-];
 
 /** Errors after which the next model of a `models` list is tried (nothing was sent yet). */
 const FALLBACK_CODES: ReadonlySet<string> = new Set([
@@ -210,42 +197,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     },
   );
 
-  /** The job for `model`: its context decides max_tokens; the node gets the body for that model. */
-  const jobFor = (
-    kind: JobKind,
-    request: FastifyRequest,
-    body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
-    model: string,
-    startedAt: number,
-    promptTokensBound?: number,
-  ): InferenceJob => {
-    const key = request.apiKey!;
-    const { contextLength } = findModel(router.index, model, kind);
-    const maxTokens =
-      kind === 'embedding' ? 0 : effectiveMaxTokens(body, config.router.maxTokensCap, contextLength);
-    const nodeRequest: Record<string, unknown> = { ...body, model };
-    for (const f of ROUTER_FIELDS) delete nodeRequest[f];
-    if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
-    // OpenAI takes a one-element prompt array; nodes take the string.
-    if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
-    return {
-      requestId: request.id,
-      userId: key.userId,
-      keyId: key.keyId,
-      keyLimitNano: key.limitNano,
-      kind,
-      model,
-      nodeRequest,
-      stream: kind !== 'embedding' && body.stream === true,
-      promptTokensBound: promptTokensBound ?? estimatePromptTokens(kind, body),
-      maxTokens,
-      choices: typeof body.n === 'number' ? body.n : 1,
-      startedAt,
-      includeUsage:
-        (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
-      provider: toPreferences(body.provider),
-    };
-  };
+  const jobFor = jobBuilder(router, config);
 
   /**
    * Runs the request on `model`, then on each of `models` (OpenRouter's fallback list) while the
@@ -311,6 +263,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
   };
 
   await accountRoutes(app, { ctx, apiKey });
+  await responsesRoutes(app, { ctx, deps, apiKey, jobFor });
   await app.register(audioRoutes, { ctx, deps, apiKey });
 
   const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
@@ -349,59 +302,6 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     },
     infer('embedding'),
   );
-}
-
-function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
-  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  const asked = body[field] as number | undefined;
-  if (asked !== undefined) {
-    if (asked > cap) {
-      throw new ApiError('invalid_request', `${field} may be at most ${cap}.`, { param: field });
-    }
-    if (asked >= contextLength) {
-      throw new ApiError(
-        'context_length_exceeded',
-        `${field} (${asked}) leaves no room for the prompt in the model's ${contextLength}-token context.`,
-        { param: field },
-      );
-    }
-    return asked;
-  }
-  return Math.max(1, Math.min(cap, contextLength));
-}
-
-/**
- * A max_price field (USD per million tokens, number or decimal string; null or absent = no limit)
- * → nanousd per million, through the one checked conversion; out of range is 400 naming the field.
- */
-function maxPriceNano(value: number | string | null | undefined, field: 'prompt' | 'completion') {
-  if (value === undefined || value === null) return undefined;
-  const nano = usdToNano(value);
-  if (nano === null) {
-    throw new ApiError(
-      'invalid_request',
-      `provider.max_price.${field} must be a USD amount from 0 to ${MAX_CLIENT_USD}.`,
-      { param: `provider.max_price.${field}` },
-    );
-  }
-  return nano;
-}
-
-function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferences | undefined {
-  if (!p) return undefined;
-  const maxIn = maxPriceNano(p.max_price?.prompt, 'prompt');
-  const maxOut = maxPriceNano(p.max_price?.completion, 'completion');
-  return {
-    ...(p.order ? { order: p.order } : {}),
-    ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
-    ...(maxIn !== undefined ? { maxPriceInNano: maxIn } : {}),
-    ...(maxOut !== undefined ? { maxPriceOutNano: maxOut } : {}),
-    ...(p.only ? { only: p.only } : {}),
-    ...(p.ignore ? { ignore: p.ignore } : {}),
-    ...(p.sort ? { sort: p.sort as 'price' | 'latency' | 'throughput' } : {}),
-    ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
-    ...(p.data_collection ? { dataCollection: p.data_collection as 'allow' | 'deny' } : {}),
-  };
 }
 
 /** OpenAI's base64 encoding: each vector as little-endian float32 bytes (what the SDKs send by default). */

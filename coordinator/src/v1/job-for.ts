@@ -1,0 +1,127 @@
+/**
+ * The inference job of a /v1 request: the model's context decides max_tokens; the node gets the
+ * body for that model, without the router's own fields.
+ */
+import type { JobKind } from '@gpumesh/protocol';
+import type { FastifyRequest } from 'fastify';
+import type { CoordinatorConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
+import { findModel } from '../router/find-model.js';
+import type { ProviderPreferences } from '../router/pick-index.js';
+import type { Router } from '../router/router.js';
+import type { InferenceJob } from '../router/types.js';
+import { estimatePromptTokens } from './estimate-prompt-tokens.js';
+import type { ProviderPreferencesBody } from './schemas.js';
+
+/** Fields of our own that never reach a node. */
+const ROUTER_FIELDS = [
+  'provider',
+  'stream',
+  'stream_options',
+  'user',
+  'max_completion_tokens',
+  'encoding_format',
+  'models',
+];
+
+export type JobFor = (
+  kind: JobKind,
+  request: FastifyRequest,
+  body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
+  model: string,
+  startedAt: number,
+  promptTokensBound?: number,
+) => InferenceJob;
+
+/** Builds the jobs of requests routed by `router` under `config`. */
+export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
+  return (
+    kind: JobKind,
+    request: FastifyRequest,
+    body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
+    model: string,
+    startedAt: number,
+    promptTokensBound?: number,
+  ): InferenceJob => {
+    const key = request.apiKey!;
+    const { contextLength } = findModel(router.index, model, kind);
+    const maxTokens =
+      kind === 'embedding' ? 0 : effectiveMaxTokens(body, config.router.maxTokensCap, contextLength);
+    const nodeRequest: Record<string, unknown> = { ...body, model };
+    for (const f of ROUTER_FIELDS) delete nodeRequest[f];
+    if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
+    // OpenAI takes a one-element prompt array; nodes take the string.
+    if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
+    return {
+      requestId: request.id,
+      userId: key.userId,
+      keyId: key.keyId,
+      keyLimitNano: key.limitNano,
+      kind,
+      model,
+      nodeRequest,
+      stream: kind !== 'embedding' && body.stream === true,
+      promptTokensBound: promptTokensBound ?? estimatePromptTokens(kind, body),
+      maxTokens,
+      choices: typeof body.n === 'number' ? body.n : 1,
+      startedAt,
+      includeUsage:
+        (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
+      provider: toPreferences(body.provider),
+    };
+  };
+}
+
+function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
+  const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const asked = body[field] as number | undefined;
+  if (asked !== undefined) {
+    if (asked > cap) {
+      throw new ApiError('invalid_request', `${field} may be at most ${cap}.`, { param: field });
+    }
+    if (asked >= contextLength) {
+      throw new ApiError(
+        'context_length_exceeded',
+        `${field} (${asked}) leaves no room for the prompt in the model's ${contextLength}-token context.`,
+        { param: field },
+      );
+    }
+    return asked;
+  }
+  return Math.max(1, Math.min(cap, contextLength));
+}
+
+/**
+ * A max_price field (USD per million tokens, number or decimal string; null or absent = no limit)
+ * → nanousd per million, through the one checked conversion; out of range is 400 naming the field.
+ */
+function maxPriceNano(value: number | string | null | undefined, field: 'prompt' | 'completion') {
+  if (value === undefined || value === null) return undefined;
+  const nano = usdToNano(value);
+  if (nano === null) {
+    throw new ApiError(
+      'invalid_request',
+      `provider.max_price.${field} must be a USD amount from 0 to ${MAX_CLIENT_USD}.`,
+      { param: `provider.max_price.${field}` },
+    );
+  }
+  return nano;
+}
+
+function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferences | undefined {
+  if (!p) return undefined;
+  const maxIn = maxPriceNano(p.max_price?.prompt, 'prompt');
+  const maxOut = maxPriceNano(p.max_price?.completion, 'completion');
+  return {
+    ...(p.order ? { order: p.order } : {}),
+    ...(p.allow_fallbacks !== undefined ? { allowFallbacks: p.allow_fallbacks } : {}),
+    ...(maxIn !== undefined ? { maxPriceInNano: maxIn } : {}),
+    ...(maxOut !== undefined ? { maxPriceOutNano: maxOut } : {}),
+    ...(p.only ? { only: p.only } : {}),
+    ...(p.ignore ? { ignore: p.ignore } : {}),
+    ...(p.sort ? { sort: p.sort as 'price' | 'latency' | 'throughput' } : {}),
+    ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
+    ...(p.data_collection ? { dataCollection: p.data_collection as 'allow' | 'deny' } : {}),
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * POST /v1/responses (OpenAI's Responses API) on the chat path: the request becomes a chat
+ * completion (to-chat.ts) routed, billed and refused exactly as /v1/chat/completions is; the
+ * answer comes back as a Response object or as its typed events (response-events.ts). With
+ * `store` (the default) the response is kept for GET /v1/responses/{id}, DELETE, and
+ * `previous_response_id`.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { AppContext } from '../../app-context.js';
+import { ApiError } from '../../errors.js';
+import { routeRequest } from '../../router/route-request.js';
+import type { RouteDeps } from '../../router/types.js';
+import { dropNullFields } from '../drop-null-fields.js';
+import type { JobFor } from '../job-for.js';
+import { watchClient } from '../watch-client.js';
+import { responseEvents } from './response-events.js';
+import {
+  type Answer,
+  answerMessages,
+  answerOf,
+  itemId,
+  outputOf,
+  responseObject,
+} from './response-object.js';
+import { deleteResponse, loadResponse, saveResponse } from './response-store.js';
+import { ResponsesBody } from './schemas.js';
+import { type ChatMessage, inputMessages, toChat } from './to-chat.js';
+
+export type ResponsesRoutesOptions = {
+  ctx: AppContext;
+  deps: RouteDeps;
+  apiKey: onRequestHookHandler;
+  jobFor: JobFor;
+};
+
+const API_KEY = [{ apiKey: [] }];
+const ResponseId = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+);
+
+export async function responsesRoutes(app: FastifyInstance, options: ResponsesRoutesOptions): Promise<void> {
+  const { ctx, deps, apiKey, jobFor } = options;
+  const { db } = ctx;
+
+  /** Keeps the response and its conversation; a failure is logged (the client has its answer). */
+  const store = async (
+    request: FastifyRequest,
+    response: Record<string, unknown>,
+    conversation: ChatMessage[],
+    answer: Answer,
+  ) => {
+    try {
+      await saveResponse(db, {
+        id: response.id as string,
+        userId: request.apiKey!.userId,
+        now: ctx.clock.now(),
+        response,
+        conversation: [...conversation, ...(answerMessages(answer) as ChatMessage[])],
+      });
+    } catch (error) {
+      request.log.error({ err: error, responseId: response.id }, 'the response could not be stored');
+    }
+  };
+
+  const create = async (request: FastifyRequest, reply: FastifyReply) => {
+    const startedAt = performance.now();
+    const body = request.body as ResponsesBody;
+    const userId = request.apiKey!.userId;
+    const history = body.previous_response_id
+      ? (await loadResponse(db, userId, body.previous_response_id, 'previous_response_id')).conversation
+      : [];
+    const job = jobFor('chat', request, toChat(body, history), body.model, startedAt);
+    const meta = { id: itemId('resp'), createdAt: Math.floor(ctx.clock.now() / 1000), body };
+    const conversation = [...history, ...inputMessages(body.input)];
+    if (!body.stream) {
+      const client = watchClient(request, reply);
+      const result = await routeRequest(deps, { ...job, ...(client ? { client } : {}) });
+      reply.header('x-gpumesh-node', result.nodeId);
+      const answer = answerOf(result.response);
+      const response = responseObject(meta, {
+        answer,
+        output: outputOf(answer, { message: itemId('msg'), calls: [] }),
+      });
+      if (body.store !== false) await store(request, response, conversation, answer);
+      return response;
+    }
+    const sink = responseEvents(request, reply, meta);
+    try {
+      await routeRequest(deps, job, sink);
+    } catch (error) {
+      if (!sink.started) throw error; // nothing sent yet: a plain HTTP error
+      const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
+      if (!sink.closed) sink.finish({ error: apiError.toBody().error });
+      return reply;
+    }
+    if (sink.response && sink.answer && body.store !== false)
+      await store(request, sink.response, conversation, sink.answer);
+    return reply;
+  };
+
+  app.post(
+    '/v1/responses',
+    {
+      bodyLimit: ctx.config.bodyLimitBytes,
+      preValidation: dropNullFields,
+      onRequest: apiKey,
+      schema: { tags: ['v1'], security: API_KEY, operationId: 'createResponse', body: ResponsesBody },
+    },
+    create,
+  );
+  app.get(
+    '/v1/responses/:id',
+    {
+      onRequest: apiKey,
+      schema: { tags: ['v1'], security: API_KEY, operationId: 'getResponse', params: ResponseId },
+    },
+    async (request) =>
+      (await loadResponse(db, request.apiKey!.userId, (request.params as { id: string }).id)).response,
+  );
+  app.delete(
+    '/v1/responses/:id',
+    {
+      onRequest: apiKey,
+      schema: { tags: ['v1'], security: API_KEY, operationId: 'deleteResponse', params: ResponseId },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      await deleteResponse(db, request.apiKey!.userId, id);
+      return { id, object: 'response', deleted: true };
+    },
+  );
+}

@@ -1,0 +1,274 @@
+/**
+ * The Responses API (issue 30) through the official `openai` SDK, base URL only changed, against a
+ * coordinator with a REAL node: the gpumesh-node daemon running the generated tiny GGUF model.
+ * Create, stream (the typed events the SDK parses), function tools with their outputs sent back,
+ * JSON output, previous_response_id over stored responses, GET and DELETE, billing as chat.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeTinyModel } from '@gpumesh/node';
+import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
+import type { FastifyInstance } from 'fastify';
+import OpenAI from 'openai';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { buildApp } from '../coordinator/src/app.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
+import { credit } from '../coordinator/src/ledger/credit.js';
+import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
+import { signIn } from '../coordinator/src/testing/sign-in.js';
+import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+
+const USD = 1_000_000_000n;
+
+let store: TestDatabase;
+let app: FastifyInstance;
+let client: OpenAI;
+let otherClient: OpenAI;
+let userId: string;
+let base: string;
+let key: string;
+let node: SpawnedNodeDaemon | undefined;
+let model: string;
+const dir = mkdtempSync(path.join(tmpdir(), 'gm-responses-'));
+
+async function newKey(): Promise<{ key: string; userId: string }> {
+  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
+  const auth = { authorization: `Bearer ${jwt}` };
+  const id = ((await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string })
+    .id;
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/router/keys',
+    headers: auth,
+    payload: { name: 'r' },
+  });
+  await credit(store.db, { userId: id, amountNano: 10n * USD, ref: `responses-seed-${id}` });
+  return { key: (created.json() as { key: string }).key, userId: id };
+}
+
+beforeAll(async () => {
+  await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
+  store = await testBackends()[0]!.open('responses');
+  const config = loadConfig({
+    overrides: {
+      dataDir: store.dataDir,
+      masterKey: randomBytes(32).toString('hex'),
+      logLevel: 'silent',
+      rateLimit: { enabled: false },
+    },
+  });
+  app = await buildApp({ config, store: store.store, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+  ({ key, userId } = await newKey());
+  node = spawnNodeDaemon({ coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`, dir });
+  for (;;) {
+    const chat = [...app.hub.index.models()].find(
+      ([, members]) => [...members.values()][0]!.offer.family === 'chat',
+    );
+    if (chat && app.hub.index.pick({ modelId: chat[0] }).ok) {
+      model = chat[0];
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
+  otherClient = new OpenAI({ apiKey: (await newKey()).key, baseURL: `${base}/v1`, maxRetries: 0 });
+}, 180_000);
+
+afterAll(async () => {
+  await node?.stop();
+  if (app) await expectBooksBalanced(app.ctx);
+  await app?.close();
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const usageRows = async () =>
+  store.db.selectFrom('usage_records').select(['cost_nano']).where('user_id', '=', userId).execute();
+
+describe('the Responses API through the openai SDK', () => {
+  test('default: create answers a Response with output_text and usage, billed like chat', async () => {
+    const before = (await usageRows()).length;
+    const response = await client.responses.create({
+      model,
+      instructions: 'Answer briefly.',
+      input: 'Say hello.',
+      max_output_tokens: 8,
+      temperature: 0.7,
+      metadata: { run: 'one' },
+    });
+    expect(response).toMatchObject({ object: 'response', model, metadata: { run: 'one' } });
+    expect(['completed', 'incomplete']).toContain(response.status);
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.output[0]).toMatchObject({ type: 'message', role: 'assistant' });
+    expect(typeof response.output_text).toBe('string');
+    expect(response.usage!.output_tokens).toBeGreaterThan(0);
+    expect(response.usage!.output_tokens).toBeLessThanOrEqual(8);
+    await app.ctx.ledger.idle();
+    expect((await usageRows()).length).toBe(before + 1);
+    if (response.usage!.output_tokens === 8)
+      expect(response).toMatchObject({
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+      });
+  });
+
+  test('default: stream gives the typed events, text deltas adding up to the completed response', async () => {
+    const stream = await client.responses.create({
+      model,
+      input: 'Count to three.',
+      max_output_tokens: 12,
+      stream: true,
+    });
+    const types: string[] = [];
+    let text = '';
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed' || event.type === 'response.incomplete')
+        completed = event.response;
+    }
+    expect(types[0]).toBe('response.created');
+    expect(types).toContain('response.output_text.delta');
+    expect(types.at(-1)).toMatch(/^response\.(completed|incomplete)$/);
+    expect(completed!.output_text).toBe(text);
+    expect(completed!.usage!.output_tokens).toBeGreaterThan(0);
+    // The SDK's own stream helper assembles the same.
+    const helper = client.responses.stream({ model, input: 'Again.', max_output_tokens: 6 });
+    const final = await helper.finalResponse();
+    expect(final.output_text.length).toBeGreaterThan(0);
+  });
+
+  test('default: a forced function call, then its output sent back; arguments stream as deltas', async () => {
+    const tools: OpenAI.Responses.Tool[] = [
+      {
+        type: 'function',
+        name: 'get_weather',
+        description: 'The weather in a city',
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string', enum: ['Lisbon', 'Oslo'] } },
+          required: ['city'],
+          additionalProperties: false,
+        },
+        strict: true,
+      },
+    ];
+    const first = await client.responses.create({
+      model,
+      input: 'Weather in Lisbon?',
+      tools,
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: 256,
+    });
+    const call = first.output.find(
+      (o) => o.type === 'function_call',
+    ) as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather' });
+    expect(typeof JSON.parse(call.arguments).city).toBe('string');
+    const second = await client.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '21 °C, sunny' }],
+      tools,
+      max_output_tokens: 8,
+    });
+    expect(second.previous_response_id).toBe(first.id);
+    expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+
+    const stream = await client.responses.create({
+      model,
+      input: 'Weather in Oslo?',
+      tools,
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: 256,
+      stream: true,
+    });
+    let args = '';
+    let done: string | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.function_call_arguments.delta') args += event.delta;
+      if (event.type === 'response.function_call_arguments.done') done = event.arguments;
+    }
+    expect(done).toBe(args);
+    expect(typeof JSON.parse(args).city).toBe('string');
+  });
+
+  test('default: text.format json_schema gives JSON of the schema', async () => {
+    const response = await client.responses.create({
+      model,
+      input: 'A person.',
+      text: {
+        format: {
+          type: 'json_schema',
+          name: 'person',
+          strict: true,
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer' } },
+            required: ['name', 'age'],
+            additionalProperties: false,
+          },
+        },
+      },
+      max_output_tokens: 64,
+    });
+    const parsed = JSON.parse(response.output_text) as { name: unknown; age: unknown };
+    expect(typeof parsed.name).toBe('string');
+    expect(Number.isInteger(parsed.age)).toBe(true);
+  });
+
+  test('behavior: stored responses are read and deleted by their owner only; store false keeps none', async () => {
+    const response = await client.responses.create({ model, input: 'Hi.', max_output_tokens: 4 });
+    expect((await client.responses.retrieve(response.id)).output_text).toBe(response.output_text);
+    await expect(otherClient.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      otherClient.responses.create({
+        model,
+        input: 'x',
+        previous_response_id: response.id,
+        max_output_tokens: 2,
+      }),
+    ).rejects.toMatchObject({ status: 404, param: 'previous_response_id' });
+    await expect(otherClient.responses.delete(response.id)).rejects.toMatchObject({ status: 404 });
+    await client.responses.delete(response.id);
+    await expect(client.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
+    const unstored = await client.responses.create({
+      model,
+      input: 'Hi.',
+      max_output_tokens: 2,
+      store: false,
+    });
+    await expect(client.responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  test('behavior: what it cannot do is a 400 naming the field, before anything streams', async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${base}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, input: 'x', ...body }),
+      });
+    for (const body of [
+      { reasoning: { effort: 'high' } },
+      { tools: [{ type: 'web_search' }] },
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] },
+      { max_output_tokens: 0 },
+    ]) {
+      const res = await post({ ...body, stream: true });
+      expect(res.status).toBe(400);
+      const error = ((await res.json()) as { error: { type: string; message: string } }).error;
+      expect(error.type).toBe('invalid_request_error');
+    }
+    const unknown = await post({ model: 'no-such-model', stream: true });
+    expect(unknown.status).toBe(404);
+  });
+});
