@@ -271,4 +271,24 @@ describe('the Responses API through the openai SDK', () => {
     const unknown = await post({ model: 'no-such-model', stream: true });
     expect(unknown.status).toBe(404);
   });
+
+  test('default: an OpenRouter base URL (/api/v1) reaches every /v1 route, and /api/v1/credits adds up', async () => {
+    const openRouter = new OpenAI({ apiKey: key, baseURL: `${base}/api/v1`, maxRetries: 0 });
+    expect((await openRouter.models.list()).data.map((m) => m.id)).toContain(model);
+    const chat = await openRouter.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 3,
+    });
+    expect(chat.usage!.completion_tokens).toBeGreaterThan(0);
+    expect((await openRouter.responses.create({ model, input: 'Hi', max_output_tokens: 3 })).object).toBe(
+      'response',
+    );
+    const get = (url: string) => fetch(`${base}${url}`, { headers: { authorization: `Bearer ${key}` } });
+    const credits = ((await (await get('/api/v1/credits')).json()) as { data: Record<string, number> }).data;
+    const account = ((await (await get('/api/v1/key')).json()) as { data: Record<string, number> }).data;
+    expect(credits.total_usage).toBeGreaterThan(0);
+    expect(credits.total_credits - credits.total_usage).toBeCloseTo(account.balance!, 9);
+    expect((await get('/api/v1/no-such-route')).status).toBe(404);
+  });
 });

@@ -135,6 +135,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     routerOptions: { maxParamLength: 200 },
     // Every response carries its id (x-request-id, set below), ours, never the client's.
     genReqId: () => newRequestId(),
+    // OpenRouter's base URL ends in /api/v1: every /v1 route answers there too (account-routes.ts
+    // keeps OpenRouter's own /api/v1 paths).
+    rewriteUrl: (request) => openRouterPath(request.url ?? '/'),
     // Router-level failures (bad URL encoding, over-long params) answer in the common shape too.
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
   });
@@ -432,4 +435,11 @@ export function operationIdOf(method: string, url: string): string {
     .flatMap((part) => part.split(/[^A-Za-z0-9]+/))
     .filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
+}
+
+/** OpenRouter's own /api/v1 paths (v1/account-routes.ts); any other /api/v1 path is its /v1 route. */
+const OPENROUTER_OWN = /^\/api\/v1\/(key|generation|credits)(?:[/?#]|$)/;
+
+function openRouterPath(url: string): string {
+  return url.startsWith('/api/v1/') && !OPENROUTER_OWN.test(url) ? url.slice(4) : url;
 }

@@ -1,7 +1,9 @@
 /**
  * What a client can read about its key and its requests with the `sk-` key alone, as OpenRouter
  * serves them: GET /api/v1/key (balance, spend, the key's limit, rate limits) and
- * GET /api/v1/generation?id= (one request: model, node, tokens, cost, latency, finish reason).
+ * GET /api/v1/generation?id= (one request: model, node, tokens, cost, latency, finish reason),
+ * GET /api/v1/credits (what the account put in and used, in USD). Every other /api/v1 path is
+ * its /v1 route (app.ts rewrites it), so an OpenRouter client needs only the host changed.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
@@ -21,6 +23,31 @@ export async function accountRoutes(
   app: FastifyInstance,
   { ctx, apiKey }: { ctx: AppContext; apiKey: onRequestHookHandler },
 ): Promise<void> {
+  app.get(
+    '/api/v1/credits',
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        operationId: 'getCredits',
+        summary: "The account's credits and usage in USD (OpenRouter's shape: credits − usage = balance)",
+        security: API_KEY,
+      },
+    },
+    async (request) => {
+      const { userId } = request.apiKey!;
+      await ctx.ledger.idle();
+      const { balanceNano } = await ctx.ledger.balance(userId);
+      const used = await ctx.db
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.sum<string | number | bigint | null>('spend_nano').as('spend'))
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      const usage = toBigIntOrNull(used?.spend ?? null) ?? 0n;
+      return { data: { total_credits: nanoToUsd(balanceNano + usage), total_usage: nanoToUsd(usage) } };
+    },
+  );
+
   app.get(
     '/api/v1/key',
     {
