@@ -288,7 +288,29 @@ describe('the Responses API through the openai SDK', () => {
     const credits = ((await (await get('/api/v1/credits')).json()) as { data: Record<string, number> }).data;
     const account = ((await (await get('/api/v1/key')).json()) as { data: Record<string, number> }).data;
     expect(credits.total_usage).toBeGreaterThan(0);
-    expect(credits.total_credits - credits.total_usage).toBeCloseTo(account.balance!, 9);
+    expect(credits.total_credits! - credits.total_usage!).toBeCloseTo(account.balance!, 9);
     expect((await get('/api/v1/no-such-route')).status).toBe(404);
+  });
+});
+
+describe("streams that behave like OpenAI's", () => {
+  test('behavior: a streamed chat whose prompt is over the context is a 400 before the first byte', async () => {
+    const long = 'word '.repeat(4_000);
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: long }],
+        stream: true,
+        max_tokens: 4,
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('context_length_exceeded');
+    // The SDK sees a 400 it can act on (trim the history), not an error event after a 200.
+    await expect(
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: long }], stream: true }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -87,6 +87,8 @@ export class Attempt {
   #deliveredBytes = 0;
   /** What the client got of a stream, kept only for a spot check. */
   readonly #relayedChunks: Record<string, unknown>[] = [];
+  /** Chunks without output (a role) waiting for the first that has some. */
+  readonly #held: Record<string, unknown>[] = [];
 
   constructor(
     deps: RouteDeps,
@@ -205,8 +207,16 @@ export class Attempt {
     this.#deliveredBytes += outputBytes(chunk);
     if (!relayed) return;
     if (this.#deps.spotCheck) this.#relayedChunks.push(relayed);
+    const out = { ...relayed, id: this.#job.requestId, model: this.#job.model };
+    // Nothing goes out before the first output (a role-only chunk waits): an error the node sends
+    // first — a prompt over the model's context — is then still a plain HTTP error, as OpenAI's.
+    if (this.#deliveredChunks === 0 && outputBytes(relayed) === 0) {
+      this.#held.push(out);
+      return;
+    }
     if (this.#deliveredChunks === 0) sink.start(this.entry.node.nodeId);
-    sink.write({ ...relayed, id: this.#job.requestId, model: this.#job.model });
+    for (const held of this.#held.splice(0)) sink.write(held);
+    sink.write(out);
     this.#deliveredChunks++;
   }
 
