@@ -191,7 +191,12 @@ export function chatResponse(meta: Meta, content: string, finishReason: FinishRe
 }
 
 /** A chat answer that calls tools: no content, the calls, finish_reason `tool_calls`. */
-export function toolCallsResponse(meta: Meta, calls: ToolCallOut[], usage: Usage) {
+export function toolCallsResponse(
+  meta: Meta,
+  calls: ToolCallOut[],
+  usage: Usage,
+  finishReason: FinishReason = 'tool_calls',
+) {
   return {
     id: meta.id,
     object: 'chat.completion',
@@ -202,7 +207,7 @@ export function toolCallsResponse(meta: Meta, calls: ToolCallOut[], usage: Usage
         index: 0,
         message: { role: 'assistant', content: null, tool_calls: calls },
         logprobs: null,
-        finish_reason: 'tool_calls',
+        finish_reason: finishReason,
       },
     ],
     usage,

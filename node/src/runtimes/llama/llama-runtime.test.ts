@@ -465,10 +465,62 @@ describe('createLlamaRuntime', () => {
       role: 'assistant',
       tool_calls: [{ index: 0, type: 'function', function: { name: 'f', arguments: '' } }],
     });
-    const args = (deltas[1]!.delta.tool_calls as { function: { arguments: string } }[])[0]!.function
-      .arguments;
+    // The arguments come as deltas while they are generated (several for a longer call), adding
+    // up to the JSON of the function's parameters.
+    const args = deltas
+      .slice(1)
+      .map(
+        (d) =>
+          (d.delta.tool_calls as { function: { arguments: string } }[] | undefined)?.[0]?.function
+            .arguments ?? '',
+      )
+      .join('');
     expect(typeof (JSON.parse(args) as { ok: unknown }).ok).toBe('boolean');
     expect(deltas.at(-1)!.finish_reason).toBe('tool_calls');
+  });
+
+  test('behavior: a forced tool call cut by max_tokens is answered as OpenAI does: partial arguments, finish_reason length', async () => {
+    const request = {
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'write_note',
+            parameters: {
+              type: 'object',
+              properties: { text: { type: 'string', minLength: 200 } },
+              required: ['text'],
+            },
+          },
+        },
+      ],
+      tool_choice: { type: 'function', function: { name: 'write_note' } },
+      // Past the call's head (`{"name": "write_note", "arguments": {"text": "`), short of 200 characters.
+      max_tokens: 70,
+    };
+    const whole = (await runtime.run({
+      kind: 'chat',
+      model: 'tiny',
+      request,
+      stream: false,
+    })) as unknown as {
+      choices: {
+        finish_reason: string;
+        message: { tool_calls: { function: { name: string; arguments: string } }[] };
+      }[];
+    };
+    expect(whole.choices[0]!.finish_reason).toBe('length');
+    const [call] = whole.choices[0]!.message.tool_calls;
+    expect(call!.function.name).toBe('write_note');
+    expect(() => JSON.parse(call!.function.arguments)).toThrow();
+    const chunks: JsonObject[] = [];
+    await runtime.run({ kind: 'chat', model: 'tiny', request, stream: true, onChunk: (c) => chunks.push(c) });
+    const deltas = chunks.map(
+      (c) => (c.choices as { delta: JsonObject; finish_reason: string | null }[])[0]!,
+    );
+    expect(deltas.at(-1)!.finish_reason).toBe('length');
+    expect(deltas.filter((d) => d.delta.tool_calls).length).toBeGreaterThan(2);
   });
 
   test('behavior: embeddings of token ids, and dimensions truncated to unit length', async () => {

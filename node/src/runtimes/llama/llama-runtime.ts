@@ -48,6 +48,7 @@ import type {
 import { generateText } from './generate-text.js';
 import { llamaSettings } from './llama-settings.js';
 import { sequencesForVram } from './sequences-for-vram.js';
+import { forcedTools, ToolCallStream } from './tool-calls.js';
 import { verificationResponse } from './verification-response.js';
 import { verifyTokens } from './verify-tokens.js';
 
@@ -346,6 +347,7 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     job.onPromptTokens?.(promptTokens.length);
     const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
     const emit = job.stream && !forced ? job.onChunk : undefined;
+    const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
     let streamedTokens = 0;
     if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
     const grammar = forced
@@ -367,17 +369,18 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
         ...(grammar ? { grammar } : {}),
         stop,
         signal: job.signal,
-        onText:
-          emit &&
-          ((text, tokens) => {
-            streamedTokens += tokens;
-            emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text), tokens);
-          }),
+        onText: call
+          ? (text, tokens) => call.push(text, tokens)
+          : emit &&
+            ((text, tokens) => {
+              streamedTokens += tokens;
+              emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text), tokens);
+            }),
       }),
     );
     const usage = usageOf(promptTokens.length, result.completionTokens);
     job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
-    if (forced) return toolCallAnswer(meta, result, usage, job);
+    if (call) return call.finish(result, usage, forced?.name);
     // Tokens whose text was never sent (a matched stop string) count in the last chunk.
     const unsent = result.completionTokens - streamedTokens;
     if (chat) {
@@ -540,72 +543,6 @@ function toTokenBias(model: LlamaModel, bias: Record<string, number> | undefined
     biases.set(Number(token) as Token, value <= -100 ? Number.NEGATIVE_INFINITY : value);
   }
   return tokenBias;
-}
-
-/**
- * The schema a forced tool call is sampled under — `{"name", "arguments"}` of the named function,
- * or of any listed one for "required" — or undefined when no call is forced ("auto" and "none"
- * answer in text; see node/README.md).
- */
-function forcedTools(request: ChatRequest): { schema: object } | undefined {
-  const tools = request.tools ?? [];
-  const choice = request.tool_choice;
-  if (tools.length === 0 || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
-  const wanted =
-    typeof choice === 'object' ? tools.filter((t) => t.function.name === choice.function.name) : tools;
-  if (wanted.length === 0) {
-    throw new NodeError('invalid_request', {
-      detail: `tool_choice names ${(choice as { function: { name: string } }).function.name}, which tools does not list.`,
-    });
-  }
-  const callOf = (tool: (typeof tools)[number]) => ({
-    type: 'object',
-    properties: {
-      name: { const: tool.function.name },
-      arguments: tool.function.parameters ?? { type: 'object' },
-    },
-    required: ['name', 'arguments'],
-    additionalProperties: false,
-  });
-  return { schema: wanted.length === 1 ? callOf(wanted[0]!) : { oneOf: wanted.map(callOf) } };
-}
-
-/** The sampled call as OpenAI's answer (streamed as OpenAI streams tool calls: name, then arguments). */
-function toolCallAnswer(
-  meta: { id: string; model: string; created: number },
-  result: { text: string; completionTokens: number; finishReason: FinishReason },
-  usage: Usage,
-  job: RuntimeJob,
-): JobResponse {
-  let call: { name: string; arguments: unknown };
-  try {
-    call = JSON.parse(result.text) as { name: string; arguments: unknown };
-  } catch {
-    // max_tokens cut the call short: no call to return.
-    throw new NodeError('invalid_request', {
-      detail: 'max_tokens ended the tool call before it was complete.',
-    });
-  }
-  const out: ToolCallOut = {
-    id: `call_${randomBytes(12).toString('hex')}`,
-    type: 'function',
-    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
-  };
-  if (job.stream) {
-    const delta = {
-      index: 0,
-      id: out.id,
-      type: 'function',
-      function: { name: out.function.name, arguments: '' },
-    };
-    job.onChunk?.(chatChunk(meta, { role: 'assistant', content: null, tool_calls: [delta] }), 0);
-    job.onChunk?.(
-      chatChunk(meta, { tool_calls: [{ index: 0, function: { arguments: out.function.arguments } }] }),
-      result.completionTokens,
-    );
-    job.onChunk?.(chatChunk(meta, {}, 'tool_calls'), 0);
-  }
-  return toolCallsResponse(meta, [out], usage);
 }
 
 /** The first `dimensions` components, scaled back to unit length (how OpenAI shortens embeddings). */

@@ -1,0 +1,141 @@
+/**
+ * Forced tool calls (tool_choice "required" or a named function): sampled as the JSON
+ * `{"name", "arguments"}` under a grammar of the calls' shape, streamed as OpenAI streams them —
+ * the call's id and name once the name is sampled, then argument deltas as they are generated —
+ * and answered as OpenAI does when max_tokens cuts the call: the partial arguments, finish_reason
+ * "length" (not an error).
+ */
+import { randomBytes } from 'node:crypto';
+import { NodeError } from '../../errors.js';
+import {
+  type ChatRequest,
+  chatChunk,
+  type FinishReason,
+  type ToolCallOut,
+  toolCallsResponse,
+} from '../openai-shapes.js';
+import type { JobResponse, JsonObject, RuntimeJob, Usage } from '../runtime.js';
+
+/**
+ * The schema a forced tool call is sampled under — `{"name", "arguments"}` of the named function,
+ * or of any listed one for "required" — or undefined when no call is forced ("auto" and "none"
+ * answer in text; see node/README.md).
+ */
+export function forcedTools(request: ChatRequest): { schema: object; name?: string } | undefined {
+  const tools = request.tools ?? [];
+  const choice = request.tool_choice;
+  if (tools.length === 0 || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
+  const wanted =
+    typeof choice === 'object' ? tools.filter((t) => t.function.name === choice.function.name) : tools;
+  if (wanted.length === 0) {
+    throw new NodeError('invalid_request', {
+      detail: `tool_choice names ${(choice as { function: { name: string } }).function.name}, which tools does not list.`,
+    });
+  }
+  const callOf = (tool: (typeof tools)[number]) => ({
+    type: 'object',
+    properties: {
+      name: { const: tool.function.name },
+      arguments: tool.function.parameters ?? { type: 'object' },
+    },
+    required: ['name', 'arguments'],
+    additionalProperties: false,
+  });
+  return {
+    schema: wanted.length === 1 ? callOf(wanted[0]!) : { oneOf: wanted.map(callOf) },
+    ...(wanted.length === 1 ? { name: wanted[0]!.function.name } : {}),
+  };
+}
+
+type Meta = { id: string; model: string; created: number };
+
+/** The call's JSON up to its arguments' first character: `{"name": "…", "arguments": `. */
+const HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*/;
+/** What may be the call object's own closing brace at the end of the text so far. */
+const TAIL = /\s*\}\s*$/;
+
+/**
+ * The sampled call's text as it comes: the head (id and name) once the name is complete, then
+ * the arguments as deltas — all but a trailing brace, which may be the call object's own.
+ */
+export class ToolCallStream {
+  readonly id = `call_${randomBytes(12).toString('hex')}`;
+  #text = '';
+  #name: string | undefined;
+  #argumentsAt = -1;
+  #sent = -1;
+  #tokens = 0;
+  readonly #meta: Meta;
+  readonly #emit: RuntimeJob['onChunk'];
+
+  constructor(meta: Meta, emit: RuntimeJob['onChunk']) {
+    this.#meta = meta;
+    this.#emit = emit;
+  }
+
+  push(text: string, tokens: number): void {
+    this.#text += text;
+    this.#tokens += tokens;
+    if (this.#argumentsAt < 0) {
+      const head = HEAD.exec(this.#text);
+      if (!head) return;
+      this.#name = JSON.parse(head[1]!) as string;
+      this.#argumentsAt = head[0].length;
+      this.#sent = this.#argumentsAt;
+      const call = { index: 0, id: this.id, type: 'function', function: { name: this.#name, arguments: '' } };
+      this.#send({ role: 'assistant', content: null, tool_calls: [call] });
+    }
+    const end = this.#text.length - (TAIL.exec(this.#text)?.[0].length ?? 0);
+    if (end > this.#sent) {
+      this.#send({ tool_calls: [{ index: 0, function: { arguments: this.#text.slice(this.#sent, end) } }] });
+      this.#sent = end;
+    }
+  }
+
+  /**
+   * The answer: the call whole, or — when max_tokens cut it — as far as it got, with
+   * finish_reason "length"; the rest of the arguments and the finish streamed first.
+   */
+  finish(
+    result: { text: string; finishReason: FinishReason },
+    usage: Usage,
+    forcedName: string | undefined,
+  ): JobResponse {
+    // The sampled text is the whole answer (a piece held back for a stop string never came).
+    if (result.text.length > this.#text.length) this.push(result.text.slice(this.#text.length), 0);
+    let complete = true;
+    try {
+      JSON.parse(this.#text);
+    } catch {
+      complete = false;
+    }
+    if (!complete && result.finishReason !== 'length') {
+      throw new NodeError('runtime_error', { detail: 'the tool call grammar gave text that is not JSON.' });
+    }
+    const name = this.#name ?? forcedName ?? '';
+    const tail = TAIL.exec(this.#text)?.[0].length ?? 0;
+    const argsEnd = complete ? this.#text.length - tail : this.#text.length;
+    const args = this.#argumentsAt < 0 ? '' : this.#text.slice(this.#argumentsAt, argsEnd).trim();
+    if (this.#argumentsAt < 0) {
+      const call = { index: 0, id: this.id, type: 'function', function: { name, arguments: '' } };
+      this.#send({ role: 'assistant', content: null, tool_calls: [call] });
+      this.#sent = 0;
+    } else if (argsEnd > this.#sent) {
+      this.#send({
+        tool_calls: [{ index: 0, function: { arguments: this.#text.slice(this.#sent, argsEnd) } }],
+      });
+    }
+    const finish: FinishReason = complete ? 'tool_calls' : 'length';
+    this.#emit?.(chatChunk(this.#meta, {}, finish), this.#tokens);
+    this.#tokens = 0;
+    const out: ToolCallOut = { id: this.id, type: 'function', function: { name, arguments: args } };
+    return toolCallsResponse(this.#meta, [out], usage, finish);
+  }
+
+  /** Sends `delta` with the tokens sampled since the last chunk. */
+  #send(delta: Record<string, unknown>): void {
+    if (!this.#emit) return;
+    this.#emit(chatChunk(this.#meta, delta as JsonObject), this.#tokens);
+    this.#tokens = 0;
+  }
+}
