@@ -26,6 +26,31 @@ describe('main', () => {
     ]);
   });
 
+  test("behavior: <command> --help prints that command's usage (models: every models command's)", async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(await main(['models', 'pull', '--help'])).toBe(0);
+    expect(await main(['models', '--help'])).toBe(0);
+    const [pull, models] = log.mock.calls.map(([text]) => String(text));
+    expect(pull).toMatch(/^Usage: gpumesh-node models pull \[flags\]\n\n {2}models pull <ref>/);
+    expect(pull).not.toContain('models rm');
+    expect(pull).toContain('Settings (flags > GPUMESH_* environment');
+    expect(models).toMatch(/^Usage: gpumesh-node models \[flags\]/);
+    for (const sub of ['models info', 'models rm', 'models recommend', 'models pull'])
+      expect(models).toContain(sub);
+  });
+
+  test('error: an unknown command or models command exits 2 with the usage', async () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    expect(await main(['serve'])).toBe(2);
+    // `models list` is `models`.
+    expect(await main(['models', 'list', '--json', '--models-dir', '/nonexistent/gm-cli'])).toBe(0);
+    expect(await main(['models', 'push'])).toBe(2);
+    const [serve, push] = error.mock.calls.map(([text]) => String(text));
+    expect(serve).toMatch(/^Unknown command serve\.\n\nUsage: gpumesh-node <command>/);
+    expect(push).toMatch(/^Unknown models command push\.\n\nUsage: gpumesh-node <command>/);
+  });
+
   test('error: start with no model to serve says where to get one and exits 3', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gm-cli-'));
     try {

@@ -4,7 +4,11 @@ import { join, resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { DEFAULT_CHUNK_FLUSH_MS } from './chunk-flush.js';
+import { SETTING_FLAGS, type SettingFlag } from './config-flags.js';
 import { NodeError } from './errors.js';
+
+/** The settings' flags for `parseArgs`; defined beside their table so the CLI parses without the schema. */
+export { CONFIG_FLAGS } from './config-flags.js';
 
 export const DEFAULT_COORDINATOR_URL = 'http://127.0.0.1:8080';
 /** The node hub's path on a coordinator given by its app URL (http/https). */
@@ -114,43 +118,10 @@ export type NodeConfig = Readonly<Static<typeof NodeConfigSchema>>;
 export type ModelSetting = Static<typeof ModelSetting>;
 
 type Field = keyof Static<typeof NodeConfigSchema>;
-type Kind = 'string' | 'integer' | 'boolean';
+type Kind = SettingFlag[3];
 
-/** Settings a flag or an environment variable may set (the rest come from the file). */
-const SCALARS: [field: Field, flag: string, env: string, kind: Kind][] = [
-  ['coordinator', 'coordinator', 'GPUMESH_COORDINATOR', 'string'],
-  ['role', 'role', 'GPUMESH_NODE_ROLE', 'string'],
-  ['stateDir', 'state-dir', 'GPUMESH_NODE_STATE_DIR', 'string'],
-  ['modelsDir', 'models-dir', 'GPUMESH_NODE_MODELS_DIR', 'string'],
-  ['runtime', 'runtime', 'GPUMESH_NODE_RUNTIME', 'string'],
-  ['openaiUrl', 'openai-url', 'GPUMESH_NODE_OPENAI_URL', 'string'],
-  ['openaiApiKey', 'openai-api-key', 'GPUMESH_NODE_OPENAI_API_KEY', 'string'],
-  ['voicePhrases', 'voice-phrases', 'GPUMESH_NODE_VOICE_PHRASES', 'string'],
-  ['pricePerAudioSecond', 'price-per-audio-second', 'GPUMESH_NODE_PRICE_PER_AUDIO_SECOND', 'string'],
-  ['pricePerMChar', 'price-per-mchar', 'GPUMESH_NODE_PRICE_PER_MCHAR', 'string'],
-  ['gpu', 'gpu', 'GPUMESH_NODE_GPU', 'string'],
-  ['gpuLayers', 'gpu-layers', 'GPUMESH_NODE_GPU_LAYERS', 'string'],
-  ['gpus', 'gpus', 'GPUMESH_NODE_GPUS', 'string'],
-  ['threads', 'threads', 'GPUMESH_NODE_THREADS', 'integer'],
-  ['maxConcurrency', 'max-concurrency', 'GPUMESH_NODE_MAX_CONCURRENCY', 'integer'],
-  ['offerEmbeddings', 'offer-embeddings', 'GPUMESH_NODE_OFFER_EMBEDDINGS', 'boolean'],
-  ['healthHost', 'health-host', 'GPUMESH_NODE_HEALTH_HOST', 'string'],
-  ['healthPort', 'health-port', 'GPUMESH_NODE_HEALTH_PORT', 'integer'],
-  ['ownerAddress', 'owner-address', 'GPUMESH_NODE_OWNER_ADDRESS', 'string'],
-  ['ownerSignature', 'owner-signature', 'GPUMESH_NODE_OWNER_SIGNATURE', 'string'],
-  ['reconnectMinMs', 'reconnect-min-ms', 'GPUMESH_NODE_RECONNECT_MIN_MS', 'integer'],
-  ['reconnectMaxMs', 'reconnect-max-ms', 'GPUMESH_NODE_RECONNECT_MAX_MS', 'integer'],
-  ['drainTimeoutMs', 'drain-timeout-ms', 'GPUMESH_NODE_DRAIN_TIMEOUT_MS', 'integer'],
-  ['chunkFlushMs', 'chunk-flush-ms', 'GPUMESH_NODE_CHUNK_FLUSH_MS', 'integer'],
-];
-
-/** The long flags the CLI accepts for settings, with their value kinds (for `parseArgs`). */
-export const CONFIG_FLAGS = Object.fromEntries(
-  SCALARS.map(([, flag, , kind]) => [
-    flag,
-    { type: kind === 'boolean' ? ('boolean' as const) : ('string' as const) },
-  ]),
-);
+/** The flag table, checked against the schema: every setting it names is a field of NodeConfig. */
+const SCALARS: readonly (readonly [field: Field, flag: string, env: string, kind: Kind])[] = SETTING_FLAGS;
 
 export type LoadConfigOptions = {
   /** Parsed CLI flags (`parseArgs` values), keyed by flag name. */

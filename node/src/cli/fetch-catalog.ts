@@ -1,0 +1,23 @@
+/** The coordinator's model catalog, as GET /api/models/catalog answers it. */
+export type CatalogModels = {
+  id: string;
+  family: string;
+  files: { quant: string; file: string; sizeBytes: number; sha256: string }[];
+}[];
+
+/**
+ * The coordinator's catalog (GET /api/models/catalog on the app URL of the first coordinator
+ * listed), or undefined when it can't be read.
+ */
+export async function fetchCatalogModels(coordinator: string): Promise<CatalogModels | undefined> {
+  const url = new URL(coordinator.split(',')[0]!.trim());
+  url.protocol = url.protocol === 'wss:' || url.protocol === 'https:' ? 'https:' : 'http:';
+  url.pathname = '/api/models/catalog';
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) return undefined;
+    return ((await res.json()) as { models: CatalogModels }).models;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,59 @@
+import type { NodeConfig } from '../config.js';
+import { NodeError } from '../errors.js';
+import { fetchCatalogModels } from './fetch-catalog.js';
+import type { CommandInput } from './parse-args.js';
+import { USAGE } from './usage.js';
+
+/**
+ * `gpumesh-node models pull <ref> [--sha256 HEX]`: downloads a GGUF into the models folder through
+ * node-llama-cpp's downloader, then checks it against the coordinator's catalog (or --sha256).
+ * @throws NodeError `config_invalid` for a --sha256 that is not 64 hex digits.
+ */
+export async function modelsPull(config: NodeConfig, { args, values }: CommandInput): Promise<number> {
+  const ref = args[0];
+  if (!ref) {
+    console.error(`models pull needs a model reference.\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(values.sha256)) {
+    throw new NodeError('config_invalid', { detail: '--sha256: expected 64 hex digits.' });
+  }
+  const { pullModel } = await import('../models/pull-model.js');
+  const catalog = (await fetchCatalogModels(config.coordinator))?.flatMap((model) =>
+    model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
+  );
+  if (!catalog)
+    console.error(`warning: the coordinator's catalog could not be read; the file is not verified.`);
+  const tty = process.stderr.isTTY === true && values.json !== true;
+  let shownStep = -1;
+  const result = await pullModel({
+    ref,
+    modelsDir: config.modelsDir,
+    ...(catalog ? { catalog } : {}),
+    ...(values.sha256 ? { sha256: values.sha256 } : {}),
+    showCliProgress: tty,
+    onProgress: ({ downloadedBytes, totalBytes, bytesPerSecond, etaS }) => {
+      if (tty || totalBytes <= 0) return;
+      const step = Math.floor((downloadedBytes / totalBytes) * 10);
+      if (step === shownStep) return;
+      shownStep = step;
+      const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+      console.error(
+        `pulling ${ref}: ${step * 10}% (${mib(downloadedBytes)} of ${mib(totalBytes)}, ${mib(bytesPerSecond)}/s, about ${Math.ceil(etaS / 1000)} s left)`,
+      );
+    },
+  });
+  if (values.json) {
+    console.log(JSON.stringify(result));
+    return 0;
+  }
+  console.log(`${result.path}\nsha256 ${result.sha256}`);
+  console.log(
+    result.verified === 'catalog'
+      ? `verified against the catalog: served as ${result.modelId}`
+      : result.verified === 'pinned'
+        ? 'verified against --sha256'
+        : 'not in the catalog: served under this node\u2019s own id (<nodeId>/<name>), unverified',
+  );
+  return 0;
+}
