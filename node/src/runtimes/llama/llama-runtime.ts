@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { VerifyRequest } from '@gpumesh/protocol';
 import { Value } from '@sinclair/typebox/value';
@@ -27,12 +26,9 @@ import {
   completionChunk,
   completionResponse,
   embeddingResponse,
-  type FinishReason,
   messageText,
   parseRequest,
   responseId,
-  type ToolCallOut,
-  toolCallsResponse,
   usageOf,
 } from '../openai-shapes.js';
 import type {
@@ -43,7 +39,6 @@ import type {
   Runtime,
   RuntimeJob,
   ServedModel,
-  Usage,
 } from '../runtime.js';
 import { generateText } from './generate-text.js';
 import { llamaSettings } from './llama-settings.js';
