@@ -273,6 +273,37 @@ describe('createLlamaRuntime', () => {
     expect(chunks).toBeLessThan(20);
   });
 
+  test('behavior: a JSON-schema integer comes out as a plain integer, never with an exponent', async () => {
+    const schema = {
+      type: 'object',
+      properties: { n: { type: 'integer' }, x: { type: 'number' } },
+      required: ['n', 'x'],
+      additionalProperties: false,
+    };
+    let exponents = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const response = await runtime.run({
+        kind: 'chat',
+        model: 'tiny',
+        request: {
+          messages: [{ role: 'user', content: 'Numbers.' }],
+          max_tokens: 64,
+          seed,
+          temperature: 1.5,
+          response_format: { type: 'json_schema', json_schema: { name: 'n', schema } },
+        },
+        stream: false,
+      });
+      const content = (response.choices as { message: { content: string } }[])[0]!.message.content;
+      const n = /"n"\s*:\s*([^,}\s]+)/.exec(content)?.[1] ?? '';
+      expect(n).toMatch(/^-?(0|[1-9][0-9]*)$/);
+      expect(Number.isSafeInteger(Number(n)) || n.replace('-', '').length >= 16).toBe(true);
+      if (/[eE]/.test(/"x"\s*:\s*([^,}\s]+)/.exec(content)?.[1] ?? '')) exponents++;
+    }
+    // The grammar is otherwise node-llama-cpp's: a number may still take an exponent.
+    console.log(`json integers: 40 plain; numbers with an exponent: ${exponents}`);
+  });
+
   test('behavior: response_format json_schema constrains the output to the schema (llama.cpp grammar)', async () => {
     const schema = {
       type: 'object',

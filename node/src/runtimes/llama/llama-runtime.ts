@@ -136,6 +136,10 @@ type Loaded = {
   embedding?: Promise<LlamaEmbeddingContext>;
 };
 
+/** node-llama-cpp's integer rule (an optional exponent after the digits) and ours, without it. */
+const INTEGER_RULE = /^(integer-number-rule ::= .*?) \(\[eE\] [^\n]*$/m;
+const PLAIN_INTEGER_RULE = '$1';
+
 /** Grammars kept at most (one per distinct response schema). */
 const MAX_GRAMMARS = 64;
 
@@ -247,6 +251,15 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     if (!grammar) {
       grammar = llama!
         .createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0])
+        .then((json) =>
+          // JSON Schema's integer is a plain integer: node-llama-cpp's rule also lets an exponent
+          // through ("-83e811" parses as -Infinity).
+          llama!.createGrammar({
+            grammar: json.grammar.replace(INTEGER_RULE, PLAIN_INTEGER_RULE),
+            stopGenerationTriggers: [...json.stopGenerationTriggers],
+            trimWhitespaceSuffix: json.trimWhitespaceSuffix,
+          }),
+        )
         .catch((error: unknown) => {
           grammars.delete(key);
           throw new NodeError('invalid_request', {
