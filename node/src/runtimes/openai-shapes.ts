@@ -37,7 +37,8 @@ const Sampling = {
   max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-  top_p: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+  /** 0 keeps only the most likely token (llama.cpp keeps at least one), as OpenAI's top_p 0. */
+  top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /** Not OpenAI's, but common among compatible servers: keep the k most likely (0: all). NODE_PROTOCOL.md §9 "Sampling". */
   top_k: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Likewise: keep tokens at least this times as likely as the most likely (0: all). */

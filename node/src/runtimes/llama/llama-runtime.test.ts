@@ -273,6 +273,29 @@ describe('createLlamaRuntime', () => {
     expect(chunks).toBeLessThan(20);
   });
 
+  test('behavior: top_p 0 keeps only the most likely token, as OpenAI does: any seed, the same answer', async () => {
+    const answer = async (seed: number) =>
+      (
+        (
+          await runtime.run({
+            kind: 'chat',
+            model: 'tiny',
+            request: {
+              messages: [{ role: 'user', content: 'hi' }],
+              max_tokens: 12,
+              top_p: 0,
+              seed,
+              logit_bias: NO_EOS,
+            },
+            stream: false,
+          })
+        ).choices as { message: { content: string } }[]
+      )[0]!.message.content;
+    const first = await answer(1);
+    expect(first.length).toBeGreaterThan(0);
+    for (const seed of [2, 3, 4]) expect(await answer(seed)).toBe(first);
+  });
+
   test('behavior: a JSON-schema integer comes out as a plain integer, never with an exponent', async () => {
     const schema = {
       type: 'object',
