@@ -313,4 +313,32 @@ describe("streams that behave like OpenAI's", () => {
       client.chat.completions.create({ model, messages: [{ role: 'user', content: long }], stream: true }),
     ).rejects.toMatchObject({ status: 400 });
   });
+
+  test('default: n choices through the coordinator, whole and streamed, billed for all their tokens', async () => {
+    const whole = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'hi' }],
+      n: 2,
+      max_tokens: 4,
+      seed: 3,
+    });
+    expect(whole.choices.map((c) => c.index)).toEqual([0, 1]);
+    const stream = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'hi' }],
+      n: 2,
+      max_tokens: 4,
+      seed: 3,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const texts = ['', ''];
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) texts[c.index] += c.delta.content ?? '';
+      usage ??= chunk.usage ?? undefined;
+    }
+    expect(texts).toEqual(whole.choices.map((c) => c.message.content));
+    expect(usage!.completion_tokens).toBe(whole.usage!.completion_tokens);
+  });
 });

@@ -28,7 +28,8 @@ export function streamedText(chunks: readonly Record<string, unknown>[]): string
   let text = '';
   for (const chunk of chunks) {
     const choice = firstChoice(chunk);
-    if (!choice) continue;
+    // A chunk of another choice (n > 1) is not choice 0's text.
+    if (!choice || ((choice as { index?: unknown }).index ?? 0) !== 0) continue;
     if (choice.delta?.tool_calls) return undefined;
     const piece = typeof choice.text === 'string' ? choice.text : choice.delta?.content;
     if (typeof piece === 'string') text += piece;

@@ -38,6 +38,14 @@ describe('precheck', () => {
     );
     expect(precheck(claims())).toBeUndefined();
   });
+
+  test('behavior: with n > 1 the usage counts every choice; choice 0 ids may not exceed it', () => {
+    const request = { model: 'm', messages: [{ role: 'user', content: 'Say hello' }], n: 3 };
+    expect(precheck(claims({ request, usage: { prompt_tokens: 3, completion_tokens: 6 } }))).toBeUndefined();
+    expect(precheck(claims({ request, usage: { prompt_tokens: 3, completion_tokens: 1 } }))).toMatch(
+      /completion token ids/,
+    );
+  });
 });
 
 describe('judge', () => {

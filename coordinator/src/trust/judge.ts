@@ -62,7 +62,10 @@ export function precheck(claims: Claims): string | undefined {
   if (ids.prompt.length !== claims.usage.prompt_tokens) {
     return `${ids.prompt.length} prompt token ids for usage.prompt_tokens ${claims.usage.prompt_tokens}`;
   }
-  if (ids.completion.length !== claims.usage.completion_tokens) {
+  // With n > 1 the usage counts every choice; the ids are choice 0's, so no more than it.
+  const choices = typeof claims.request.n === 'number' ? claims.request.n : 1;
+  const over = choices > 1 ? ids.completion.length > claims.usage.completion_tokens : false;
+  if (over || (choices <= 1 && ids.completion.length !== claims.usage.completion_tokens)) {
     return `${ids.completion.length} completion token ids for usage.completion_tokens ${claims.usage.completion_tokens}`;
   }
   return undefined;

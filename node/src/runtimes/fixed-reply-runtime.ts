@@ -81,7 +81,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
           }
           job.onChunk?.(chatChunk(meta, {}, 'stop'), 0);
         } else await generateQuietly(job.signal);
-        return chatResponse(meta, text, 'stop', usage);
+        return chatResponse(meta, [{ text, finishReason: 'stop' }], usage);
       }
       if (job.stream) {
         for (const word of words) {
@@ -90,7 +90,7 @@ export function createFixedReplyRuntime(options: FixedReplyRuntimeOptions): Runt
           job.onChunk?.(completionChunk(meta, word), 1);
         }
       } else await generateQuietly(job.signal);
-      return completionResponse(meta, text, 'stop', usage);
+      return completionResponse(meta, [{ text, finishReason: 'stop' }], usage);
     },
     alive: () => !closed,
     async close() {

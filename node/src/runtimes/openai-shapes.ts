@@ -49,7 +49,8 @@ const Sampling = {
   logit_bias: Type.Optional(
     Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Number({ minimum: -100, maximum: 100 })),
   ),
-  n: Type.Optional(Type.Literal(1)),
+  /** Choices sampled one after another (seed + i when seeded); at most 4, as the coordinator. */
+  n: Type.Optional(Type.Integer({ minimum: 1, maximum: 4 })),
   presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
   frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
   response_format: Type.Optional(
@@ -153,13 +154,14 @@ export function chatChunk(
   meta: Meta,
   delta: JsonObject,
   finishReason: FinishReason | null = null,
+  index = 0,
 ): JsonObject {
   return {
     id: meta.id,
     object: 'chat.completion.chunk',
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index, delta, logprobs: null, finish_reason: finishReason }],
   };
 }
 
@@ -168,25 +170,32 @@ export function completionChunk(
   meta: Meta,
   text: string,
   finishReason: FinishReason | null = null,
+  index = 0,
 ): JsonObject {
   return {
     id: meta.id,
     object: 'text_completion',
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index, text, logprobs: null, finish_reason: finishReason }],
   };
 }
 
-export function chatResponse(meta: Meta, content: string, finishReason: FinishReason, usage: Usage) {
+/** What one choice answered. */
+export type ChoiceText = { text: string; finishReason: FinishReason };
+
+export function chatResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
   return {
     id: meta.id,
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    choices: [
-      { index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: finishReason },
-    ],
+    choices: choices.map((c, index) => ({
+      index,
+      message: { role: 'assistant', content: c.text },
+      logprobs: null,
+      finish_reason: c.finishReason,
+    })),
     usage,
   };
 }
@@ -217,13 +226,18 @@ export function toolCallsResponse(
 
 export type ToolCallOut = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
-export function completionResponse(meta: Meta, text: string, finishReason: FinishReason, usage: Usage) {
+export function completionResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
   return {
     id: meta.id,
     object: 'text_completion',
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finishReason }],
+    choices: choices.map((c, index) => ({
+      index,
+      text: c.text,
+      logprobs: null,
+      finish_reason: c.finishReason,
+    })),
     usage,
   };
 }

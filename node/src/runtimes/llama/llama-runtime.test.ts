@@ -273,6 +273,31 @@ describe('createLlamaRuntime', () => {
     expect(chunks).toBeLessThan(20);
   });
 
+  test('behavior: n choices, each sampled (seed + i), counted in usage, streamed by index', async () => {
+    const request = {
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 8,
+      n: 3,
+      seed: 7,
+      logit_bias: NO_EOS,
+    };
+    const whole = (await runtime.run({ kind: 'chat', model: 'tiny', request, stream: false })) as unknown as {
+      choices: { index: number; message: { content: string } }[];
+      usage: { completion_tokens: number };
+    };
+    expect(whole.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(new Set(whole.choices.map((c) => c.message.content)).size).toBeGreaterThan(1);
+    expect(whole.usage.completion_tokens).toBe(24);
+    const chunks: JsonObject[] = [];
+    await runtime.run({ kind: 'chat', model: 'tiny', request, stream: true, onChunk: (c) => chunks.push(c) });
+    const byIndex = new Map<number, string>();
+    for (const chunk of chunks) {
+      const [c] = chunk.choices as { index: number; delta: { content?: string } }[];
+      byIndex.set(c!.index, (byIndex.get(c!.index) ?? '') + (c!.delta.content ?? ''));
+    }
+    expect([...byIndex.values()]).toEqual(whole.choices.map((c) => c.message.content));
+  });
+
   test('behavior: top_p 0 keeps only the most likely token, as OpenAI does: any seed, the same answer', async () => {
     const answer = async (seed: number) =>
       (

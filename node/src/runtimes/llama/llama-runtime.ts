@@ -26,6 +26,7 @@ import {
   completionChunk,
   completionResponse,
   embeddingResponse,
+  type FinishReason,
   messageText,
   parseRequest,
   responseId,
@@ -356,47 +357,65 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
     const emit = job.stream && !forced ? job.onChunk : undefined;
     const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
-    let streamedTokens = 0;
-    if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }), 0);
     const grammar = forced
       ? await grammarForSchema(forced.schema)
       : await grammarFor(request.response_format);
-    const result = await withSequence(entry, (sequence) =>
-      generateText({
-        sequence,
-        promptTokens,
-        maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
-        temperature: request.temperature ?? DEFAULT_TEMPERATURE,
-        topP: request.top_p,
-        ...(request.top_k ? { topK: request.top_k } : {}),
-        ...(request.min_p ? { minP: request.min_p } : {}),
-        seed: request.seed,
-        tokenBias: toTokenBias(model, request.logit_bias),
-        ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
-        ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
-        ...(grammar ? { grammar } : {}),
-        stop,
-        signal: job.signal,
-        onText: call
-          ? (text, tokens) => call.push(text, tokens)
-          : emit &&
-            ((text, tokens) => {
-              streamedTokens += tokens;
-              emit(chat ? chatChunk(meta, { content: text }) : completionChunk(meta, text), tokens);
-            }),
-      }),
-    );
-    const usage = usageOf(promptTokens.length, result.completionTokens);
-    job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
-    if (call) return call.finish(result, usage, forced?.name);
-    // Tokens whose text was never sent (a matched stop string) count in the last chunk.
-    const unsent = result.completionTokens - streamedTokens;
-    if (chat) {
-      emit?.(chatChunk(meta, {}, result.finishReason), unsent);
-      return chatResponse(meta, result.text, result.finishReason, usage);
+    // n choices, one after another on one sequence; choice i samples with seed + i (when seeded).
+    const n = request.n ?? 1;
+    if (n > 1 && forced) {
+      throw new NodeError('invalid_request', { detail: 'n > 1 with a forced tool call is not supported.' });
     }
-    emit?.(completionChunk(meta, '', result.finishReason), unsent);
-    return completionResponse(meta, result.text, result.finishReason, usage);
+    const choices: { text: string; finishReason: FinishReason }[] = [];
+    let completionTokens = 0;
+    for (let index = 0; index < n; index++) {
+      let streamedTokens = 0;
+      if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }, null, index), 0);
+      const result = await withSequence(entry, (sequence) =>
+        generateText({
+          sequence,
+          promptTokens,
+          maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
+          temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+          topP: request.top_p,
+          ...(request.top_k ? { topK: request.top_k } : {}),
+          ...(request.min_p ? { minP: request.min_p } : {}),
+          seed: request.seed === undefined ? undefined : request.seed + index,
+          tokenBias: toTokenBias(model, request.logit_bias),
+          ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
+          ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
+          ...(grammar ? { grammar } : {}),
+          stop,
+          signal: job.signal,
+          onText: call
+            ? (text, tokens) => call.push(text, tokens)
+            : emit &&
+              ((text, tokens) => {
+                streamedTokens += tokens;
+                emit(
+                  chat
+                    ? chatChunk(meta, { content: text }, null, index)
+                    : completionChunk(meta, text, null, index),
+                  tokens,
+                );
+              }),
+        }),
+      );
+      completionTokens += result.completionTokens;
+      // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
+      if (index === 0) job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
+      if (call) return call.finish(result, usageOf(promptTokens.length, completionTokens), forced?.name);
+      // Tokens whose text was never sent (a matched stop string) count in the choice's last chunk.
+      const unsent = result.completionTokens - streamedTokens;
+      emit?.(
+        chat
+          ? chatChunk(meta, {}, result.finishReason, index)
+          : completionChunk(meta, '', result.finishReason, index),
+        unsent,
+      );
+      choices.push({ text: result.text, finishReason: result.finishReason });
+    }
+    const usage = usageOf(promptTokens.length, completionTokens);
+    return chat ? chatResponse(meta, choices, usage) : completionResponse(meta, choices, usage);
   }
 
   async function runEmbedding(entry: Loaded, job: RuntimeJob): Promise<JobResponse> {

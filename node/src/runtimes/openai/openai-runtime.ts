@@ -116,8 +116,8 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
     if (job.signal?.aborted) throw new NodeError('job_cancelled');
     if (!usage) throw new NodeError('runtime_error', { detail: 'The local server reported no usage.' });
     return job.kind !== 'completion'
-      ? chatResponse(meta, content, finishReason, usage)
-      : completionResponse(meta, content, finishReason, usage);
+      ? chatResponse(meta, [{ text: content, finishReason }], usage)
+      : completionResponse(meta, [{ text: content, finishReason }], usage);
   }
 
   return {
