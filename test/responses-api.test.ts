@@ -341,4 +341,34 @@ describe("streams that behave like OpenAI's", () => {
     expect(texts).toEqual(whole.choices.map((c) => c.message.content));
     expect(usage!.completion_tokens).toBe(whole.usage!.completion_tokens);
   });
+
+  test('error: images to a model that takes none say so (400 naming messages)', async () => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==';
+    await expect(
+      client.chat.completions.create({
+        model,
+        max_tokens: 2,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+            ],
+          },
+        ],
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      param: 'messages',
+      message: expect.stringMatching(/does not take images/),
+    });
+  });
+
+  test('error: 2,049 embedding inputs are refused as too many, naming input', async () => {
+    await expect(
+      client.embeddings.create({ model, input: Array.from({ length: 2_049 }, () => 'x') }),
+    ).rejects.toMatchObject({ status: 400, param: 'input', message: expect.stringMatching(/at most 2048/) });
+  });
 });

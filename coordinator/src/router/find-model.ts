@@ -52,9 +52,12 @@ export function findModel(index: PickIndex, model: string, kind: JobKind): { con
   if (!offers || offers.size === 0) throw modelNotFound(index, model);
   const first = offers.values().next().value!;
   if (!FAMILIES_FOR_KIND[kind].includes(first.offer.family)) {
-    throw new ApiError('invalid_request', `The model "${model}" is a ${first.offer.family} model.`, {
-      param: 'model',
-    });
+    // A chat with images on a text-only chat model: say what is missing, not what the model is.
+    const message =
+      kind === 'vision'
+        ? `The model "${model}" does not take images (it is a ${first.offer.family} model); send text only, or use a vision model.`
+        : `The model "${model}" is a ${first.offer.family} model.`;
+    throw new ApiError('invalid_request', message, { param: kind === 'vision' ? 'messages' : 'model' });
   }
   if (![...offers.values()].some((entry) => servesKind(entry, kind))) {
     throw new ApiError('invalid_request', `The model "${model}" does not do ${kind}.`, { param: 'model' });

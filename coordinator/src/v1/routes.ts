@@ -25,6 +25,7 @@ import {
   ChatCompletionBody,
   CompletionBody,
   EmbeddingBody,
+  MAX_EMBEDDING_INPUTS,
   type ProviderPreferencesBody,
   UsageQuery,
 } from './schemas.js';
@@ -297,6 +298,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     '/v1/embeddings',
     {
       ...limits,
+      preValidation: [dropNullFields, countInputs],
       onRequest: apiKey,
       schema: { tags: ['v1'], security: API_KEY, operationId: 'createEmbedding', body: EmbeddingBody },
     },
@@ -319,4 +321,19 @@ function toBase64Embeddings<T extends Record<string, unknown>>(response: T): T {
         : d,
     ),
   };
+}
+
+/**
+ * Too many embedding inputs named as such (the schema's union would report the first branch's
+ * error, "input: must be string").
+ */
+async function countInputs(request: FastifyRequest): Promise<void> {
+  const input = (request.body as { input?: unknown } | null)?.input;
+  if (Array.isArray(input) && input.length > MAX_EMBEDDING_INPUTS && typeof input[0] !== 'number') {
+    throw new ApiError(
+      'invalid_request',
+      `input holds ${input.length} inputs; at most ${MAX_EMBEDDING_INPUTS} fit one request.`,
+      { param: 'input' },
+    );
+  }
 }
