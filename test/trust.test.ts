@@ -369,8 +369,12 @@ describe('verification: canaries catch a node serving other weights', () => {
     const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
     const catalog = (
       await app.inject({ url: '/api/router/models', headers: { authorization: `Bearer ${jwt}` } })
-    ).json() as { data: { id: string; liveNodes: number; probationNodes: number }[] };
-    expect(catalog.data.find((m) => m.id === MODEL)).toMatchObject({ liveNodes: 1, probationNodes: 1 });
+    ).json() as { data: { id: string; liveNodes: number; verifiedNodes: number; probationNodes: number }[] };
+    expect(catalog.data.find((m) => m.id === MODEL)).toMatchObject({
+      liveNodes: 2,
+      verifiedNodes: 1,
+      probationNodes: 1,
+    });
   }, 180_000);
 
   test('behavior: a price-0 node serving junk under the claimed hash gets at most its probation share, then is suspended', async () => {

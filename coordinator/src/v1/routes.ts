@@ -110,6 +110,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     family: m.family,
     context_length: m.contextLength,
     live_nodes: m.liveNodes,
+    verified_nodes: m.verifiedNodes,
     probation_nodes: m.probationNodes,
     pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: m.unit },
   });
