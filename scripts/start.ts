@@ -117,3 +117,18 @@ const shutdown = (code: number) => () => {
 };
 process.once('SIGINT', shutdown(130));
 process.once('SIGTERM', shutdown(143));
+
+// The install command is announced only once the coordinator serves the package it installs.
+network.packageServed.then((served) => {
+  if (stopping) return;
+  if (served.ok) {
+    console.log(`
+Add a provider node (this machine or another that reaches ${network.appUrl}):
+  curl -fsSL ${served.installUrl} | sh -s -- --role cpu --coordinator ${network.appUrl}
+  (--role gpu on a machine with a GPU; ${network.appUrl}/network lists every kind)`);
+  } else {
+    console.error(
+      `gpumesh: the node package is not served, so install.sh cannot install from here: ${served.reason}\n  (install from this checkout instead: sh install.sh --from . --coordinator ${network.appUrl})`,
+    );
+  }
+});

@@ -194,17 +194,19 @@ describe('npm start', () => {
         )
         .toBe(true);
 
-      // install.sh's package, packed by npm start in the background, is served with its hashes.
+      // install.sh's package, packed by npm start in the background: the install command is
+      // printed once it is served (waited on as printed; the deadline is only a safety net), and
+      // from that moment the package answers 200 with its hashes.
       const appUrl = new URL(endpoint).origin;
       await expect
-        .poll(async () => (await fetch(`${appUrl}/install/packages.json`)).status, {
-          timeout: 90_000,
-          interval: 1_000,
-        })
-        .toBe(200);
-      const { packages } = (await (await fetch(`${appUrl}/install/packages.json`)).json()) as {
-        packages: { file: string; sha256: string }[];
-      };
+        .poll(() => first.output().includes('Add a provider node'), { timeout: 300_000, interval: 200 })
+        .toBe(true);
+      expect(first.output()).toContain(
+        `  curl -fsSL ${appUrl}/install.sh | sh -s -- --role cpu --coordinator ${appUrl}`,
+      );
+      const listed = await fetch(`${appUrl}/install/packages.json`);
+      expect(listed.status).toBe(200);
+      const { packages } = (await listed.json()) as { packages: { file: string; sha256: string }[] };
       expect(packages.map((p) => p.file)).toEqual([
         expect.stringMatching(/^gpumesh-protocol-/),
         expect.stringMatching(/^gpumesh-node-/),
