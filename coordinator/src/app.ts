@@ -318,7 +318,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 /**
  * Rate limits: first a per-IP budget of failed credentials, checked before any credential is
  * (auth/limit-failed-credentials.ts); then per IP on sign-in routes (their route config), per user
- * elsewhere — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
+ * elsewhere, ahead of any route's own credential check (a refused request counts too) — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
  * IP otherwise. On Redis when configured, so every replica counts against the same limits.
  */
 async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -351,7 +351,11 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
     return `ip:${request.ip}`;
   };
   await app.register(rateLimit, {
-    global: true,
+    // Not the plugin's per-route hook: it runs after a route's own onRequest hooks, so a request an
+    // auth hook refuses (a /v1 call with no key: 401) was never counted. The global hook below runs
+    // ahead of every route hook instead; routes with their own limit (sign-in) or none (health,
+    // metrics) keep the plugin's route config.
+    global: false,
     timeWindow: config.rateLimit.windowMs,
     keyGenerator: keyOf,
     max: (_request, key) =>
@@ -363,6 +367,11 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
       new ApiError('rate_limited', `Rate limit exceeded; retry in ${context.after}.`, {
         retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
       }),
+  });
+  const limit = app.rateLimit();
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.rateLimit !== undefined) return;
+    await limit.call(app, request, reply);
   });
 }
 
