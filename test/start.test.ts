@@ -120,6 +120,20 @@ describe('npm start', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
+  it('behavior: --help prints the flags, ending with a newline, and starts nothing', async () => {
+    const { stdout } = await run('npm', ['start', '--silent', '--', '--help'], { cwd: ROOT });
+    expect(stdout).toMatch(/^usage: npm start -- /);
+    expect(stdout).toContain('--data-dir DIR');
+    expect(stdout.endsWith('\n')).toBe(true);
+    const refused = await run('npm', ['start', '--silent', '--', '--bogus'], { cwd: ROOT }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).toBe(2);
+    expect(refused?.stderr).toMatch(/^npm start: Unknown option '--bogus'/);
+    expect(refused?.stderr).not.toContain('    at ');
+  });
+
   it(
     'default: the printed curl example works; Ctrl-C stops everything; a restart keeps the key',
     async () => {
