@@ -75,7 +75,8 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
   </div>
   <div class="card">
     <h3>Nodes</h3>
-    <p class="hint">Uptime: the share of the last 24 hours the node was connected. Verified: at random
+    <p class="hint">Uptime: the share of the last 24 hours (or of the time since it was first seen,
+      if shorter) the node was connected. Verified: at random
       times the coordinator sends each node requests shaped like client traffic and has a network
       node holding the same weights score the answer token by token; a node passes five to leave
       probation, and one whose answers fail is suspended and its owner's stake slashed.
