@@ -350,10 +350,19 @@ describe('verification: canaries catch a node serving other weights', () => {
     ]);
     const stats = (await app.inject({ url: '/api/network/stats' })).json() as {
       suspensions: { nodeId: string; slashed: string | null; reason: string }[];
+      nodeList: { nodeId: string; state: string; trust: { failed?: number; lastFailure?: unknown } | null }[];
     };
     expect(stats.suspensions).toEqual([
       expect.objectContaining({ nodeId: ids.liar.toLowerCase(), slashed: '15', reason: standing.reason }),
     ]);
+    // Refused by the hub, still in the node list: marked suspended, with its failed checks.
+    expect(stats.nodeList.find((n) => n.nodeId.toLowerCase() === ids.liar.toLowerCase())).toMatchObject({
+      state: 'suspended',
+      trust: {
+        failed: expect.any(Number),
+        lastFailure: expect.objectContaining({ reason: expect.any(String) }),
+      },
+    });
     expect((await app.inject({ url: '/network' })).body).toContain('stake slashed 15');
     // The reconciliation check (vault backing, ledger) finds nothing amiss.
     const report = await reconcile({

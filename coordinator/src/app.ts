@@ -41,6 +41,7 @@ import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
+import { NODE_LIST_LIMIT } from './pages/network-stats.js';
 import { NodePackages } from './pages/node-packages.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
@@ -54,7 +55,7 @@ import { type LocalVerifier, startLocalVerifier } from './trust/local-verifier.j
 import { Probation } from './trust/probation.js';
 import { ReputationGuard } from './trust/reputation-guard.js';
 import { TrafficShapes } from './trust/traffic-shapes.js';
-import { recentSuspensions, trustSummaries } from './trust/trust-views.js';
+import { recentSuspensions, suspendedNodeIds, trustSummaries } from './trust/trust-views.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
@@ -306,6 +307,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return trustSummaries(ctx.db, ids, ctx.clock.now(), (id) => live.has(id));
       },
       suspensions: () => recentSuspensions(ctx.db),
+      suspendedNodes: () => suspendedNodeIds(ctx.db, NODE_LIST_LIMIT),
       spotCheckRate: config.trust.spotCheckRate,
     },
     nodePackages: new NodePackages({ dir: config.nodePackagesDir }),
