@@ -328,7 +328,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       await app.inject({ url: '/api/provider/nodes', headers: { authorization: `Bearer ${liarJwt}` } })
     ).json() as {
       nodes: {
-        trust: { status: string; failed: number; lastCheckAt: string | null };
+        trust: { status: string; failed: number; lastCheckAt: string | null; lastFailure: unknown };
         verifications: { passed: boolean; jobId: string; source: string }[];
         slashes: { amount: string; txHash: string; evidence: { verifications: unknown[] } }[];
       }[];
@@ -339,6 +339,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       status: 'suspended',
       failed: rows.filter((r) => Number(r.passed) === 0).length,
       lastCheckAt: expect.any(String),
+      lastFailure: { at: expect.any(String), reason: expect.any(String) },
     });
     expect(liarView.verifications.map((v) => v.source)).toEqual(rows.map(() => 'canary'));
     expect(liarView.slashes).toEqual([
