@@ -120,7 +120,7 @@ describe('npm start', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('behavior: --help prints the flags, ending with a newline, and starts nothing', async () => {
+  it('behavior: --help prints the flags (npm start, npm run demo), ending with a newline, and starts nothing', async () => {
     const { stdout } = await run('npm', ['start', '--silent', '--', '--help'], { cwd: ROOT });
     expect(stdout).toMatch(/^usage: npm start -- /);
     expect(stdout).toContain('--data-dir DIR');
@@ -132,6 +132,9 @@ describe('npm start', () => {
     expect(refused?.code).toBe(2);
     expect(refused?.stderr).toMatch(/^npm start: Unknown option '--bogus'/);
     expect(refused?.stderr).not.toContain('    at ');
+    const demo = await run('npm', ['run', 'demo', '--silent', '--', '--help'], { cwd: ROOT });
+    expect(demo.stdout).toMatch(/^usage: npm run demo -- \[--network /);
+    expect(demo.stdout.endsWith('\n')).toBe(true);
   });
 
   it(
