@@ -61,7 +61,8 @@ Usage: install.sh [options]
   --uninstall              remove everything this script added (the node key too, unless --keep-state)
   --keep-state             with --uninstall: keep the state folder (node key, models)
 Environment: GPUMESH_SYSTEMD_DIR (default /etc/systemd/system) and GPUMESH_BIN_DIR (default
-/usr/local/bin) say where the system-wide unit and the gpumesh-node link go.
+/usr/local/bin) say where the system-wide unit and the gpumesh-node link go; GPUMESH_INSTALL_WAIT_S
+(default 120) how long, in all, to wait for a coordinator that answers 503 while it prepares the package.
 EOF
 }
 
@@ -352,20 +353,52 @@ gpu_overrides() {
 }
 
 # Downloads the coordinator's node package tarballs (GET /install/packages.json lists them with
-# their SHA-256) into a folder; a tarball whose SHA-256 differs is refused.
+# their SHA-256) into a folder; a tarball whose SHA-256 differs is refused. A coordinator that has
+# just started answers 503 with Retry-After while it packs them: the download waits as asked, up to
+# GPUMESH_INSTALL_WAIT_S seconds in all (default 120), saying so, then gives up.
 fetch_packages() {
-  node - "$1" "$2" <<'NODE'
+  node - "$1" "$2" "${GPUMESH_INSTALL_WAIT_S:-120}" <<'NODE'
 const { createHash } = require('node:crypto');
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
-const [base, dir] = process.argv.slice(2);
+const [base, dir, waitS] = process.argv.slice(2);
+const MAX_WAIT_MS = Math.max(0, Number(waitS) || 0) * 1000;
+// A 503 without Retry-After is tried again after this long.
+const DEFAULT_RETRY_AFTER_MS = 5000;
+let waitedMs = 0;
+
+/** Retry-After in ms: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value) {
+  if (!value) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** GET url; a 503 is retried after its Retry-After while the wait budget lasts. */
+async function get(url) {
+  for (;;) {
+    const res = await fetch(url);
+    if (res.status !== 503) return res;
+    const leftMs = MAX_WAIT_MS - waitedMs;
+    if (leftMs <= 0) {
+      throw new Error(`${res.url}: HTTP 503 still after waiting ${Math.round(waitedMs / 1000)} s (set GPUMESH_INSTALL_WAIT_S to wait longer)`);
+    }
+    const pauseMs = Math.min(leftMs, Math.max(1000, retryAfterMs(res.headers.get('retry-after')) ?? DEFAULT_RETRY_AFTER_MS));
+    const said = (await res.json().catch(() => undefined))?.error?.message;
+    console.log(`  the coordinator is not ready (HTTP 503${said ? `: ${said}` : ''}); waiting ${Math.ceil(pauseMs / 1000)} s (up to ${Math.round(MAX_WAIT_MS / 1000)} s in all)`);
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    waitedMs += pauseMs;
+  }
+}
+
 (async () => {
-  const listed = await fetch(new URL('/install/packages.json', base));
+  const listed = await get(new URL('/install/packages.json', base));
   if (!listed.ok) throw new Error(`${listed.url}: HTTP ${listed.status}`);
   const { packages } = await listed.json();
   for (const { file, sha256 } of packages) {
     if (!/^gpumesh-[a-z]+-[0-9A-Za-z.+-]+\.tgz$/.test(file)) throw new Error(`unexpected package name ${file}`);
-    const res = await fetch(new URL(`/install/packages/${file}`, base));
+    const res = await get(new URL(`/install/packages/${file}`, base));
     if (!res.ok) throw new Error(`${res.url}: HTTP ${res.status}`);
     const bytes = Buffer.from(await res.arrayBuffer());
     const actual = createHash('sha256').update(bytes).digest('hex');

@@ -19,7 +19,23 @@ import { type NetworkInfo, type RunningNetwork, startNetwork } from './network.j
 const TOPUP_USD = 5;
 const STAKE_TOKENS = 100;
 
-const { values } = parseArgs({ options: { network: { type: 'string' } } });
+const USAGE = `usage: npm run demo -- [--network <path/to/network.json>]
+  without flags: starts its own local network (temporary folder, free ports), stops it at the end
+  --network FILE  run against the network \`npm start\` is running (its <data-dir>/network.json)
+`;
+let values: { network?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    options: { network: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  }));
+} catch (error) {
+  process.stderr.write(`npm run demo: ${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const step = (n: number, text: string) => console.log(`\n[${n}] ${text}`);
 const show = (text: string) => console.log(`    ${text}`);

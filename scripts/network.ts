@@ -81,7 +81,18 @@ export type NetworkInfo = {
   stakingVault?: Address;
 };
 
-export type RunningNetwork = NetworkInfo & { stop(): Promise<void> };
+/** Whether the coordinator serves the node package install.sh installs (`GET /install/packages.json`). */
+export type PackageServed = { ok: true; installUrl: string } | { ok: false; reason: string };
+
+export type RunningNetwork = NetworkInfo & {
+  /**
+   * Settles once `/install/packages.json` answers 200 (the package is packed in the background
+   * after start, about 20 s on a quiet machine; until then it answers 503), or with why it never
+   * will (the packer failed, or the network stopped first). Never rejects.
+   */
+  packageServed: Promise<PackageServed>;
+  stop(): Promise<void>;
+};
 
 /** Starts the chain, the coordinator and the nodes; resolves once a node serves the chat model. */
 export async function startNetwork(options: StartNetworkOptions = {}): Promise<RunningNetwork> {
@@ -116,10 +127,17 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const packing = spawn(
       process.execPath,
       [fileURLToPath(new URL('./pack-node-packages.mjs', import.meta.url)), nodePackagesDir],
-      {
-        stdio: 'ignore',
-      },
+      { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+    let packingErrors = '';
+    packing.stderr?.on('data', (chunk: Buffer) => {
+      packingErrors = (packingErrors + chunk.toString()).slice(-2000);
+    });
+    // The packer's exit is the event that decides: no deadline, a loaded machine packs slower.
+    const packed = new Promise<number | NodeJS.Signals | null>((resolve) => {
+      packing.once('exit', (code, signal) => resolve(code ?? signal));
+      packing.once('error', () => resolve(null));
+    });
     stops.push(async () => {
       if (packing.exitCode === null) packing.kill();
     });
@@ -145,6 +163,22 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const routerUrl = server.config.routerUrl.replace(/\/$/, '');
     const nodeWsUrl = `${appUrl.replace(/^http/, 'ws')}/node`;
     log(`app       ${appUrl}`);
+    log('package   packing the node package install.sh installs (in the background)');
+    const packageServed = packed.then(async (how): Promise<PackageServed> => {
+      if (how !== 0) {
+        const why = packingErrors.trim().split('\n').slice(-5).join('\n');
+        return {
+          ok: false,
+          reason: `packing it failed (${how ?? 'did not start'})${why ? `:\n${why}` : ''}`,
+        };
+      }
+      const listed = await fetch(`${appUrl}/install/packages.json`).catch((error: Error) => error);
+      if (listed instanceof Error)
+        return { ok: false, reason: `${appUrl} did not answer: ${listed.message}` };
+      if (listed.status !== 200)
+        return { ok: false, reason: `/install/packages.json answers ${listed.status}` };
+      return { ok: true, installUrl: `${appUrl}/install.sh` };
+    });
 
     const info: NetworkInfo = {
       appUrl,
@@ -266,7 +300,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const file = path.join(dataDir, NETWORK_FILE_NAME);
     await writeFile(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     await chmod(file, 0o600);
-    return { ...info, stop };
+    return { ...info, packageServed, stop };
   } catch (error) {
     await stop();
     throw error;

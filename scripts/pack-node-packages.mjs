@@ -5,9 +5,9 @@
 // something else reads or packs it.
 //   node scripts/pack-node-packages.mjs <dest>
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const dest = resolve(process.argv[2] ?? 'dist/packages');
@@ -24,13 +24,22 @@ try {
   cpSync(join(root, 'scripts', 'build-package.mjs'), join(copy, 'scripts', 'build-package.mjs'));
   cpSync(join(root, 'tsconfig.base.json'), join(copy, 'tsconfig.base.json'));
   symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  rmSync(dest, { recursive: true, force: true });
-  mkdirSync(dest, { recursive: true });
+  // Packed beside dest, then moved into place: a coordinator serving dest never lists a tarball
+  // npm is still writing (it would hash half a file, and install.sh would refuse the whole one).
+  const packed = join(copy, 'packed');
+  mkdirSync(packed);
   for (const folder of ['protocol', 'node']) {
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', dest], {
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', packed], {
       cwd: join(copy, folder),
       stdio: ['ignore', 'ignore', 'inherit'],
     });
+  }
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dirname(dest), { recursive: true });
+  try {
+    renameSync(packed, dest);
+  } catch {
+    cpSync(packed, dest, { recursive: true }); // another file system than the temporary folder's
   }
 } finally {
   rmSync(copy, { recursive: true, force: true });

@@ -16,17 +16,45 @@ import {
   startNetwork,
 } from './network.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: String(DEFAULT_APP_PORT) },
-    'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
-    nodes: { type: 'string', default: '1' },
-    'no-node': { type: 'boolean', default: false },
-    'rpc-url': { type: 'string' },
-    'rpc-port': { type: 'string', default: String(DEFAULT_RPC_PORT) },
-    model: { type: 'string' },
-  },
-});
+const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF]
+  --port N        the coordinator's port (default ${DEFAULT_APP_PORT})
+  --data-dir DIR  chain state, database, node keys, network.json (default ${DEFAULT_DATA_DIR})
+  --nodes N       local CPU nodes, each at a different price (default 1); --no-node for none
+  --rpc-url URL   an external chain instead of the devnet; --rpc-port N the devnet's port (default ${DEFAULT_RPC_PORT})
+  --model REF     pull and serve a real model: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
+`;
+
+let values: {
+  port: string;
+  'data-dir': string;
+  nodes: string;
+  'no-node': boolean;
+  'rpc-url'?: string;
+  'rpc-port': string;
+  model?: string;
+  help: boolean;
+};
+try {
+  ({ values } = parseArgs({
+    options: {
+      port: { type: 'string', default: String(DEFAULT_APP_PORT) },
+      'data-dir': { type: 'string', default: DEFAULT_DATA_DIR },
+      nodes: { type: 'string', default: '1' },
+      'no-node': { type: 'boolean', default: false },
+      'rpc-url': { type: 'string' },
+      'rpc-port': { type: 'string', default: String(DEFAULT_RPC_PORT) },
+      model: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (error) {
+  process.stderr.write(`npm start: ${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 
 const port = Number(values.port);
 const rpcPort = Number(values['rpc-port']);
@@ -36,9 +64,7 @@ if (
   !Number.isInteger(nodes) ||
   nodes < 0
 ) {
-  console.error(
-    'usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF]',
-  );
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 
@@ -117,3 +143,18 @@ const shutdown = (code: number) => () => {
 };
 process.once('SIGINT', shutdown(130));
 process.once('SIGTERM', shutdown(143));
+
+// The install command is announced only once the coordinator serves the package it installs.
+network.packageServed.then((served) => {
+  if (stopping) return;
+  if (served.ok) {
+    console.log(`
+Add a provider node (this machine or another that reaches ${network.appUrl}):
+  curl -fsSL ${served.installUrl} | sh -s -- --role cpu --coordinator ${network.appUrl}
+  (--role gpu on a machine with a GPU; ${network.appUrl}/network lists every kind)`);
+  } else {
+    console.error(
+      `gpumesh: the node package is not served, so install.sh cannot install from here: ${served.reason}\n  (install from this checkout instead: sh install.sh --from . --coordinator ${network.appUrl})`,
+    );
+  }
+});

@@ -1,5 +1,8 @@
 import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -71,6 +74,38 @@ async function processesWith(text: string): Promise<number[]> {
     if (cmdline.includes(text)) found.push(Number(entry));
   }
   return found;
+}
+
+/** A stand-in coordinator on a free port: `handle` answers each GET by its path. */
+async function serve(
+  handle: (url: string, res: import('node:http').ServerResponse) => void,
+): Promise<Server> {
+  const server = createServer((req, res) => handle(req.url ?? '/', res));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server;
+}
+
+/** The coordinator's answer while it packs the node package (node-packages.ts). */
+function notReady(res: import('node:http').ServerResponse, retryAfterS: string) {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': retryAfterS });
+  res.end(
+    JSON.stringify({
+      error: {
+        message: 'The node package is being prepared; retry in a few seconds.',
+        type: 'api_error',
+        code: 'not_ready',
+        param: null,
+      },
+    }),
+  );
+}
+
+/** install.sh's arguments for a coordinator-package install from `server`, into the test's folders. */
+function against(server: Server): string[] {
+  const { port } = server.address() as { port: number };
+  const where = ['--prefix', prefix, '--state-dir', state];
+  return ['--role', 'cpu', '--coordinator', `http://127.0.0.1:${port}`, ...where, '--no-service'];
 }
 
 const exists = (path: string) =>
@@ -178,6 +213,69 @@ describe('install.sh', () => {
     expect(stdout).toContain('voice:        espeak-ng (speech), pocketsphinx-en-us (transcription)');
     expect(stdout).not.toContain('voice engines: missing');
     expect(await exists(prefix)).toBe(false);
+  });
+
+  test('behavior: a coordinator still preparing the package (503 + Retry-After) is waited for, saying so', async () => {
+    // The listing answers 503 twice, the tarball once, each asking for 1 s; then the coordinator
+    // serves a tarball that is not the listed one, so the install stops at the SHA-256 check
+    // (nothing of npm's runs): the waits were honoured on both the listing and the download.
+    const file = 'gpumesh-protocol-0.0.0.tgz';
+    const listed = createHash('sha256').update('the listed package').digest('hex');
+    let listings = 0;
+    let downloads = 0;
+    const server = await serve((url, res) => {
+      if (url === '/install/packages.json' && ++listings <= 2) return notReady(res, '1');
+      if (url === '/install/packages.json')
+        return res.end(JSON.stringify({ version: '0.0.0', packages: [{ file, sha256: listed }] }));
+      if (url === `/install/packages/${file}` && ++downloads <= 1) return notReady(res, '1');
+      res.end('another package');
+    });
+    try {
+      const failed = await install(...against(server)).then(
+        () => undefined,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(
+        failed?.stdout.match(
+          /the coordinator is not ready \(HTTP 503: The node package is being prepared; retry in a few seconds\.\); waiting 1 s \(up to 120 s in all\)/g,
+        ),
+      ).toHaveLength(3);
+      expect(failed?.stderr).toMatch(
+        /SHA-256 [0-9a-f]{64}, but the coordinator lists [0-9a-f]{64}; refusing it/,
+      );
+      expect([listings, downloads]).toEqual([3, 2]);
+      expect(await exists(prefix)).toBe(false);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('error: a coordinator that stays at 503 is given up on after the bounded wait, with what happened', async () => {
+    let listings = 0;
+    const server = await serve((_url, res) => {
+      listings++;
+      notReady(res, '1');
+    });
+    try {
+      const failed = await promisify(execFile)('sh', [SCRIPT, ...against(server)], {
+        env: { ...env, GPUMESH_INSTALL_WAIT_S: '2' },
+      }).then(
+        () => undefined,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(failed?.code).toBe(1);
+      expect(failed?.stdout).toContain('waiting 1 s (up to 2 s in all)');
+      expect(failed?.stderr).toMatch(
+        /packages\.json: HTTP 503 still after waiting 2 s \(set GPUMESH_INSTALL_WAIT_S to wait longer\)/,
+      );
+      expect(failed?.stderr).toContain('could not be installed');
+      expect(listings).toBe(3);
+      expect(await exists(prefix)).toBe(false);
+      expect(await exists(state)).toBe(false);
+    } finally {
+      server.close();
+    }
   });
 
   test('behavior: installs into a prefix, keeps the node key across upgrades, --uninstall leaves nothing; a system unit under a dedicated user, a user-level unit, a restart loop, then none', {

@@ -104,12 +104,12 @@ describe('model identity: one id per weights, node-scoped ids for unknown weight
 
   test('behavior: the same GGUF under two file names is one model with two live nodes; the cheaper serves', async () => {
     const models = (await (await get('/v1/models')).json()) as {
-      data: { id: string; live_nodes?: number; probation_nodes?: number }[];
+      data: { id: string; live_nodes?: number; verified_nodes?: number; probation_nodes?: number }[];
     };
     const tiny = models.data.filter((m) => m.id === TINY);
     expect(tiny).toHaveLength(1);
-    // Two nodes, neither verified yet (no verifier here): both on probation.
-    expect(tiny[0]).toMatchObject({ live_nodes: 0, probation_nodes: 2 });
+    // Two nodes, neither verified yet (no verifier here): both serve, both on probation.
+    expect(tiny[0]).toMatchObject({ live_nodes: 2, verified_nodes: 0, probation_nodes: 2 });
     // Not listed under the names the owners gave their files.
     expect(models.data.map((m) => m.id)).not.toContain('alpha');
     expect(models.data.map((m) => m.id)).not.toContain('beta-q8');

@@ -501,8 +501,9 @@ describe('router e2e [sqlite]', () => {
     expect(models.data).toEqual([
       expect.objectContaining({
         id: 'x',
-        // Neither node is verified yet (no verifier here): both count as on probation.
-        liveNodes: 0,
+        // Neither node is verified yet (no verifier here): both serve, both on probation.
+        liveNodes: 2,
+        verifiedNodes: 0,
         probationNodes: 2,
         cheapest: {
           prompt: expect.objectContaining({ usd: 1 }),
@@ -513,7 +514,7 @@ describe('router e2e [sqlite]', () => {
           completion: expect.objectContaining({ usd: 2 }),
         },
       }),
-      expect.objectContaining({ id: 'y', liveNodes: 0, probationNodes: 1 }),
+      expect.objectContaining({ id: 'y', liveNodes: 1, verifiedNodes: 0, probationNodes: 1 }),
     ]);
     const v1 = await get('/v1/models', h.key);
     expect(v1.data.map((m) => m.id)).toEqual(['x', 'y']);

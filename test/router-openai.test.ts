@@ -108,7 +108,9 @@ describe('openai SDK against a coordinator with a real node', () => {
     expect(chat).toMatchObject({
       object: 'model',
       family: 'chat',
-      live_nodes: 0,
+      // Not verified yet (no verifier here), yet it serves: live, on probation.
+      live_nodes: 1,
+      verified_nodes: 0,
       probation_nodes: 1,
       pricing: { prompt: { usd: expect.any(Number) }, completion: { usd: expect.any(Number) } },
     });

@@ -120,6 +120,23 @@ describe('npm start', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
+  it('behavior: --help prints the flags (npm start, npm run demo), ending with a newline, and starts nothing', async () => {
+    const { stdout } = await run('npm', ['start', '--silent', '--', '--help'], { cwd: ROOT });
+    expect(stdout).toMatch(/^usage: npm start -- /);
+    expect(stdout).toContain('--data-dir DIR');
+    expect(stdout.endsWith('\n')).toBe(true);
+    const refused = await run('npm', ['start', '--silent', '--', '--bogus'], { cwd: ROOT }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).toBe(2);
+    expect(refused?.stderr).toMatch(/^npm start: Unknown option '--bogus'/);
+    expect(refused?.stderr).not.toContain('    at ');
+    const demo = await run('npm', ['run', 'demo', '--silent', '--', '--help'], { cwd: ROOT });
+    expect(demo.stdout).toMatch(/^usage: npm run demo -- \[--network /);
+    expect(demo.stdout.endsWith('\n')).toBe(true);
+  });
+
   it(
     'default: the printed curl example works; Ctrl-C stops everything; a restart keeps the key',
     async () => {
@@ -194,17 +211,19 @@ describe('npm start', () => {
         )
         .toBe(true);
 
-      // install.sh's package, packed by npm start in the background, is served with its hashes.
+      // install.sh's package, packed by npm start in the background: the install command is
+      // printed once it is served (waited on as printed; the deadline is only a safety net), and
+      // from that moment the package answers 200 with its hashes.
       const appUrl = new URL(endpoint).origin;
       await expect
-        .poll(async () => (await fetch(`${appUrl}/install/packages.json`)).status, {
-          timeout: 90_000,
-          interval: 1_000,
-        })
-        .toBe(200);
-      const { packages } = (await (await fetch(`${appUrl}/install/packages.json`)).json()) as {
-        packages: { file: string; sha256: string }[];
-      };
+        .poll(() => first.output().includes('Add a provider node'), { timeout: 300_000, interval: 200 })
+        .toBe(true);
+      expect(first.output()).toContain(
+        `  curl -fsSL ${appUrl}/install.sh | sh -s -- --role cpu --coordinator ${appUrl}`,
+      );
+      const listed = await fetch(`${appUrl}/install/packages.json`);
+      expect(listed.status).toBe(200);
+      const { packages } = (await listed.json()) as { packages: { file: string; sha256: string }[] };
       expect(packages.map((p) => p.file)).toEqual([
         expect.stringMatching(/^gpumesh-protocol-/),
         expect.stringMatching(/^gpumesh-node-/),

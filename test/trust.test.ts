@@ -328,7 +328,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       await app.inject({ url: '/api/provider/nodes', headers: { authorization: `Bearer ${liarJwt}` } })
     ).json() as {
       nodes: {
-        trust: { status: string; failed: number; lastCheckAt: string | null };
+        trust: { status: string; failed: number; lastCheckAt: string | null; lastFailure: unknown };
         verifications: { passed: boolean; jobId: string; source: string }[];
         slashes: { amount: string; txHash: string; evidence: { verifications: unknown[] } }[];
       }[];
@@ -339,6 +339,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       status: 'suspended',
       failed: rows.filter((r) => Number(r.passed) === 0).length,
       lastCheckAt: expect.any(String),
+      lastFailure: { at: expect.any(String), reason: expect.any(String) },
     });
     expect(liarView.verifications.map((v) => v.source)).toEqual(rows.map(() => 'canary'));
     expect(liarView.slashes).toEqual([
@@ -350,10 +351,19 @@ describe('verification: canaries catch a node serving other weights', () => {
     ]);
     const stats = (await app.inject({ url: '/api/network/stats' })).json() as {
       suspensions: { nodeId: string; slashed: string | null; reason: string }[];
+      nodeList: { nodeId: string; state: string; trust: { failed?: number; lastFailure?: unknown } | null }[];
     };
     expect(stats.suspensions).toEqual([
       expect.objectContaining({ nodeId: ids.liar.toLowerCase(), slashed: '15', reason: standing.reason }),
     ]);
+    // Refused by the hub, still in the node list: marked suspended, with its failed checks.
+    expect(stats.nodeList.find((n) => n.nodeId.toLowerCase() === ids.liar.toLowerCase())).toMatchObject({
+      state: 'suspended',
+      trust: {
+        failed: expect.any(Number),
+        lastFailure: expect.objectContaining({ reason: expect.any(String) }),
+      },
+    });
     expect((await app.inject({ url: '/network' })).body).toContain('stake slashed 15');
     // The reconciliation check (vault backing, ledger) finds nothing amiss.
     const report = await reconcile({
@@ -369,8 +379,12 @@ describe('verification: canaries catch a node serving other weights', () => {
     const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
     const catalog = (
       await app.inject({ url: '/api/router/models', headers: { authorization: `Bearer ${jwt}` } })
-    ).json() as { data: { id: string; liveNodes: number; probationNodes: number }[] };
-    expect(catalog.data.find((m) => m.id === MODEL)).toMatchObject({ liveNodes: 1, probationNodes: 1 });
+    ).json() as { data: { id: string; liveNodes: number; verifiedNodes: number; probationNodes: number }[] };
+    expect(catalog.data.find((m) => m.id === MODEL)).toMatchObject({
+      liveNodes: 2,
+      verifiedNodes: 1,
+      probationNodes: 1,
+    });
   }, 180_000);
 
   test('behavior: a price-0 node serving junk under the claimed hash gets at most its probation share, then is suspended', async () => {

@@ -196,6 +196,29 @@ describeBackends('rate limits', (backend) => {
     expect((await call(tokenA)).statusCode).toBe(429);
     expect((await call(tokenB)).statusCode).toBe(200);
   });
+
+  test('behavior: /v1 without a credential is limited per IP like any anonymous request', async () => {
+    const ip = '10.0.0.21';
+    const v1 = (method: 'GET' | 'POST', url: string) =>
+      t.app.inject({
+        method,
+        url,
+        remoteAddress: ip,
+        ...(method === 'POST'
+          ? { payload: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } }
+          : {}),
+      });
+    const codes = [
+      (await v1('POST', '/v1/chat/completions')).statusCode,
+      (await v1('GET', '/v1/models')).statusCode,
+      (await v1('POST', '/v1/embeddings')).statusCode,
+    ];
+    expect(codes.every((code) => code === 400 || code === 401)).toBe(true);
+    const limited = await v1('POST', '/v1/chat/completions');
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toMatchObject({ error: { code: 'rate_limited', type: 'rate_limit_error' } });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+  });
 });
 
 /** Signs in a fresh wallet, with both sign-in calls coming from `ip`. */

@@ -41,6 +41,7 @@ import { createMetrics } from './metrics/create-metrics.js';
 import { healthRoutes } from './metrics/health-routes.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
+import { NODE_LIST_LIMIT } from './pages/network-stats.js';
 import { NodePackages } from './pages/node-packages.js';
 import { pagesRoutes } from './pages/pages-routes.js';
 import { readTokensServed } from './pages/read-tokens-served.js';
@@ -54,7 +55,7 @@ import { type LocalVerifier, startLocalVerifier } from './trust/local-verifier.j
 import { Probation } from './trust/probation.js';
 import { ReputationGuard } from './trust/reputation-guard.js';
 import { TrafficShapes } from './trust/traffic-shapes.js';
-import { recentSuspensions, trustSummaries } from './trust/trust-views.js';
+import { recentSuspensions, suspendedNodeIds, trustSummaries } from './trust/trust-views.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
@@ -311,6 +312,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         return trustSummaries(ctx.db, ids, ctx.clock.now(), (id) => live.has(id));
       },
       suspensions: () => recentSuspensions(ctx.db),
+      suspendedNodes: () => suspendedNodeIds(ctx.db, NODE_LIST_LIMIT),
       spotCheckRate: config.trust.spotCheckRate,
     },
     nodePackages: new NodePackages({ dir: config.nodePackagesDir }),
@@ -323,7 +325,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 /**
  * Rate limits: first a per-IP budget of failed credentials, checked before any credential is
  * (auth/limit-failed-credentials.ts); then per IP on sign-in routes (their route config), per user
- * elsewhere — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
+ * elsewhere, ahead of any route's own credential check (a refused request counts too) — the key is the JWT's subject when one verifies, the API key's hash for sk- keys, the
  * IP otherwise. On Redis when configured, so every replica counts against the same limits.
  */
 async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -356,7 +358,11 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
     return `ip:${request.ip}`;
   };
   await app.register(rateLimit, {
-    global: true,
+    // Not the plugin's per-route hook: it runs after a route's own onRequest hooks, so a request an
+    // auth hook refuses (a /v1 call with no key: 401) was never counted. The global hook below runs
+    // ahead of every route hook instead; routes with their own limit (sign-in) or none (health,
+    // metrics) keep the plugin's route config.
+    global: false,
     timeWindow: config.rateLimit.windowMs,
     keyGenerator: keyOf,
     max: (_request, key) =>
@@ -368,6 +374,11 @@ async function registerRateLimit(app: FastifyInstance, ctx: AppContext): Promise
       new ApiError('rate_limited', `Rate limit exceeded; retry in ${context.after}.`, {
         retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
       }),
+  });
+  const limit = app.rateLimit();
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.rateLimit !== undefined) return;
+    await limit.call(app, request, reply);
   });
 }
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
-import { startServer } from './server.js';
+import { afterAll, describe, expect, test, vi } from 'vitest';
+import { asksForHelp, main, startServer, USAGE } from './server.js';
 
 describe('startServer', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-server-'));
@@ -50,4 +50,43 @@ describe('startServer', () => {
     });
     expect(code).toBe(143);
   }, 100_000); // a cold tsx start of the whole coordinator is slow on a loaded 2-core machine
+});
+
+describe('main', () => {
+  test('behavior: --help prints the usage, ending with one newline', async () => {
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      for (const argv of [['--help'], ['-h'], ['help'], ['--port', '0', '--help']]) {
+        write.mockClear();
+        await main(argv, {});
+        expect(write.mock.calls, argv.join(' ')).toEqual([[USAGE]]);
+      }
+    } finally {
+      write.mockRestore();
+    }
+    expect(USAGE.endsWith('\n')).toBe(true);
+    expect(USAGE.endsWith('\n\n')).toBe(false);
+  });
+
+  test('behavior: a command asked for help prints it and does nothing else (no store is created)', async () => {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'gm-help-')), 'data');
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      for (const argv of [
+        ['reconcile', '--help'],
+        ['reconcile', '--json', '-h'],
+        ['reinstate', '--help'],
+      ]) {
+        write.mockClear();
+        await main([...argv, '--data-dir', dataDir], { GPUMESH_DATA_DIR: dataDir });
+        expect(write.mock.calls, argv.join(' ')).toEqual([[USAGE]]);
+      }
+      expect(process.exitCode ?? 0).toBe(0);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      write.mockRestore();
+      rmSync(path.dirname(dataDir), { recursive: true, force: true });
+    }
+    expect(asksForHelp(['reconcile', '--json'])).toBe(false);
+  });
 });

@@ -59,9 +59,15 @@ Commands:
   --help      this text
 `;
 
+/** Whether the command line asks for help: `help`, or `--help`/`-h` anywhere (`reconcile --help`). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  return argv[0] === 'help' || argv.some((arg) => arg === '--help' || arg === '-h');
+}
+
 /** The CLI: start, log the URL, trap signals; or a command (reconcile, reinstate, --help). */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+  // Before any command runs: `reconcile --help` must not open (and create) a store.
+  if (asksForHelp(argv)) {
     process.stdout.write(USAGE);
     return;
   }

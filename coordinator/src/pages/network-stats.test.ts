@@ -176,6 +176,33 @@ describe('buildNetworkStats', () => {
     ]);
   });
 
+  test('behavior: suspended nodes stay in the node list (after the connected ones), marked and counted as suspended', () => {
+    const online = `0x${'0'.repeat(39)}b`;
+    const liar = `0x${'0'.repeat(39)}c`;
+    const result = buildNetworkStats({
+      nodes: [{ nodeId: online, state: 'online', role: 'gpu', tier: 'gold', models: [usd('m', '1', '1')] }],
+      // The hub refuses a suspended node: it is known only from its standing. One listed twice
+      // (connected and suspended, for a moment) is listed once.
+      suspendedNodes: [liar, online],
+      tokensServed: { prompt: 0n, completion: 0n },
+      nativeUsdPriceNano: 1n,
+      nativeSymbol: 'TOK',
+      now: 0,
+      uptime24h: new Map([[liar, 0.25]]),
+      trust: new Map([
+        [liar, { status: 'suspended', reputation: 12, lastCheckAt: '2026-01-02T03:04:05.000Z' }],
+      ]),
+    });
+    expect(result.nodeList.map((n) => [n.nodeId, n.state])).toEqual([
+      [online, 'online'],
+      [liar, 'suspended'],
+    ]);
+    expect(result.nodeList[1]).toMatchObject({ role: '—', tier: '—', models: [], uptime24h: 0.25 });
+    expect(result.nodeList[1]!.trust).toMatchObject({ status: 'suspended', reputation: 12 });
+    expect(result.nodes.byState.suspended).toBe(1);
+    expect(result.nodes.routable).toBe(1);
+  });
+
   test('behavior: an offer with a malformed price is left out', () => {
     const result = stats([
       {

@@ -61,6 +61,11 @@ export type NetworkStatsInput = {
   readonly trust?: ReadonlyMap<string, NodeTrustView>;
   /** The latest suspensions, newest first. */
   readonly suspensions?: readonly SuspensionView[];
+  /**
+   * Nodes suspended now (lowercase ids): the hub refuses them, so they are not among `nodes`; the
+   * node list keeps them, in state `suspended`, and the state counts them.
+   */
+  readonly suspendedNodes?: readonly string[];
   /** Share of live completions a second provider verifies (it sees the prompt). */
   readonly spotCheckRate?: number;
 };
@@ -69,6 +74,11 @@ export type NodeTrustView = {
   readonly status: string;
   readonly reputation: number;
   readonly lastCheckAt: string | null;
+  /** Checks of the last 30 days (trust/trust-views.ts). */
+  readonly passed?: number;
+  readonly failed?: number;
+  /** The latest failed check: when, and why. */
+  readonly lastFailure?: { readonly at: string; readonly reason: string } | null;
 };
 
 export type SuspensionView = {
@@ -135,7 +145,12 @@ export const NODE_LIST_LIMIT = 200;
 
 /** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
 export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
+  const connected = new Set(input.nodes.map((n) => n.nodeId.toLowerCase()));
+  const suspended: NetworkNodeView[] = (input.suspendedNodes ?? [])
+    .filter((id) => !connected.has(id.toLowerCase()))
+    .map((nodeId) => ({ nodeId, state: 'suspended', role: '—', tier: '—', models: [] }));
   const byState = zeroCounts(STAT_STATES);
+  byState.suspended = (byState.suspended ?? 0) + suspended.length;
   const byRole = zeroCounts(NODE_ROLES);
   const byTier = zeroCounts(TIER_NAMES);
   const models = new Map<
@@ -188,12 +203,15 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
       total: Number(total),
     },
     nativeSymbol: input.nativeSymbol,
-    nodeList: [...input.nodes]
-      .sort(
+    // Routable first, then the other connected ones, then the suspended (refused, not connected).
+    nodeList: [
+      ...[...input.nodes].sort(
         (a, b) =>
           Number(ROUTABLE_STATES.has(b.state)) - Number(ROUTABLE_STATES.has(a.state)) ||
           a.nodeId.localeCompare(b.nodeId),
-      )
+      ),
+      ...suspended,
+    ]
       .slice(0, NODE_LIST_LIMIT)
       .map((node) => ({
         nodeId: node.nodeId,
@@ -255,5 +273,7 @@ export type NetworkSource = {
   /** Each node's verification standing and reputation (trust/trust-views.ts). */
   trust?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, NodeTrustView>>;
   suspensions?(): Promise<readonly SuspensionView[]>;
+  /** Nodes suspended now (lowercase ids; trust/trust-views.ts). */
+  suspendedNodes?(): Promise<readonly string[]>;
   spotCheckRate?: number;
 };

@@ -83,9 +83,11 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
 
   async function stats() {
     const nodes = network.listNodes();
-    const ids = nodes.slice(0, NODE_LIST_LIMIT * 2).map((n) => n.nodeId);
+    const suspendedNodes = network.suspendedNodes ? await network.suspendedNodes() : [];
+    const ids = [...nodes.slice(0, NODE_LIST_LIMIT * 2).map((n) => n.nodeId), ...suspendedNodes];
     return buildNetworkStats({
       nodes,
+      suspendedNodes,
       tokensServed: await network.tokensServed(),
       ...(network.uptime24h ? { uptime24h: await network.uptime24h(ids) } : {}),
       ...(network.trust ? { trust: await network.trust(ids) } : {}),

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from './html.js';
-import type { ModelPrice, NetworkStats } from './network-stats.js';
+import type { ModelPrice, NetworkStats, NodeTrustView } from './network-stats.js';
 import { renderLayout } from './render-layout.js';
 
 /** How often the page script refreshes the stats, in milliseconds (read from <body data-refresh-ms>). */
@@ -75,7 +75,8 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
   </div>
   <div class="card">
     <h3>Nodes</h3>
-    <p class="hint">Uptime: the share of the last 24 hours the node was connected. Verified: at random
+    <p class="hint">Uptime: the share of the last 24 hours (or of the time since it was first seen,
+      if shorter) the node was connected. Verified: at random
       times the coordinator sends each node requests shaped like client traffic and has a network
       node holding the same weights score the answer token by token; a node passes five to leave
       probation, and one whose answers fail is suspended and its owner's stake slashed.
@@ -83,7 +84,7 @@ export function renderNetworkPage(options: NetworkPageOptions): string {
       <span id="spot-checks">${spotCheckText(stats.spotCheckRate)}</span></p>
     <div class="table-scroll">
     <table class="data">
-      <caption class="visually-hidden">Nodes connected now, with their uptime over the last 24 hours and their verification standing</caption>
+      <caption class="visually-hidden">Nodes connected now, then the suspended ones, with their uptime over the last 24 hours and their verification standing</caption>
       <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Tier</th><th scope="col">Models</th><th scope="col" class="num">Uptime (24 h)</th><th scope="col">Verified</th><th scope="col" class="num">Reputation</th></tr></thead>
       <tbody id="nodes-body">${nodeRows(stats)}</tbody>
     </table>
@@ -186,11 +187,22 @@ function nodeRows(stats: NetworkStats): SafeHtml | SafeHtml[] {
   );
 }
 
-/** "trusted · checked 12:03 UTC", "probation · not checked yet"; "—" without trust checks. */
-export function formatVerified(trust: { status: string; lastCheckAt: string | null } | null): string {
+/**
+ * "trusted · checked 12:03 UTC", "probation · not checked yet", and for a node that failed a check
+ * "probation · checked 12:03 UTC · 1 of 3 checks failed · last failed 12:01 UTC: <why>"; "—"
+ * without trust checks. Kept in step with network.js.
+ */
+export function formatVerified(trust: NodeTrustView | null): string {
   if (!trust) return '—';
-  const checked = trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet';
-  return `${trust.status} · ${checked}`;
+  const parts = [
+    trust.status,
+    trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet',
+  ];
+  if (trust.failed) parts.push(`${trust.failed} of ${trust.failed + (trust.passed ?? 0)} checks failed`);
+  if (trust.lastFailure) {
+    parts.push(`last failed ${trust.lastFailure.at.slice(11, 16)} UTC: ${trust.lastFailure.reason}`);
+  }
+  return parts.join(' · ');
 }
 
 /** What spot checks of live traffic mean for a client's privacy, at this coordinator's rate. */

@@ -2,7 +2,9 @@
  * Uptime: each replica logs the node sessions it holds (`node_sessions`: up when a node becomes
  * routable, down when its session ends, `last_seen_at` renewed while it lives, so a replica that
  * dies mid-session leaves an interval bounded by its last renewal). A node's uptime over a window
- * is the union of its intervals, from every replica, over the window's length.
+ * is the union of its intervals, from every replica, over the part of the window since the node was
+ * first seen (its first session's start): a node that connected a minute ago and stayed is 100 %,
+ * not 0.07 % of a day.
  */
 import { type Kysely, sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
@@ -83,27 +85,47 @@ export class NodeSessionLog {
   }
 }
 
+export type UptimeOptions = {
+  /**
+   * Measure over the whole window even for a node first seen inside it (a new node starts low):
+   * reputation's U does, so a fresh node id earns no uptime credit it has not shown yet.
+   */
+  wholeWindow?: boolean;
+};
+
 /**
- * Fraction of [from, to] each node was connected to some replica, 0…1: the union of its session
- * intervals. An open session counts up to now when the node is `live`, else to its last renewal.
+ * Fraction of [max(from, first seen), to] each node was connected to some replica, 0…1: the union
+ * of its session intervals. An open session counts up to now when the node is `live`, else to its
+ * last renewal. A node never seen before `to` is 0. With `wholeWindow`, over [from, to].
  */
 export async function uptimeOf(
   db: Kysely<Database>,
   nodeIds: readonly string[],
   window: { from: number; to: number },
   isLive: (nodeId: string) => boolean,
+  options: UptimeOptions = {},
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (nodeIds.length === 0) return out;
   const ids = nodeIds.map((id) => id.toLowerCase());
-  const rows = await db
-    .selectFrom('node_sessions')
-    .select(['node_id', 'started_at', 'last_seen_at', 'ended_at'])
-    .where('node_id', 'in', ids)
-    .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', window.from)]))
-    .where('started_at', '<', window.to)
-    .orderBy('started_at')
-    .execute();
+  const [rows, firsts] = await Promise.all([
+    db
+      .selectFrom('node_sessions')
+      .select(['node_id', 'started_at', 'last_seen_at', 'ended_at'])
+      .where('node_id', 'in', ids)
+      .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', window.from)]))
+      .where('started_at', '<', window.to)
+      .orderBy('started_at')
+      .execute(),
+    db
+      .selectFrom('node_sessions')
+      .select('node_id')
+      .select((eb) => eb.fn.min('started_at').as('first'))
+      .where('node_id', 'in', ids)
+      .groupBy('node_id')
+      .execute(),
+  ]);
+  const firstSeen = new Map(firsts.map((r) => [r.node_id, Number(toBigInt(r.first))]));
   const byNode = new Map<string, [number, number][]>();
   for (const r of rows) {
     const start = Math.max(Number(toBigInt(r.started_at)), window.from);
@@ -114,8 +136,9 @@ export async function uptimeOf(
     list.push([start, end]);
     byNode.set(r.node_id, list);
   }
-  const length = window.to - window.from;
   for (const id of ids) {
+    const since = options.wholeWindow ? window.from : Math.max(window.from, firstSeen.get(id) ?? window.to);
+    const length = window.to - since;
     let covered = 0;
     let reach = window.from;
     for (const [start, end] of (byNode.get(id) ?? []).sort((a, b) => a[0] - b[0])) {

@@ -36,6 +36,10 @@ const TrustSummary = Type.Object({
   lastCheckAt: Type.Union([Type.String(), Type.Null()]),
   passed: Type.Integer(),
   failed: Type.Integer(),
+  lastFailure: Type.Union([
+    Type.Object({ at: Type.String({ description: 'ISO 8601' }), reason: Type.String() }),
+    Type.Null(),
+  ]),
 });
 const NodeFigures = Type.Object({
   nodeId: Type.String(),

@@ -21,9 +21,14 @@ export type CatalogModel = {
   /** The prompt price's unit (voice models price audio seconds or characters; no completion price). */
   unit: PriceUnit;
   contextLength: number;
-  /** Verified (trusted) nodes serving the model that are online now (any load). */
+  /**
+   * Nodes serving the model that are online now (any load), verified or on probation: every one
+   * of them takes requests, so a client checking availability counts these.
+   */
   liveNodes: number;
-  /** Online nodes serving it that are still on probation (not yet verified, trust/). */
+  /** Of the live nodes, those verified (trusted) by the trust checks. */
+  verifiedNodes: number;
+  /** Of the live nodes, those still on probation (not yet verified, trust/; they take a share). */
   probationNodes: number;
   cheapest: { prompt: CatalogPrice; completion: CatalogPrice };
   median: { prompt: CatalogPrice; completion: CatalogPrice };
@@ -46,6 +51,7 @@ export function buildCatalog(
     const live: Entry[] = [...members.values()].filter((e) => LIVE_STATES.has(e.node.state));
     if (live.length === 0) continue;
     const unit = unitOf(live[0]!);
+    const verified = live.filter((e) => trusted(e.node.nodeId)).length;
     // A transcription offer routes by its price per million ms: shown per second.
     const ins = live.map((e) => (unit === 'per_second' ? e.priceInNano / 1000n : e.priceInNano)).sort(cmp);
     const outs = live.map((e) => e.priceOutNano).sort(cmp);
@@ -63,8 +69,9 @@ export function buildCatalog(
       family: live[0]!.offer.family,
       unit,
       contextLength: Math.max(...live.map((e) => e.offer.contextLength)),
-      liveNodes: live.filter((e) => trusted(e.node.nodeId)).length,
-      probationNodes: live.filter((e) => !trusted(e.node.nodeId)).length,
+      liveNodes: live.length,
+      verifiedNodes: verified,
+      probationNodes: live.length - verified,
       cheapest: { prompt: price(ins[0]!), completion: price(outs[0]!) },
       median: { prompt: price(median(ins)), completion: price(median(outs)) },
     });

@@ -69,6 +69,9 @@ export type Conviction = {
   frozenNano: bigint;
 };
 
+/** A conviction's `trust_audit` id is this and its ref (the deciding verification's id). */
+export const CONVICTION_ID_PREFIX = 'convict:';
+
 /** The actor of a conviction in the audit log: the coordinator, on a verification verdict. */
 export const CONVICTION_ACTOR = 'coordinator';
 
@@ -81,7 +84,7 @@ export const CONVICTION_ACTOR = 'coordinator';
  */
 export async function convict(trx: Transaction<Database>, p: ConvictParams): Promise<Conviction> {
   const nodeId = p.nodeId.toLowerCase();
-  const auditId = `convict:${p.ref}`;
+  const auditId = `${CONVICTION_ID_PREFIX}${p.ref}`;
   // One conviction at a time (it reads the pool, then spends it), none while the node is being
   // linked (provider/link-node.ts), and no payout of its owner meanwhile (provider/payout.ts): the
   // accounts read here only grow until they are debited below. The platform's can shrink (a canary

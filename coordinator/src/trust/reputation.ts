@@ -82,7 +82,7 @@ export async function reputationsOf(
       .where('day', '>=', weekAgo)
       .groupBy('node_id')
       .execute(),
-    uptimeOf(db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
+    uptimeOf(db, ids, { from: now - 7 * DAY_MS, to: now }, isLive, { wholeWindow: true }),
   ]);
   for (const id of ids) {
     const mine = checks.filter((c) => c.node_id === id);

@@ -5,8 +5,9 @@
 import type { Kysely } from 'kysely';
 import { formatEther } from 'viem';
 import type { Database } from '../db/schema.js';
+import { CONVICTION_ID_PREFIX } from './convict.js';
 import { reputationsOf } from './reputation.js';
-import type { TrustStatus } from './tables.js';
+import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from './tables.js';
 
 /** Verifications listed per node in /api/provider/nodes. */
 export const HISTORY_LIMIT = 20;
@@ -16,20 +17,44 @@ export type TrustSummary = {
   reputation: number;
   /** ISO 8601, null before the first check. */
   lastCheckAt: string | null;
+  /** Checks of the last 30 days. */
   passed: number;
   failed: number;
+  /** The latest failed check of the last 30 days: when, and why (null when none failed). */
+  lastFailure: { at: string; reason: string } | null;
 };
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** Standing, reputation and last check of each node (lowercase ids). */
+/** How far back the checks a summary counts go (reputation.ts counts the same window). */
+const CHECKS_WINDOW_MS = 30 * 86_400_000;
+
+/** Standing, reputation, last check and last failed check of each node (lowercase ids). */
 export async function trustSummaries(
   db: Kysely<Database>,
   nodeIds: readonly string[],
   now: number,
   isLive: (nodeId: string) => boolean,
 ): Promise<Map<string, TrustSummary>> {
-  const reputations = await reputationsOf(db, nodeIds, now, isLive);
+  const ids = [...new Set(nodeIds.map((id) => id.toLowerCase()))];
+  const [reputations, failures] = await Promise.all([
+    reputationsOf(db, ids, now, isLive),
+    ids.length === 0
+      ? []
+      : db
+          .selectFrom('verifications')
+          .select(['node_id', 'created_at', 'failure', 'evidence_e4'])
+          .where('node_id', 'in', ids)
+          .where('passed', '=', 0)
+          .where('created_at', '>=', now - CHECKS_WINDOW_MS)
+          .orderBy('created_at', 'desc')
+          .execute(),
+  ]);
+  const lastFailure = new Map<string, { at: string; reason: string }>();
+  for (const f of failures) {
+    if (lastFailure.has(f.node_id)) continue; // newest first: the first is the latest
+    lastFailure.set(f.node_id, { at: iso(Number(f.created_at))!, reason: failureReason(f) });
+  }
   return new Map(
     [...reputations].map(([id, r]) => [
       id,
@@ -39,9 +64,16 @@ export async function trustSummaries(
         lastCheckAt: iso(r.verifications.lastAt),
         passed: r.verifications.passed,
         failed: r.verifications.failed,
+        lastFailure: lastFailure.get(id) ?? null,
       },
     ]),
   );
+}
+
+/** Why a check failed: its claims did not hold together (`failure`), or its score said so. */
+function failureReason(f: { failure: string | null; evidence_e4: string | number | bigint }): string {
+  if (f.failure) return f.failure.slice(0, 200);
+  return `its tokens scored unlike the model's own (ln e ${(Number(f.evidence_e4) / 10_000).toFixed(1)})`;
 }
 
 /** A node's latest verifications, newest first. */
@@ -84,25 +116,81 @@ export async function slashesOf(db: Kysely<Database>, nodeId: string) {
   }));
 }
 
-/** The network's latest suspensions (public): node, when, why, and the stake slashed if any. */
-export async function recentSuspensions(db: Kysely<Database>, limit = 10) {
+export type Suspension = {
+  nodeId: string;
+  /** ISO 8601. */
+  at: string;
+  /** This suspension's own reason. */
+  reason: string;
+  /** Native tokens slashed for this suspension; null when none (unowned, nothing staked, not yet). */
+  slashed: string | null;
+};
+
+/**
+ * The network's latest suspensions (public), newest first, each with its own time, reason and
+ * slash: every conviction (`trust_audit`, one row per suspension, even after a reinstatement; its
+ * slash is `slash-<ref>` for its `convict:<ref>`), and the current suspensions that were no
+ * conviction (a low reputation: node_trust alone records them).
+ */
+export async function recentSuspensions(db: Kysely<Database>, limit = 10): Promise<Suspension[]> {
+  const [convictions, current] = await Promise.all([
+    db
+      .selectFrom('trust_audit')
+      .select(['id', 'node_id', 'reason', 'created_at'])
+      .where('action', '=', TRUST_ACTION.convict)
+      .orderBy('created_at', 'desc')
+      .limit(limit)
+      .execute(),
+    db
+      .selectFrom('node_trust')
+      .select(['node_id', 'reason', 'updated_at'])
+      .where('status', '=', TRUST_STATUS.suspended)
+      .orderBy('updated_at', 'desc')
+      .limit(limit)
+      .execute(),
+  ]);
+  const slashIds = convictions.map((c) => `slash-${c.id.slice(CONVICTION_ID_PREFIX.length)}`);
+  const slashes =
+    slashIds.length === 0
+      ? []
+      : await db.selectFrom('slashes').select(['id', 'amount_wei']).where('id', 'in', slashIds).execute();
+  const slashed = new Map(
+    slashes.map((s) => [s.id, s.amount_wei ? formatEther(BigInt(s.amount_wei)) : null]),
+  );
+  // A conviction suspends in the same transaction, at the same time: that node_trust row is it.
+  const convicted = new Set(convictions.map((c) => `${c.node_id} ${Number(c.created_at)}`));
+  const out: (Suspension & { ms: number })[] = [
+    ...convictions.map((c, i) => ({
+      nodeId: c.node_id,
+      ms: Number(c.created_at),
+      at: iso(Number(c.created_at))!,
+      reason: c.reason,
+      slashed: slashed.get(slashIds[i]!) ?? null,
+    })),
+    ...current
+      .filter((s) => !convicted.has(`${s.node_id} ${Number(s.updated_at)}`))
+      .map((s) => ({
+        nodeId: s.node_id,
+        ms: Number(s.updated_at),
+        at: iso(Number(s.updated_at))!,
+        reason: s.reason ?? '',
+        slashed: null,
+      })),
+  ];
+  return out
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, limit)
+    .map(({ ms: _ms, ...s }) => s);
+}
+
+/** Nodes suspended now (lowercase ids), the latest first: /network lists them although they are refused. */
+export async function suspendedNodeIds(db: Kysely<Database>, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('node_trust')
-    .leftJoin('slashes', 'slashes.node_id', 'node_trust.node_id')
-    .select([
-      'node_trust.node_id as nodeId',
-      'node_trust.reason as reason',
-      'node_trust.updated_at as at',
-      'slashes.amount_wei as slashedWei',
-    ])
-    .where('node_trust.status', '=', 'suspended')
-    .orderBy('node_trust.updated_at', 'desc')
+    .select('node_id')
+    .where('status', '=', TRUST_STATUS.suspended)
+    .orderBy('updated_at', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({
-    nodeId: r.nodeId,
-    at: new Date(Number(r.at)).toISOString(),
-    reason: r.reason ?? '',
-    slashed: r.slashedWei ? formatEther(BigInt(r.slashedWei)) : null,
-  }));
+  return rows.map((r) => r.node_id);
 }

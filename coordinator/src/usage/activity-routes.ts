@@ -9,6 +9,7 @@ import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { decodeActivityCursor, encodeActivityCursor } from './activity-cursor.js';
 import { exportActivityCsv } from './export-activity-csv.js';
+import { isDay } from './is-day.js';
 import { type ActivityFilters, listActivity } from './list-activity.js';
 
 /** Rows of a page when the client names no limit. */
@@ -152,10 +153,4 @@ function toFilters(q: { from?: string; to?: string; model?: string; key?: string
     throw new ApiError('invalid_request', 'from must not be after to.', { param: 'from' });
   }
   return { from: q.from, to: q.to, model: q.model, keyId: q.key };
-}
-
-/** A YYYY-MM-DD that names a day of the calendar (not 2026-02-30). */
-function isDay(value: string): boolean {
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === value;
 }

@@ -13,6 +13,7 @@ import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
 import type { Probation } from '../trust/probation.js';
+import { isDay } from '../usage/is-day.js';
 import { summarizeUsage } from '../usage/summarize-usage.js';
 import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
@@ -100,6 +101,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     family: m.family,
     context_length: m.contextLength,
     live_nodes: m.liveNodes,
+    verified_nodes: m.verifiedNodes,
     probation_nodes: m.probationNodes,
     pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: m.unit },
   });
@@ -183,6 +185,12 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     },
     async (request) => {
       const q = request.query as UsageQuery;
+      // The schema checks the shape only: 2026-13-45 would reach Date and make NaN (a 500).
+      for (const param of ['from', 'to'] as const) {
+        const day = q[param];
+        if (day !== undefined && !isDay(day))
+          throw new ApiError('invalid_request', `${param} must be a date, YYYY-MM-DD.`, { param });
+      }
       const today = new Date(ctx.clock.now()).toISOString().slice(0, 10);
       const to = q.to ?? today;
       const from = q.from ?? new Date(Date.parse(to) - 29 * DAY_MS).toISOString().slice(0, 10);

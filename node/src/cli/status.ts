@@ -54,7 +54,7 @@ export async function status(config: NodeConfig, { values }: CommandInput): Prom
       [
         'earned in total',
         network
-          ? `$${network.earnings.total.toFixed(6)} (USD, the coordinator's ledger${network.linked ? ', credited to the owner' : ', credited to this node until it is linked'}); uptime ${(network.uptime.last24h * 100).toFixed(1)}% over 24 h`
+          ? `$${network.earnings.total.toFixed(6)} (USD, the coordinator's ledger${network.linked ? ', credited to the owner' : ', credited to this node until it is linked'}); uptime ${(network.uptime.last24h * 100).toFixed(1)}% over 24 h (or since first seen)`
           : 'unknown (the coordinator did not answer)',
       ],
     ]),

@@ -267,8 +267,15 @@
       const percent = (x) => `${(x * 100).toFixed(1)}%`;
       const ttft = node.medians.ttftMs === null ? '—' : `${formatCount(node.medians.ttftMs)} ms`;
       const tps = node.medians.tokensPerSecond === null ? '—' : `${node.medians.tokensPerSecond}`;
-      const verified = el('td', `${node.trust.status} · ${node.trust.reputation}`);
-      verified.title = node.trust.lastCheckAt ? `last check ${node.trust.lastCheckAt}` : 'not checked yet';
+      const { trust } = node;
+      const failed = trust.failed ? ` · ${trust.failed} of ${trust.failed + trust.passed} checks failed` : '';
+      const verified = el('td', `${trust.status} · ${trust.reputation}${failed}`);
+      verified.title = [
+        trust.lastCheckAt ? `last check ${trust.lastCheckAt}` : 'not checked yet',
+        trust.lastFailure ? `last failed ${trust.lastFailure.at}: ${trust.lastFailure.reason}` : '',
+      ]
+        .filter(Boolean)
+        .join('; ');
       tr.append(
         id,
         status,

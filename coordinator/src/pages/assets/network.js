@@ -86,6 +86,20 @@
     list.replaceChildren(...items);
   }
 
+  // Kept in step with formatVerified() in render-network-page.ts.
+  function formatVerified(trust) {
+    if (!trust) return '—';
+    const parts = [
+      trust.status,
+      trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet',
+    ];
+    if (trust.failed) parts.push(`${trust.failed} of ${trust.failed + (trust.passed || 0)} checks failed`);
+    if (trust.lastFailure) {
+      parts.push(`last failed ${trust.lastFailure.at.slice(11, 16)} UTC: ${trust.lastFailure.reason}`);
+    }
+    return parts.join(' · ');
+  }
+
   function renderNodes(stats) {
     const body = document.getElementById('nodes-body');
     if (!body || !stats.nodeList) return;
@@ -101,10 +115,8 @@
       const models = cell('td', '');
       for (const m of node.models) models.appendChild(cell('code', m, 'model-chip'));
       const uptime = node.uptime24h === null ? '—' : `${(node.uptime24h * 100).toFixed(1)}%`;
+      const verified = formatVerified(node.trust);
       const trust = node.trust;
-      const verified = trust
-        ? `${trust.status} · ${trust.lastCheckAt ? `checked ${trust.lastCheckAt.slice(11, 16)} UTC` : 'not checked yet'}`
-        : '—';
       tr.append(
         id,
         state,

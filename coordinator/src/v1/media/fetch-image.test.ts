@@ -24,6 +24,17 @@ describe('isPublicAddress', () => {
       'fd00::1',
       '::ffff:127.0.0.1',
       '::ffff:10.0.0.1',
+      // Mapped, in the hex notation URL parsing gives ([::ffff:127.0.0.1] → ::ffff:7f00:1).
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+      // IPv4-compatible (::/96): [::127.0.0.1] is ::7f00:1.
+      '::127.0.0.1',
+      '::7f00:1',
+      '::a00:1',
+      // NAT64: the well-known prefix and the local-use one.
+      '64:ff9b::a00:1',
+      '64:ff9b::8.8.8.8',
+      '64:ff9b:1::a00:1',
       'not an ip',
     ])
       expect(isPublicAddress(ip), ip).toBe(false);
@@ -53,6 +64,11 @@ describe('fetchImage', () => {
     await expect(fetchImage('file:///etc/passwd', options)).rejects.toMatchObject({
       code: 'invalid_request',
     });
+    // Loopback written as an IPv4-compatible or mapped IPv6 literal.
+    for (const host of ['[::127.0.0.1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]'])
+      await expect(fetchImage(url.replace('127.0.0.1', host), options), host).rejects.toMatchObject({
+        code: 'invalid_request',
+      });
     expect(hits).toBe(0);
     // Allowed: fetched, and cut at maxBytes (413).
     expect(await fetchImage(url, { ...options, allowAddresses: ['127.0.0.1'] })).toEqual(Buffer.from('x'));

@@ -7,7 +7,10 @@ import { ApiError } from '../../errors.js';
 /**
  * Addresses the image fetcher never reaches (unless allowed by name): private, loopback,
  * link-local, shared (CGNAT), unspecified, multicast, reserved and documentation ranges, IPv6
- * unique-local and link-local, and IPv4 mapped into IPv6 (checked as IPv4).
+ * unique-local and link-local, IPv4 mapped into IPv6 (`::ffff:0:0/96`, in either notation: BlockList
+ * checks it against the IPv4 ranges), and every IPv6 range that embeds an IPv4 address a stack may
+ * route to it: IPv4-compatible (`::/96`, so `[::127.0.0.1]` is loopback) and NAT64 (`64:ff9b::/96`,
+ * `64:ff9b:1::/48`), blocked whole.
  */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
@@ -27,8 +30,9 @@ for (const [net, prefix] of [
 ] as const)
   BLOCKED.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 127],
+  ['::', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],
