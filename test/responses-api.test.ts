@@ -371,4 +371,38 @@ describe("streams that behave like OpenAI's", () => {
       client.embeddings.create({ model, input: Array.from({ length: 2_049 }, () => 'x') }),
     ).rejects.toMatchObject({ status: 400, param: 'input', message: expect.stringMatching(/at most 2048/) });
   });
+
+  test("default: OpenRouter's conveniences — models without model, :floor, usage {include}, its model list and generation fields", async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${base}/api/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 3, ...body }),
+      });
+    const fallback = await post({ models: [model, 'no-such-model'] });
+    expect(fallback.status).toBe(200);
+    const floor = await post({ model: `${model}:floor` });
+    expect(floor.status).toBe(200);
+    const answered = (await floor.json()) as { id: string; model: string };
+    expect(answered.model).toBe(model);
+    const streamed = await (await post({ model, stream: true, usage: { include: true } })).text();
+    expect(streamed).toMatch(/"usage":\{"prompt_tokens"/);
+    const get = (url: string) => fetch(`${base}${url}`, { headers: { authorization: `Bearer ${key}` } });
+    const list = (await (await get('/api/v1/models')).json()) as { data: Record<string, unknown>[] };
+    const entry = list.data.find((m) => m.id === model)!;
+    expect(entry).toMatchObject({
+      context_length: expect.any(Number),
+      architecture: { input_modalities: ['text'] },
+    });
+    expect((entry.pricing as { prompt: string }).prompt).toMatch(/^\d+(\.\d+)?$/);
+    await app.ctx.ledger.idle();
+    const generation = (await (await get(`/api/v1/generation?id=${answered.id}`)).json()) as {
+      data: Record<string, unknown>;
+    };
+    expect(generation.data).toMatchObject({
+      provider_name: expect.any(String),
+      native_tokens_completion: expect.any(Number),
+      generation_time: expect.any(Number),
+    });
+  });
 });

@@ -449,7 +449,7 @@ export function operationIdOf(method: string, url: string): string {
 }
 
 /** OpenRouter's own /api/v1 paths (v1/account-routes.ts); any other /api/v1 path is its /v1 route. */
-const OPENROUTER_OWN = /^\/api\/v1\/(key|generation|credits)(?:[/?#]|$)/;
+const OPENROUTER_OWN = /^\/api\/v1\/(key|generation|credits|models)(?:[?#]|$)/;
 
 function openRouterPath(url: string): string {
   return url.startsWith('/api/v1/') && !OPENROUTER_OWN.test(url) ? url.slice(4) : url;

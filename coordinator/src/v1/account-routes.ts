@@ -127,6 +127,12 @@ export async function accountRoutes(
           tokens_per_second: tokensPerSecond(completion, latencyMs),
           finish_reason: row.finish_reason,
           status: row.status,
+          // OpenRouter's names for the same: the provider is the node; native tokens are the model's own.
+          provider_name: row.node_id,
+          generation_time: latencyMs,
+          latency: row.ttft_ms === null ? null : Number(row.ttft_ms),
+          native_tokens_prompt: Number(row.prompt_tokens),
+          native_tokens_completion: completion,
         },
       };
     },

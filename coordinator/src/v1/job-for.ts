@@ -23,7 +23,27 @@ const ROUTER_FIELDS = [
   'max_completion_tokens',
   'encoding_format',
   'models',
+  // OpenRouter's usage accounting ({include: true}): the usage chunk, as stream_options asks.
+  'usage',
 ];
+
+/**
+ * OpenRouter's model variants: `:floor` routes by price, `:nitro` by throughput. A served model
+ * whose id ends so is itself (ids may hold colons: llama3:8b).
+ */
+const VARIANTS = { ':floor': 'price', ':nitro': 'throughput' } as const;
+
+/** The model a request's `model` names, and the sort its variant asks for. */
+export function modelVariant(
+  router: Router,
+  model: string,
+): { model: string; sort?: 'price' | 'throughput' } {
+  for (const [suffix, sort] of Object.entries(VARIANTS)) {
+    if (!model.endsWith(suffix) || router.index.offers(model)?.size) continue;
+    return { model: model.slice(0, -suffix.length), sort };
+  }
+  return { model };
+}
 
 export type JobFor = (
   kind: JobKind,
@@ -40,11 +60,13 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
     kind: JobKind,
     request: FastifyRequest,
     body: Record<string, unknown> & { provider?: ProviderPreferencesBody },
-    model: string,
+    asked: string,
     startedAt: number,
     promptTokensBound?: number,
   ): InferenceJob => {
     const key = request.apiKey!;
+    const variant = modelVariant(router, asked);
+    const model = variant.model;
     const { contextLength } = findModel(router.index, model, kind);
     const maxTokens =
       kind === 'embedding' ? 0 : effectiveMaxTokens(body, config.router.maxTokensCap, contextLength);
@@ -67,8 +89,9 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       choices: typeof body.n === 'number' ? body.n : 1,
       startedAt,
       includeUsage:
-        (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true,
-      provider: toPreferences(body.provider),
+        (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true ||
+        (body.usage as { include?: unknown } | null | undefined)?.include === true,
+      provider: withSort(toPreferences(body.provider), variant.sort),
     };
   };
 }
@@ -124,4 +147,13 @@ function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferen
     ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
     ...(p.data_collection ? { dataCollection: p.data_collection as 'allow' | 'deny' } : {}),
   };
+}
+
+/** The preferences with the variant's sort, unless the request chose one. */
+function withSort(
+  preferences: ProviderPreferences | undefined,
+  sort: 'price' | 'throughput' | undefined,
+): ProviderPreferences | undefined {
+  if (!sort || preferences?.sort) return preferences;
+  return { ...preferences, sort };
 }

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { KeyLimits } from '../keys/key-limits.js';
-import { buildCatalog } from '../router/build-catalog.js';
+import { buildCatalog, type CatalogModel } from '../router/build-catalog.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
@@ -118,6 +118,20 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       },
     },
     async () => ({ object: 'list', data: catalog().map(modelObject) }),
+  );
+  // OpenRouter's list: prices as USD per token (decimal strings), the context, the modalities.
+  app.get(
+    '/api/v1/models',
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        security: API_KEY,
+        operationId: 'listModelsOpenRouter',
+        summary: "Models live nodes serve now, in OpenRouter's shape",
+      },
+    },
+    async () => ({ data: catalog().map(openRouterModel) }),
   );
 
   const retrieveModel = async (id: string) => {
@@ -275,7 +289,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
   await responsesRoutes(app, { ctx, deps, apiKey, jobFor });
   await app.register(audioRoutes, { ctx, deps, apiKey });
 
-  const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: dropNullFields };
+  const limits = { bodyLimit: ctx.config.bodyLimitBytes, preValidation: [dropNullFields, modelFromModels] };
   // Chat bodies may carry images as data URLs: room for the media limit's bytes as base64.
   const chatBodyLimit = ctx.config.bodyLimitBytes + Math.ceil((config.media.maxImageBytes * 4) / 3);
   app.post(
@@ -344,4 +358,55 @@ async function countInputs(request: FastifyRequest): Promise<void> {
       { param: 'input' },
     );
   }
+}
+
+/** OpenRouter's `models` with no `model`: the first of them is the model (the rest its fallbacks). */
+async function modelFromModels(request: FastifyRequest): Promise<void> {
+  const body = request.body as { model?: unknown; models?: unknown } | null;
+  if (!body || typeof body !== 'object' || body.model !== undefined) return;
+  if (Array.isArray(body.models) && typeof body.models[0] === 'string') body.model = body.models[0];
+}
+
+/** A catalog entry in OpenRouter's model shape (with OpenAI's `object` and `owned_by` beside). */
+function openRouterModel(m: CatalogModel): Record<string, unknown> {
+  const perToken = (price: CatalogModel['cheapest']['prompt']) =>
+    m.unit === 'per_million_tokens' ? nanoPerMillionToUsd(BigInt(price.usdNano)) : '0';
+  const input =
+    m.family === 'vision' ? ['text', 'image'] : m.family === 'voice' ? ['audio', 'text'] : ['text'];
+  const output =
+    m.family === 'embedding' ? ['embeddings'] : m.family === 'voice' ? ['audio', 'text'] : ['text'];
+  return {
+    id: m.id,
+    name: m.id,
+    object: 'model',
+    owned_by: 'gpumesh',
+    created: 0,
+    description: `${m.family} model served by ${m.liveNodes} gpumesh node${m.liveNodes === 1 ? '' : 's'}`,
+    context_length: m.contextLength,
+    architecture: {
+      modality: `${input.join('+')}->${output.join('+')}`,
+      input_modalities: input,
+      output_modalities: output,
+      tokenizer: 'Other',
+      instruct_type: null,
+    },
+    pricing: {
+      prompt: perToken(m.cheapest.prompt),
+      completion: perToken(m.cheapest.completion),
+      request: '0',
+      image: '0',
+    },
+    top_provider: { context_length: m.contextLength, max_completion_tokens: null, is_moderated: false },
+    per_request_limits: null,
+    live_nodes: m.liveNodes,
+  };
+}
+
+/** Nanousd per million tokens as USD per token, a decimal string (1 nanousd/M = 1e-15 USD). */
+function nanoPerMillionToUsd(nano: bigint): string {
+  if (nano === 0n) return '0';
+  const digits = nano.toString().padStart(16, '0');
+  const whole = digits.slice(0, -15);
+  const fraction = digits.slice(-15).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
 }
