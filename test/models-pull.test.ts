@@ -220,3 +220,85 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
     expect(failed?.stderr).toContain('model_checksum_mismatch');
   }, 120_000);
 });
+
+describe('gpumesh-node models pull <catalog id> (the coordinator serves the file)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gm-pull-id-'));
+  let t: TestApp;
+  let base: string;
+  let weights: Buffer;
+
+  beforeAll(async () => {
+    const verifierDir = path.join(dir, 'verifier');
+    await writeTinyModel({ path: path.join(verifierDir, 'gpumesh-tiny.gguf') });
+    weights = readFileSync(path.join(verifierDir, 'gpumesh-tiny.gguf'));
+    // The catalog's URLs name the coordinator's public URL: its real address here.
+    const port = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    base = `http://127.0.0.1:${port}`;
+    t = await createTestApp(sqlite, {
+      label: 'pull-id',
+      overrides: { publicUrl: base, trust: { verifierModelsDir: verifierDir } },
+    });
+    await t.app.listen({ port, host: '127.0.0.1' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const pull = (ref: string, modelsDir: string, env: Record<string, string> = {}) =>
+    run(
+      process.execPath,
+      [
+        BIN,
+        'models',
+        'pull',
+        ref,
+        '--coordinator',
+        base,
+        '--models-dir',
+        modelsDir,
+        '--state-dir',
+        path.join(dir, 'state'),
+      ],
+      { env: { ...process.env, GPUMESH_COORDINATOR: '', ...env }, timeout: 120_000 },
+    );
+
+  test('behavior: models pull gpumesh/tiny-chat downloads the catalog file from the coordinator, verified', async () => {
+    const modelsDir = path.join(dir, 'models');
+    const { stdout } = await pull('gpumesh/tiny-chat', modelsDir);
+    expect(stdout).toContain('verified against the catalog: served as gpumesh/tiny-chat');
+    const files = readdirSync(modelsDir).filter((f) => f.endsWith('.gguf'));
+    expect(readFileSync(path.join(modelsDir, files[0]!)).equals(weights)).toBe(true);
+  }, 180_000);
+
+  test('behavior: the coordinator answers Range requests for its files (a pull resumes)', async () => {
+    const url = `${base}/api/models/files/gpumesh-tiny.gguf`;
+    const part = await fetch(url, { headers: { range: 'bytes=100-199' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${weights.length}`);
+    expect(Buffer.from(await part.arrayBuffer()).equals(weights.subarray(100, 200))).toBe(true);
+    expect((await fetch(url, { headers: { range: `bytes=${weights.length}-` } })).status).toBe(416);
+    expect((await fetch(`${base}/api/models/files/other.gguf`)).status).toBe(404);
+    expect((await fetch(`${base}/api/models/files/..%2Fsecret`)).status).toBe(404);
+  });
+
+  test('error: an unreachable source fails within 10 s, saying so', async () => {
+    const started = performance.now();
+    const failed = await pull('hf:gpumesh/tiny/gpumesh-tiny.gguf', path.join(dir, 'offline'), {
+      // Nothing listens there: what an offline machine gets from the hub at once.
+      HF_ENDPOINT: 'http://127.0.0.1:9/',
+    }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toMatch(/could not be reached .*offline/);
+    console.log(`offline pull failed after ${Math.round(performance.now() - started)} ms`);
+  }, 60_000);
+});

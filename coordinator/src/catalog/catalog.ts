@@ -28,6 +28,11 @@ export const CatalogModelSchema = Type.Object(
           file: Type.String({ maxLength: 200 }),
           sizeBytes: Type.Integer({ minimum: 1 }),
           sha256: Sha256,
+          /**
+           * Where the file downloads from: the publisher's own URL in models.json, or this
+           * coordinator's /api/models/files/<file> when it holds the file (catalog-routes.ts).
+           */
+          url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 1000 })),
         },
         { additionalProperties: false },
       ),

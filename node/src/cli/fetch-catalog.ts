@@ -2,7 +2,7 @@
 export type CatalogModels = {
   id: string;
   family: string;
-  files: { quant: string; file: string; sizeBytes: number; sha256: string }[];
+  files: { quant: string; file: string; sizeBytes: number; sha256: string; url?: string }[];
 }[];
 
 /**

@@ -19,15 +19,27 @@ export async function modelsPull(config: NodeConfig, { args, values }: CommandIn
     throw new NodeError('config_invalid', { detail: '--sha256: expected 64 hex digits.' });
   }
   const { pullModel } = await import('../models/pull-model.js');
-  const catalog = (await fetchCatalogModels(config.coordinator))?.flatMap((model) =>
+  const models = await fetchCatalogModels(config.coordinator);
+  const catalog = models?.flatMap((model) =>
     model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
   );
+  // A catalog id (gpumesh/tiny-chat) pulls the model's first file from where the catalog says.
+  const listed = models?.find((m) => m.id === ref);
+  let source = ref;
+  if (listed) {
+    const url = listed.files.find((f) => f.url)?.url;
+    if (!url) {
+      console.error(`${ref}: the catalog names no download source for it; pull a file by hf:… or URL.`);
+      return 1;
+    }
+    source = url;
+  }
   if (!catalog)
     console.error(`warning: the coordinator's catalog could not be read; the file is not verified.`);
   const tty = process.stderr.isTTY === true && values.json !== true;
   let shownStep = -1;
   const result = await pullModel({
-    ref,
+    ref: source,
     modelsDir: config.modelsDir,
     ...(catalog ? { catalog } : {}),
     ...(values.sha256 ? { sha256: values.sha256 } : {}),

@@ -45,9 +45,37 @@ export type PullResult = {
   modelId?: string;
 };
 
+/** How long the source may take to answer at all before the pull fails (offline, unreachable). */
+export const REACH_TIMEOUT_MS = 10_000;
+
+/**
+ * Fails fast when `ref`'s host does not answer: node-llama-cpp's downloader retries a host it
+ * can't reach for minutes, saying nothing.
+ */
+async function checkReachable(ref: string, huggingFaceEndpoint: string | undefined): Promise<void> {
+  const hf = /^(hf|huggingface):|^(hf\.co|huggingface\.co)\//.test(ref);
+  const origin = hf
+    ? new URL(huggingFaceEndpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').origin
+    : URL.canParse(ref)
+      ? new URL(ref).origin
+      : undefined;
+  if (!origin) return;
+  try {
+    const res = await fetch(origin, { method: 'HEAD', signal: AbortSignal.timeout(REACH_TIMEOUT_MS) });
+    await res.body?.cancel();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    throw new NodeError('model_download_failed', {
+      detail: `${ref}: ${origin} could not be reached (${cause}); is this machine offline?`,
+      cause: error,
+    });
+  }
+}
+
 export async function pullModel(options: PullOptions): Promise<PullResult> {
   let path: string;
   let sizeBytes = 0;
+  await checkReachable(options.ref, options.huggingFaceEndpoint);
   try {
     const downloader = await createModelDownloader({
       modelUri: options.ref,
