@@ -33,7 +33,14 @@ const BASE_INPUT_PRICE_NANO_PER_MTOK = 100_000_000n;
 const BASE_OUTPUT_PRICE_NANO_PER_MTOK = 200_000_000n;
 /** The dev wallet tops itself up to this many USD of credits on start. */
 const DEV_CREDIT_TARGET_USD = 10;
-const NODE_READY_TIMEOUT_MS = 60_000;
+/**
+ * A node that shows no progress (no output, no new stage) this long while not yet online has
+ * stalled: npm start stops and shows its last lines. Load is not failure: a slow machine stretches
+ * each step, and any output counts as progress.
+ */
+const NODE_STALL_MS = 300_000;
+/** Quick deaths in a row after which a node is failing, not starting. */
+const NODE_MAX_QUICK_DEATHS = 5;
 const NODE_STOP_TIMEOUT_MS = 10_000;
 const POLL_MS = 200;
 
@@ -61,6 +68,8 @@ export type StartNetworkOptions = {
   log?: (line: string) => void;
   /** Environment passed to the coordinator for the settings not chosen here. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The most to wait for the nodes to come online, ms; default: as long as they make progress. */
+  waitTimeoutMs?: number;
 };
 
 /** What `npm start` writes to `<dataDir>/network.json` (devnet only: it holds the dev wallet key). */
@@ -287,11 +296,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     }
     if (nodeCount > 0) {
       // A node's health endpoint answers 200 only while its hub socket is open and its runtime alive.
-      await waitFor(
-        async () => (await Promise.all(nodes.map((n) => isHealthy(n.healthUrl)))).every(Boolean),
-        NODE_READY_TIMEOUT_MS,
-        'the nodes to come online',
-      );
+      await waitForNodes(nodes, options.waitTimeoutMs);
       log(`nodes     ${nodeCount} serving ${info.models.chat} and ${info.models.embedding}`);
       if (info.models.speech)
         log(`voice     1 serving ${info.models.speech} and ${info.models.transcription}`);
@@ -416,6 +421,8 @@ async function startNode(options: {
   let stopping = false;
   let backoffMs = NODE_RESTART_MIN_MS;
   let restart: NodeJS.Timeout | undefined;
+  const progress: LocalNode['progress'] = { stage: 'starting', at: Date.now(), lines: [], quickDeaths: 0 };
+  const name = options.voice ? `voice ${index}` : `node ${index}`;
   const spawnNode = () => {
     if (stopping) return;
     const startedAt = Date.now();
@@ -424,11 +431,25 @@ async function startNode(options: {
       env: { ...process.env, NODE_ENV: 'production' },
     });
     let stderr = '';
+    let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);
+      progress.at = Date.now();
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines.filter((l) => l.trim() !== '')) {
+        progress.lines = [...progress.lines, line.slice(0, 400)].slice(-12);
+        const stage = stageOf(line);
+        if (stage && stage !== progress.stage) {
+          progress.stage = stage;
+          log(`${name.padEnd(9)} ${stage}`);
+        }
+      }
     });
     child.once('exit', (code, signal) => {
       if (stopping) return;
+      progress.at = Date.now();
+      progress.quickDeaths = Date.now() - startedAt > NODE_STABLE_MS ? 0 : progress.quickDeaths + 1;
       if (Date.now() - startedAt > NODE_STABLE_MS) backoffMs = NODE_RESTART_MIN_MS;
       const how = signal ?? `code ${code}`;
       log(`node ${index}   exited (${how}); restarting in ${backoffMs / 1000} s`);
@@ -439,6 +460,8 @@ async function startNode(options: {
   };
   spawnNode();
   return {
+    index,
+    progress,
     healthUrl: `http://127.0.0.1:${config.healthPort}/health`,
     pid: () => child.pid,
     stop: async () => {
@@ -462,7 +485,57 @@ function missingVoiceEngines(): string[] {
 }
 
 /** A local node: its health URL, the pid of its current process, and a stop for good. */
-type LocalNode = { healthUrl: string; pid(): number | undefined; stop(): Promise<void> };
+type LocalNode = {
+  index: number;
+  healthUrl: string;
+  pid(): number | undefined;
+  stop(): Promise<void>;
+  /** What the node is doing, when it last showed progress, and its last lines of output. */
+  progress: { stage: string; at: number; lines: string[]; quickDeaths: number };
+};
+
+/**
+ * Until every node answers its health check: as long as each shows progress (output, a new stage),
+ * or up to `timeoutMs` when given. A node that stalls or keeps dying fails the start with its last
+ * lines.
+ */
+async function waitForNodes(nodes: LocalNode[], timeoutMs: number | undefined): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const healthy = await Promise.all(nodes.map((n) => isHealthy(n.healthUrl)));
+    if (healthy.every(Boolean)) return;
+    const now = Date.now();
+    for (const [i, node] of nodes.entries()) {
+      if (healthy[i]) continue;
+      const { stage, at, lines, quickDeaths } = node.progress;
+      const why =
+        quickDeaths >= NODE_MAX_QUICK_DEATHS
+          ? `node ${node.index} exited ${quickDeaths} times in a row while starting`
+          : now - at > NODE_STALL_MS
+            ? `node ${node.index} made no progress for ${Math.round((now - at) / 1000)} s (last: ${stage})`
+            : timeoutMs !== undefined && now - started > timeoutMs
+              ? `node ${node.index} was not online after --wait-timeout ${Math.round(timeoutMs / 1000)} s (last: ${stage})`
+              : undefined;
+      if (why) throw new Error(`${why}; its last lines:\n${lines.join('\n') || '(none)'}`);
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** A stage of a node's start, from a line of its output; undefined for other lines. */
+function stageOf(line: string): string | undefined {
+  if (line.startsWith('loading ')) return line;
+  let msg: unknown;
+  try {
+    msg = (JSON.parse(line) as { msg?: unknown }).msg;
+  } catch {
+    return undefined;
+  }
+  if (msg === 'node started') return 'model loaded; connecting to the coordinator';
+  if (msg === 'hub session admitted') return 'admitted by the coordinator';
+  if (msg === 'reconnecting') return 'reconnecting to the coordinator';
+  return undefined;
+}
 
 /** A dead local node comes back after this, doubling per quick death up to the max. */
 const NODE_RESTART_MIN_MS = 1_000;
@@ -486,14 +559,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), NODE_STOP_TIMEOUT_MS);
   await exited;
   clearTimeout(timer);
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
 }
 
 /** A TCP port that was free a moment ago. */

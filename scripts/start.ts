@@ -5,7 +5,9 @@
  * Flags: --port N (coordinator, default 8080), --data-dir DIR (default ./.gpumesh), --nodes N
  * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain), --rpc-port N
  * (the devnet's port, default 8545), --model REF (pull and serve a real model instead of the
- * generated one: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant> or https://…).
+ * generated one: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant> or https://…),
+ * --wait-timeout S (a bound on waiting for the nodes; by default npm start waits while they make
+ * progress, printing each node's stages).
  */
 import { parseArgs } from 'node:util';
 import {
@@ -16,12 +18,14 @@ import {
   startNetwork,
 } from './network.js';
 
-const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF]
+const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF] [--wait-timeout S]
   --port N        the coordinator's port (default ${DEFAULT_APP_PORT})
   --data-dir DIR  chain state, database, node keys, network.json (default ${DEFAULT_DATA_DIR})
   --nodes N       local CPU nodes, each at a different price (default 1); --no-node for none
   --rpc-url URL   an external chain instead of the devnet; --rpc-port N the devnet's port (default ${DEFAULT_RPC_PORT})
   --model REF     pull and serve a real model: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
+  --wait-timeout S  the most seconds to wait for the nodes to come online (default: as long as they
+                  make progress; a node silent for 5 minutes, or dying at start 5 times, stops the start)
 `;
 
 let values: {
@@ -32,6 +36,7 @@ let values: {
   'rpc-url'?: string;
   'rpc-port': string;
   model?: string;
+  'wait-timeout'?: string;
   help: boolean;
 };
 try {
@@ -44,6 +49,7 @@ try {
       'rpc-url': { type: 'string' },
       'rpc-port': { type: 'string', default: String(DEFAULT_RPC_PORT) },
       model: { type: 'string' },
+      'wait-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -59,10 +65,12 @@ if (values.help) {
 const port = Number(values.port);
 const rpcPort = Number(values['rpc-port']);
 const nodes = values['no-node'] ? 0 : Number(values.nodes);
+const waitTimeoutS = values['wait-timeout'] === undefined ? undefined : Number(values['wait-timeout']);
 if (
   ![port, rpcPort].every((p) => Number.isInteger(p) && p >= 0 && p <= 65535) ||
   !Number.isInteger(nodes) ||
-  nodes < 0
+  nodes < 0 ||
+  (waitTimeoutS !== undefined && !(waitTimeoutS > 0))
 ) {
   process.stderr.write(USAGE);
   process.exit(2);
@@ -76,6 +84,7 @@ const network = await startNetwork({
   nodes,
   rpcUrl: values['rpc-url'],
   ...(values.model ? { model: values.model } : {}),
+  ...(waitTimeoutS !== undefined ? { waitTimeoutMs: waitTimeoutS * 1000 } : {}),
   env: process.env,
   log: (line) => console.log(`  ${line}`),
 }).catch((error: unknown) => {
