@@ -110,6 +110,7 @@ describe('packed packages', () => {
         'dist/ledger/writer-thread.js',
         'dist/pages/install.sh',
         'dist/pages/assets/gpumesh.css',
+        'dist/pages/assets/dashboard/main.js',
       ]),
     );
     expect(node).toContain('bin/gpumesh-node.js');
@@ -186,13 +187,16 @@ describe('packed packages', () => {
       const bytes = Buffer.from(await (await fetch(`${url}/install/packages/${file}`)).arrayBuffer());
       expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
     }
-    const page = await fetch(`${url}/network`);
-    expect(page.status).toBe(200);
-    const assets = [...(await page.text()).matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map(
-      ([, path]) => path,
-    );
-    expect(assets.length).toBeGreaterThan(0);
-    for (const path of assets) expect((await fetch(`${url}${path}`)).status, path).toBe(200);
+    for (const name of ['/network', '/dashboard']) {
+      const page = await fetch(`${url}${name}`);
+      expect(page.status, name).toBe(200);
+      // The pages' scripts, stylesheet and icon, and the dashboard's modules (assets/dashboard/).
+      const assets = [...(await page.text()).matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map(
+        ([, path]) => path,
+      );
+      expect(assets.length, name).toBeGreaterThan(0);
+      for (const path of assets) expect((await fetch(`${url}${path}`)).status, path).toBe(200);
+    }
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(143);

@@ -11,10 +11,13 @@ const TYPES: Readonly<Record<string, string>> = {
   '.svg': 'image/svg+xml',
 };
 
-/** Reads every servable file of `dir` (by extension), keyed by file name. */
+/**
+ * Reads every servable file of `dir` and its subfolders (by extension), keyed by its path under
+ * `dir` with `/` between folders (`dashboard/main.js`).
+ */
 export async function loadAssets(dir: string): Promise<ReadonlyMap<string, Asset>> {
   const assets = new Map<string, Asset>();
-  for (const name of await readdir(dir)) {
+  for await (const name of listFiles(dir, '')) {
     const type = TYPES[extname(name)];
     if (!type) continue;
     const body = await readFile(join(dir, name));
@@ -22,4 +25,12 @@ export async function loadAssets(dir: string): Promise<ReadonlyMap<string, Asset
     assets.set(name, { body, type, etag });
   }
   return assets;
+}
+
+async function* listFiles(dir: string, prefix: string): AsyncGenerator<string> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const name = `${prefix}${entry.name}`;
+    if (entry.isDirectory()) yield* listFiles(join(dir, entry.name), `${name}/`);
+    else if (entry.isFile()) yield name;
+  }
 }

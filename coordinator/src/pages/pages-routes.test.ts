@@ -85,7 +85,16 @@ describe('pagesRoutes', () => {
     const response = await app.inject('/dashboard');
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-security-policy']).toBe(PAGES_CSP);
-    expect(response.body).toContain('<script src="/assets/dashboard.js" defer></script>');
+    expect(response.body).toContain('<script type="module" src="/assets/dashboard/main.js"></script>');
+    expect(response.body).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
+    // Every module the page imports is preloaded, so the imports are not fetched one after another.
+    const preloaded = [...response.body.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map(
+      ([, href]) => String(href),
+    );
+    expect(preloaded).toContain('/assets/dashboard/api.js');
+    expect(preloaded).toContain('/assets/dashboard/nodes-tab.js');
+    expect(preloaded).not.toContain('/assets/dashboard/main.js');
+    for (const href of preloaded) expect((await app.inject(href)).statusCode, href).toBe(200);
     expect(response.body).toContain('data-native-symbol="GM"');
     expect(response.body).toContain('id="connect"');
     // The activity log: its table, the button to the next page and the CSV export (dashboard.js).
@@ -97,12 +106,13 @@ describe('pagesRoutes', () => {
 
   test('behavior: assets are served with their type and revalidated by etag', async () => {
     const app = await build();
-    const first = await app.inject('/assets/dashboard.js');
+    const first = await app.inject('/assets/dashboard/sign-in.js');
     expect(first.statusCode).toBe(200);
     expect(first.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(first.headers['cache-control']).toBe('no-cache');
     expect(first.body).toContain('eth_requestAccounts');
     const again = await app.inject({
-      url: '/assets/dashboard.js',
+      url: '/assets/dashboard/sign-in.js',
       headers: { 'if-none-match': String(first.headers.etag) },
     });
     expect(again.statusCode).toBe(304);
@@ -110,6 +120,8 @@ describe('pagesRoutes', () => {
     expect((await app.inject('/assets/favicon.svg')).headers['content-type']).toBe('image/svg+xml');
     expect((await app.inject('/assets/..%2Fpages-routes.ts')).statusCode).toBe(404);
     expect((await app.inject('/assets/nope.js')).statusCode).toBe(404);
+    expect((await app.inject('/assets/dashboard')).statusCode).toBe(404);
+    expect((await app.inject('/assets/dashboard/..%2F..%2Fpages-routes.ts')).statusCode).toBe(404);
     await app.close();
   });
 

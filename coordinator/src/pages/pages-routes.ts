@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { loadAssets } from './load-assets.js';
 import { buildNetworkStats, type NetworkSource, NODE_LIST_LIMIT } from './network-stats.js';
 import type { NodePackages } from './node-packages.js';
-import { renderDashboardPage, type TierRung } from './render-dashboard-page.js';
+import { DASHBOARD_MODULES, renderDashboardPage, type TierRung } from './render-dashboard-page.js';
 import { renderInstallScript } from './render-install-script.js';
 import { ASSETS_PREFIX } from './render-layout.js';
 import { renderNetworkPage } from './render-network-page.js';
@@ -79,6 +79,7 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     baseApyBps: options.staking.baseApyBps,
     tiers: options.staking.tiers,
     routerUrl,
+    modules: [...assets.keys()].filter((name) => name.startsWith(DASHBOARD_MODULES)),
   });
 
   async function stats() {
@@ -122,11 +123,12 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     },
   );
 
-  app.get<{ Params: { name: string } }>(
-    `${ASSETS_PREFIX}/:name`,
+  // A wildcard, for the files in subfolders (dashboard/*.js); only names loadAssets found are served.
+  app.get<{ Params: { '*': string } }>(
+    `${ASSETS_PREFIX}/*`,
     { schema: { hide: true } },
     async (request, reply) => {
-      const asset = assets.get(request.params.name);
+      const asset = assets.get(request.params['*']);
       if (!asset) return reply.callNotFound();
       reply.header('etag', asset.etag).header('cache-control', 'no-cache');
       if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();

@@ -16,10 +16,18 @@ export type DashboardPageOptions = {
   readonly tiers: readonly TierRung[];
   /** Base URL of the OpenAI-compatible router, shown beside a new key. */
   readonly routerUrl: string;
+  /** Paths of the dashboard's modules under /assets (preloaded); default: none. */
+  readonly modules?: readonly string[];
 };
 
+/** Folder under /assets of the dashboard's ES modules: one per tab and section, and their helpers. */
+export const DASHBOARD_MODULES = 'dashboard/';
+
+/** The module the page loads; it imports the others. */
+const DASHBOARD_MAIN = `${DASHBOARD_MODULES}main.js`;
+
 /**
- * The dashboard: a static shell that dashboard.js fills in after the wallet signs in (EIP-1193).
+ * The dashboard: a static shell that its modules (assets/dashboard/) fill in after the wallet signs in (EIP-1193).
  * Nothing user-specific is rendered by the server, so the page itself never carries a secret.
  */
 export function renderDashboardPage(options: DashboardPageOptions): string {
@@ -180,13 +188,15 @@ ${renderNodesPane()}
   return renderLayout({
     title: 'Dashboard',
     current: 'dashboard',
-    script: 'dashboard.js',
+    script: DASHBOARD_MAIN,
+    module: true,
+    preload: [...(options.modules ?? [])].filter((path) => path !== DASHBOARD_MAIN).sort(),
     main,
     data: { 'native-symbol': symbol },
   });
 }
 
-/** The "My nodes" tab: the owner's nodes, earnings, linking a node, payouts. Filled by dashboard.js. */
+/** The "My nodes" tab: the owner's nodes, earnings, linking a node, payouts. Filled by dashboard/nodes-tab.js. */
 function renderNodesPane(): SafeHtml {
   return html`
   <div id="pane-nodes" role="tabpanel" aria-labelledby="tab-nodes" hidden>

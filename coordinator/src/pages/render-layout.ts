@@ -6,8 +6,15 @@ export const ASSETS_PREFIX = '/assets';
 export type LayoutOptions = {
   readonly title: string;
   readonly current: 'network' | 'dashboard';
-  /** File name under {@link ASSETS_PREFIX} of the page's script. */
+  /** Path under {@link ASSETS_PREFIX} of the page's script. */
   readonly script: string;
+  /** The script is an ES module (`type="module"`, deferred like the classic ones). */
+  readonly module?: boolean;
+  /**
+   * Paths under {@link ASSETS_PREFIX} of the modules the script imports: preloaded in parallel
+   * (`modulepreload`) rather than found one import after another.
+   */
+  readonly preload?: readonly string[];
   readonly main: SafeHtml;
   /** `data-*` attributes of <body>: the page script reads its settings there (no inline script). */
   readonly data?: Readonly<Record<string, string>>;
@@ -15,6 +22,12 @@ export type LayoutOptions = {
 
 /** The document every page shares: header with navigation, the page's main, its one script. */
 export function renderLayout(options: LayoutOptions): string {
+  const script = options.module
+    ? html`<script type="module" src="${ASSETS_PREFIX}/${options.script}"></script>`
+    : html`<script src="${ASSETS_PREFIX}/${options.script}" defer></script>`;
+  const preload = (options.preload ?? []).map(
+    (path) => html`\n<link rel="modulepreload" href="${ASSETS_PREFIX}/${path}">`,
+  );
   const data = Object.entries(options.data ?? {}).map(([key, value]) => html` data-${key}="${value}"`);
   const link = (href: string, page: LayoutOptions['current'], label: string) =>
     options.current === page
@@ -29,7 +42,7 @@ export function renderLayout(options: LayoutOptions): string {
 <link rel="icon" href="${ASSETS_PREFIX}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSETS_PREFIX}/gpumesh.css">
 <script src="${ASSETS_PREFIX}/copy.js" defer></script>
-<script src="${ASSETS_PREFIX}/${options.script}" defer></script>
+${script}${preload}
 </head>
 <body${data}>
 <a class="skip" href="#main">Skip to content</a>
