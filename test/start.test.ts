@@ -166,6 +166,9 @@ describe('npm start', () => {
       expect(key).toBeDefined();
       // The nodes belong to the dev wallet, staked.
       expect(first.output()).toMatch(/owner {5}0x[0-9a-fA-F]{40} \(dev wallet, staked/);
+      // Each node's start is shown as it goes (npm start waits on progress, not a deadline).
+      expect(first.output()).toMatch(/node 0 {4}model loaded; connecting to the coordinator/);
+      expect(first.output()).toMatch(/node 0 {4}admitted by the coordinator/);
 
       // A burst the one local node cannot take at once waits its turn: 64 parallel streams, all 200.
       const endpoint = /curl -s (http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions)/.exec(curl)![1]!;
