@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
+import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
@@ -10,6 +11,7 @@ import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
+import { TransferOutbox } from './transfer-outbox.js';
 
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
@@ -23,10 +25,22 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (!chain) throw new ApiError('chain_unavailable', 'No chain is configured on this coordinator.');
     return chain;
   };
-  await app.register(topupRoutes, { ctx, services });
-  await app.register(txRoutes, { ctx, services });
-  await app.register(withdrawRoutes, { ctx, services });
-  await app.register(payoutRoutes, { ctx, services });
+  // One outbox for the process: every use registers how its transfers are signed and how they end.
+  const transfers = chain
+    ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log }).register(
+        PAYOUT_PURPOSE,
+        payoutTransfers(chain, ctx.clock),
+      )
+    : undefined;
+  const outbox = (): TransferOutbox => {
+    services();
+    return transfers!;
+  };
+  const options = { ctx, services, outbox };
+  await app.register(topupRoutes, options);
+  await app.register(txRoutes, options);
+  await app.register(withdrawRoutes, options);
+  await app.register(payoutRoutes, options);
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
   if (chain.stakingVault?.account) {
@@ -40,7 +54,10 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   if (chain.treasury?.account) {
     const { settleAfterMs } = ctx.config.payouts;
     repeat(app, settleAfterMs, 'settling payouts', () =>
-      settlePayouts({ store: ctx.store, services: chain }, { now: ctx.clock.now(), settleAfterMs }),
+      settlePayouts(
+        { store: ctx.store, services: chain, outbox: transfers! },
+        { now: ctx.clock.now(), settleAfterMs },
+      ),
     );
   }
   if (ctx.config.chain.watchDeposits) {

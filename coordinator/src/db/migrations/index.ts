@@ -15,6 +15,7 @@ import { slashes015 } from './015-slashes.js';
 import { nodeMisses016 } from './016-node-misses.js';
 import { trustEvidence017 } from './017-trust-evidence.js';
 import { trustAudit018 } from './018-trust-audit.js';
+import { transferOutbox019 } from './019-transfer-outbox.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -39,4 +40,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   nodeMisses016,
   trustEvidence017,
   trustAudit018,
+  transferOutbox019,
 ];
