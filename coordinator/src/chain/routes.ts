@@ -4,7 +4,8 @@ import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
-import { releaseUnbonded } from '../staking/release-unbonded.js';
+import { RELEASE_PURPOSE, releaseTransfers } from '../staking/release-transfers.js';
+import { recoverStrandedReleases, releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
@@ -27,10 +28,9 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   };
   // One outbox for the process: every use registers how its transfers are signed and how they end.
   const transfers = chain
-    ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log }).register(
-        PAYOUT_PURPOSE,
-        payoutTransfers(chain, ctx.clock),
-      )
+    ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log })
+        .register(PAYOUT_PURPOSE, payoutTransfers(chain, ctx.clock))
+        .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
     : undefined;
   const outbox = (): TransferOutbox => {
     services();
@@ -43,23 +43,25 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   await app.register(payoutRoutes, options);
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
+  const outboxDeps = { ...deps, outbox: transfers!, log: app.log };
   if (chain.stakingVault?.account) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', () =>
-      releaseUnbonded(deps),
-    );
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', async () => {
+      await recoverStrandedReleases(outboxDeps);
+      await releaseUnbonded(outboxDeps);
+    });
   }
   if (chain.stakingVault?.account && chain.rewardsVault) {
     repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(deps));
   }
-  if (chain.treasury?.account) {
-    const { settleAfterMs } = ctx.config.payouts;
-    repeat(app, settleAfterMs, 'settling payouts', () =>
-      settlePayouts(
-        { store: ctx.store, services: chain, outbox: transfers! },
-        { now: ctx.clock.now(), settleAfterMs },
-      ),
-    );
-  }
+  // Every open transfer (of any use) a process left behind, finished from the chain; payouts opened
+  // before the outbox are adopted first.
+  const { settleAfterMs } = ctx.config.payouts;
+  repeat(app, settleAfterMs, 'finishing open transfers', () =>
+    settlePayouts(
+      { store: ctx.store, services: chain, outbox: transfers! },
+      { now: ctx.clock.now(), settleAfterMs },
+    ),
+  );
   if (ctx.config.chain.watchDeposits) {
     repeat(app, ctx.config.chain.watchIntervalMs, 'watching deposits', () => watchDeposits(deps));
   }

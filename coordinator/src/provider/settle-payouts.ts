@@ -37,25 +37,26 @@ export async function settlePayouts(
 ): Promise<SettleReport> {
   const report: SettleReport = { adopted: 0, refunded: 0, looked: 0, finished: 0 };
   const treasury = services.treasury;
-  if (!treasury) return report;
-  const legacy = await store.db
-    .selectFrom('provider_payouts as p')
-    .selectAll('p')
-    .where('p.status', 'in', UNSETTLED)
-    .where('p.updated_at', '<=', now - settleAfterMs)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('chain_transfers as t')
-            .select('t.id')
-            .where('t.purpose', '=', PAYOUT_PURPOSE)
-            .whereRef('t.ref', '=', 'p.id'),
-        ),
-      ),
-    )
-    .orderBy('p.created_at')
-    .limit(100)
-    .execute();
+  const legacy = !treasury
+    ? []
+    : await store.db
+        .selectFrom('provider_payouts as p')
+        .selectAll('p')
+        .where('p.status', 'in', UNSETTLED)
+        .where('p.updated_at', '<=', now - settleAfterMs)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('chain_transfers as t')
+                .select('t.id')
+                .where('t.purpose', '=', PAYOUT_PURPOSE)
+                .whereRef('t.ref', '=', 'p.id'),
+            ),
+          ),
+        )
+        .orderBy('p.created_at')
+        .limit(100)
+        .execute();
   for (const p of legacy) {
     if (p.status === PAYOUT_STATUS.pending || !p.raw_tx || !p.tx_hash) {
       // Never signed: nothing can have left the process.
@@ -76,7 +77,7 @@ export async function settlePayouts(
         id: randomUUID(),
         purpose: PAYOUT_PURPOSE,
         ref: p.id,
-        from_address: treasury.address,
+        from_address: treasury!.address,
         to_address: tokenAddress ?? getAddress(p.to_address),
         value_wei: tokenAddress ? '0' : units.toString(),
         data: tokenAddress
