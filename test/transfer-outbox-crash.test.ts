@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { type Address, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
 import { type ChainServices, createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import {
   DEFAULT_STALE_CLAIM_MS,
@@ -28,6 +29,8 @@ import { requestPayout } from '../coordinator/src/provider/payout.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../coordinator/src/provider/payout-transfers.js';
 import { RELEASE_PURPOSE, releaseTransfers } from '../coordinator/src/staking/release-transfers.js';
 import { releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
+import { executeSlashes } from '../coordinator/src/staking/slash.js';
+import { SLASH_PURPOSE, slashTransfers } from '../coordinator/src/staking/slash-transfers.js';
 import {
   createTestApp,
   createTestClock,
@@ -74,6 +77,7 @@ describeBackends('transfer outbox crash suite', (backend) => {
     error: (_o, message) => logged.push({ level: 'error', message }),
   };
   let releaseUser: { id: string; proxy: Address };
+  let staker: Address;
 
   beforeAll(async () => {
     // The app's own timers are slow here: the suite's outboxes are the only processes that send.
@@ -92,6 +96,18 @@ describeBackends('transfer outbox crash suite', (backend) => {
       .where('address', '=', account.address)
       .executeTakeFirstOrThrow();
     releaseUser = { id: user.id, proxy: await proxyAddressOf(t.app, jwt) };
+    // A staker to slash: 100 TOK staked through /tx.
+    const stakerAccount = privateKeyToAccount(generatePrivateKey());
+    const stakerJwt = await signIn(t.app, stakerAccount);
+    await devnet.fund(await proxyAddressOf(t.app, stakerJwt), { nativeWei: parseEther('101') });
+    const staked = await t.app.inject({
+      method: 'POST',
+      url: '/tx',
+      headers: { authorization: `Bearer ${stakerJwt}` },
+      payload: { method: 'chain_stake', params: [stakerAccount.address, '100.0000 TOK'] },
+    });
+    expect(staked.statusCode).toBe(200);
+    staker = stakerAccount.address;
   }, 60_000);
 
   afterAll(async () => {
@@ -180,6 +196,60 @@ describeBackends('transfer outbox crash suite', (backend) => {
             expect(events).toHaveLength(1);
             expect(await devnet.context.client.getBalance({ address: releaseUser.proxy })).toBe(
               before + amount,
+            );
+          },
+        };
+      },
+    },
+    {
+      name: 'slash',
+      purpose: SLASH_PURPOSE,
+      sender: () => devnet.vaults.staking.address,
+      register: (outbox, services) => outbox.register(SLASH_PURPOSE, slashTransfers(services, clock)),
+      async start(outbox, services) {
+        const id = randomUUID();
+        await t.db
+          .insertInto('slashes')
+          .values({
+            id,
+            node_id: '0x'.padEnd(42, '7'),
+            owner: staker.toLowerCase(),
+            fraction_bps: 100,
+            evidence: JSON.stringify({ verifications: [{ jobId: `job-${id}` }] }),
+            status: 'pending',
+            amount_wei: null,
+            stake_event_id: null,
+            tx_hash: null,
+            raw_tx: null,
+            created_at: clock.now(),
+            updated_at: clock.now(),
+          })
+          .execute();
+        const rewards = devnet.vaults.rewards.address;
+        const before = await devnet.context.client.getBalance({ address: rewards });
+        const run = executeSlashes({ db: t.db, services, clock, outbox, log });
+        return {
+          run,
+          async check(transfer) {
+            expect(transfer.ref).toBe(id);
+            const row = await t.db
+              .selectFrom('slashes')
+              .selectAll()
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow();
+            expect(row).toMatchObject({ status: 'sent', tx_hash: transfer.tx_hash, raw_tx: null });
+            const event = await t.db
+              .selectFrom('stake_events')
+              .selectAll()
+              .where('id', '=', row.stake_event_id!)
+              .executeTakeFirstOrThrow();
+            expect(event).toMatchObject({
+              kind: 'slash',
+              tx_hash: transfer.tx_hash,
+              amount_wei: row.amount_wei,
+            });
+            expect(await devnet.context.client.getBalance({ address: rewards })).toBe(
+              before + BigInt(row.amount_wei!) - NATIVE_TRANSFER_FEE_WEI,
             );
           },
         };

@@ -7,6 +7,7 @@ import { settlePayouts } from '../provider/settle-payouts.js';
 import { RELEASE_PURPOSE, releaseTransfers } from '../staking/release-transfers.js';
 import { recoverStrandedReleases, releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
+import { SLASH_PURPOSE, slashTransfers } from '../staking/slash-transfers.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
@@ -31,6 +32,7 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
     ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log })
         .register(PAYOUT_PURPOSE, payoutTransfers(chain, ctx.clock))
         .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
+        .register(SLASH_PURPOSE, slashTransfers(chain, ctx.clock))
     : undefined;
   const outbox = (): TransferOutbox => {
     services();
@@ -51,7 +53,7 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
     });
   }
   if (chain.stakingVault?.account && chain.rewardsVault) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(deps));
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(outboxDeps));
   }
   // Every open transfer (of any use) a process left behind, finished from the chain; payouts opened
   // before the outbox are adopted first.
