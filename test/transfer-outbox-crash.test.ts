@@ -27,6 +27,8 @@ import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
 import { ENTRY_KINDS, providerAccountId } from '../coordinator/src/ledger/tables.js';
 import { requestPayout } from '../coordinator/src/provider/payout.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../coordinator/src/provider/payout-transfers.js';
+import { claim } from '../coordinator/src/staking/claim.js';
+import { CLAIM_PURPOSE, claimTransfers } from '../coordinator/src/staking/claim-transfers.js';
 import { RELEASE_PURPOSE, releaseTransfers } from '../coordinator/src/staking/release-transfers.js';
 import { releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
 import { executeSlashes } from '../coordinator/src/staking/slash.js';
@@ -78,6 +80,7 @@ describeBackends('transfer outbox crash suite', (backend) => {
   };
   let releaseUser: { id: string; proxy: Address };
   let staker: Address;
+  let stakerUser: { id: string; address: string; proxy: Address };
 
   beforeAll(async () => {
     // The app's own timers are slow here: the suite's outboxes are the only processes that send.
@@ -108,6 +111,12 @@ describeBackends('transfer outbox crash suite', (backend) => {
     });
     expect(staked.statusCode).toBe(200);
     staker = stakerAccount.address;
+    const stakerRow = await t.db
+      .selectFrom('users')
+      .select(['id', 'address'])
+      .where('address', '=', staker)
+      .executeTakeFirstOrThrow();
+    stakerUser = { ...stakerRow, proxy: await proxyAddressOf(t.app, stakerJwt) };
   }, 60_000);
 
   afterAll(async () => {
@@ -250,6 +259,45 @@ describeBackends('transfer outbox crash suite', (backend) => {
             });
             expect(await devnet.context.client.getBalance({ address: rewards })).toBe(
               before + BigInt(row.amount_wei!) - NATIVE_TRANSFER_FEE_WEI,
+            );
+          },
+        };
+      },
+    },
+    {
+      name: 'claim',
+      purpose: CLAIM_PURPOSE,
+      sender: () => devnet.vaults.rewards.address,
+      register: (outbox, services) => outbox.register(CLAIM_PURPOSE, claimTransfers(services, clock)),
+      async start(outbox, services) {
+        clock.advance(86_400_000); // a day of rewards to claim
+        const before = await devnet.context.client.getBalance({ address: stakerUser.proxy });
+        const run = claim(
+          { db: t.db, services, clock, keyring: t.app.ctx.keyring, outbox },
+          { user: { id: stakerUser.id, address: stakerUser.address } },
+        );
+        return {
+          run,
+          async check(transfer) {
+            const payout = await t.db
+              .selectFrom('reward_payouts')
+              .selectAll()
+              .where('id', '=', transfer.ref)
+              .executeTakeFirstOrThrow();
+            expect(payout).toMatchObject({
+              status: 'paid',
+              tx_hash: transfer.tx_hash,
+              amount_wei: transfer.amount,
+            });
+            const events = await t.db
+              .selectFrom('stake_events')
+              .select('amount_wei')
+              .where('kind', '=', 'claim')
+              .where('tx_hash', '=', transfer.tx_hash)
+              .execute();
+            expect(events).toEqual([{ amount_wei: transfer.amount }]);
+            expect(await devnet.context.client.getBalance({ address: stakerUser.proxy })).toBe(
+              before + BigInt(transfer.amount),
             );
           },
         };

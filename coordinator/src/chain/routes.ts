@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
+import { CLAIM_PURPOSE, claimTransfers } from '../staking/claim-transfers.js';
 import { RELEASE_PURPOSE, releaseTransfers } from '../staking/release-transfers.js';
 import { recoverStrandedReleases, releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
@@ -33,6 +34,7 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
         .register(PAYOUT_PURPOSE, payoutTransfers(chain, ctx.clock))
         .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
         .register(SLASH_PURPOSE, slashTransfers(chain, ctx.clock))
+        .register(CLAIM_PURPOSE, claimTransfers(chain, ctx.clock))
     : undefined;
   const outbox = (): TransferOutbox => {
     services();

@@ -21,7 +21,7 @@
  * and goes on with the next row.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import {
   type Address,
   getAddress,
@@ -79,9 +79,9 @@ export type TransferHandler = {
    */
   precheck?(transfer: TransferRow, check: { feeWei: bigint; db: Kysely<Database> }): Promise<void>;
   /** In the transaction that moves the transfer to signed or broadcast (a status the use mirrors). */
-  progress?(trx: Kysely<Database>, transfer: TransferRow, status: 'signed' | 'broadcast'): Promise<void>;
+  progress?(trx: Transaction<Database>, transfer: TransferRow, status: 'signed' | 'broadcast'): Promise<void>;
   /** In the transaction that records how the transfer ended, once: the use's consequence. */
-  settle(trx: Kysely<Database>, transfer: TransferRow, outcome: TransferOutcome): Promise<void>;
+  settle(trx: Transaction<Database>, transfer: TransferRow, outcome: TransferOutcome): Promise<void>;
 };
 
 /** Where a log line goes (pino's shape; fastify's `app.log` fits). */

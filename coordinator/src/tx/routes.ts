@@ -86,7 +86,7 @@ export async function txRoutes(
         }
         case 'chain_claim': {
           const user = await ownerOf(app, request, reply, params);
-          return claim(deps, { user });
+          return claim({ ...deps, outbox: outbox() }, { user });
         }
       }
     },
