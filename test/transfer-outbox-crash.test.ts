@@ -42,6 +42,8 @@ import {
   type TestApp,
   until,
 } from '../coordinator/src/testing/index.js';
+import { withdraw } from '../coordinator/src/withdraw/withdraw.js';
+import { WITHDRAW_PURPOSE, withdrawTransfers } from '../coordinator/src/withdraw/withdraw-transfers.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet, tokenBalance } from './chain-fixture.js';
 
 const USD = 1_000_000_000n;
@@ -81,6 +83,7 @@ describeBackends('transfer outbox crash suite', (backend) => {
   let releaseUser: { id: string; proxy: Address };
   let staker: Address;
   let stakerUser: { id: string; address: string; proxy: Address };
+  let withdrawer: { id: string; proxy: Address };
 
   beforeAll(async () => {
     // The app's own timers are slow here: the suite's outboxes are the only processes that send.
@@ -117,6 +120,16 @@ describeBackends('transfer outbox crash suite', (backend) => {
       .where('address', '=', staker)
       .executeTakeFirstOrThrow();
     stakerUser = { ...stakerRow, proxy: await proxyAddressOf(t.app, stakerJwt) };
+    // A user with native token in the proxy wallet that backs no credit: all of it may leave.
+    const withdrawAccount = privateKeyToAccount(generatePrivateKey());
+    const withdrawJwt = await signIn(t.app, withdrawAccount);
+    const withdrawRow = await t.db
+      .selectFrom('users')
+      .select('id')
+      .where('address', '=', withdrawAccount.address)
+      .executeTakeFirstOrThrow();
+    withdrawer = { id: withdrawRow.id, proxy: await proxyAddressOf(t.app, withdrawJwt) };
+    await devnet.fund(withdrawer.proxy, { nativeWei: parseEther('10') });
   }, 60_000);
 
   afterAll(async () => {
@@ -299,6 +312,35 @@ describeBackends('transfer outbox crash suite', (backend) => {
             expect(await devnet.context.client.getBalance({ address: stakerUser.proxy })).toBe(
               before + BigInt(transfer.amount),
             );
+          },
+        };
+      },
+    },
+    {
+      name: 'withdraw',
+      purpose: WITHDRAW_PURPOSE,
+      sender: () => withdrawer.proxy,
+      register: (outbox, services) =>
+        outbox.register(
+          WITHDRAW_PURPOSE,
+          withdrawTransfers({ db: t.db, services, keyring: t.app.ctx.keyring }),
+        ),
+      async start(outbox, services) {
+        const to = privateKeyToAccount(generatePrivateKey()).address;
+        const run = withdraw(
+          { db: t.db, services, clock, outbox },
+          { user: { id: withdrawer.id }, to, token: 'native', amount: '0.01' },
+        );
+        return {
+          run,
+          async check(transfer) {
+            const row = await t.db
+              .selectFrom('withdrawals')
+              .selectAll()
+              .where('id', '=', transfer.ref)
+              .executeTakeFirstOrThrow();
+            expect(row).toMatchObject({ status: 'sent', tx_hash: transfer.tx_hash, to_address: to });
+            expect(await devnet.context.client.getBalance({ address: to })).toBe(parseEther('0.01'));
           },
         };
       },

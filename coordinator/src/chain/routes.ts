@@ -13,6 +13,7 @@ import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
+import { WITHDRAW_PURPOSE, withdrawTransfers } from '../withdraw/withdraw-transfers.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
 import { TransferOutbox } from './transfer-outbox.js';
 
@@ -35,6 +36,7 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
         .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
         .register(SLASH_PURPOSE, slashTransfers(chain, ctx.clock))
         .register(CLAIM_PURPOSE, claimTransfers(chain, ctx.clock))
+        .register(WITHDRAW_PURPOSE, withdrawTransfers({ db: ctx.db, services: chain, keyring: ctx.keyring }))
     : undefined;
   const outbox = (): TransferOutbox => {
     services();

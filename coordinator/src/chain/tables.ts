@@ -101,7 +101,7 @@ export type WithdrawalsTable = {
   amount: string;
   /** USD value at the time, nanousd (the daily limit sums it). */
   usd_nano: BigIntColumn;
-  /** refused | sending | sent | failed */
+  /** queued | refused | sending | sent | failed */
   status: string;
   tx_hash: string | null;
   error_code: string | null;
@@ -197,6 +197,8 @@ export const UNBONDING_STATUS = {
 } as const;
 export const PAYOUT_STATUS = { pending: 'pending', paid: 'paid', failed: 'failed' } as const;
 export const WITHDRAWAL_STATUS = {
+  /** Recorded with its transfer, waiting for the wallet's queue to check the limit and balance. */
+  queued: 'queued',
   refused: 'refused',
   sending: 'sending',
   sent: 'sent',
