@@ -13,7 +13,12 @@ import { randomUUID } from 'node:crypto';
 import { type Address, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
+import {
+  CHAIN_ID,
+  GAS_PRICE_WEI,
+  NATIVE_TRANSFER_FEE_WEI,
+  NATIVE_TRANSFER_GAS,
+} from '../coordinator/src/chain/constants.js';
 import { type ChainServices, createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import {
   DEFAULT_STALE_CLAIM_MS,
@@ -30,7 +35,7 @@ import { PAYOUT_PURPOSE, payoutTransfers } from '../coordinator/src/provider/pay
 import { claim } from '../coordinator/src/staking/claim.js';
 import { CLAIM_PURPOSE, claimTransfers } from '../coordinator/src/staking/claim-transfers.js';
 import { RELEASE_PURPOSE, releaseTransfers } from '../coordinator/src/staking/release-transfers.js';
-import { releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
+import { recoverStrandedReleases, releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
 import { executeSlashes } from '../coordinator/src/staking/slash.js';
 import { SLASH_PURPOSE, slashTransfers } from '../coordinator/src/staking/slash-transfers.js';
 import {
@@ -419,4 +424,119 @@ describeBackends('transfer outbox crash suite', (backend) => {
       }
     }
   }
+
+  test('behavior: release — a transfer whose nonce another took ends replaced; the row goes back to unbonding and the next pass releases it', async () => {
+    const id = randomUUID();
+    const amount = parseEther('0.02');
+    await t.db
+      .insertInto('unbondings')
+      .values({
+        id,
+        user_id: releaseUser.id,
+        amount_wei: amount.toString(),
+        release_at: clock.now() - 1,
+        status: 'unbonding',
+        tx_hash: null,
+        created_at: clock.now(),
+      })
+      .execute();
+    // A process dies right after storing the signed bytes…
+    const first = createChainServices(t.config)!;
+    let stored!: () => void;
+    const atStored = new Promise<void>((resolve) => {
+      stored = resolve;
+    });
+    const dying = new TransferOutbox({
+      db: t.db,
+      context: first.context,
+      clock,
+      log,
+      onStep: (step) => {
+        if (step !== 'stored') return;
+        stored();
+        return new Promise<void>(() => {});
+      },
+    }).register(RELEASE_PURPOSE, releaseTransfers(first, clock));
+    void releaseUnbonded(
+      { db: t.db, services: first, clock, outbox: dying, log },
+      { userId: releaseUser.id },
+    );
+    await atStored;
+    // …and the vault's next transaction takes that nonce.
+    const vault = devnet.vaults.staking.account;
+    const hash = await devnet.context.client.sendRawTransaction({
+      serializedTransaction: await vault.signTransaction({
+        type: 'legacy',
+        chainId: CHAIN_ID,
+        nonce: await devnet.context.client.getTransactionCount({
+          address: vault.address,
+          blockTag: 'pending',
+        }),
+        gas: NATIVE_TRANSFER_GAS,
+        gasPrice: GAS_PRICE_WEI,
+        to: devnet.funder.address,
+        value: 1n,
+      }),
+    });
+    await devnet.context.client.waitForTransactionReceipt({ hash });
+    logged.length = 0;
+    clock.advance(DEFAULT_STALE_CLAIM_MS + 1);
+    const second = createChainServices(t.config)!;
+    const survivor = new TransferOutbox({ db: t.db, context: second.context, clock, log }).register(
+      RELEASE_PURPOSE,
+      releaseTransfers(second, clock),
+    );
+    await survivor.sweep();
+    const transfers = await t.db
+      .selectFrom('chain_transfers')
+      .select('status')
+      .where('purpose', '=', RELEASE_PURPOSE)
+      .where('ref', '=', id)
+      .execute();
+    expect(transfers.map((r) => r.status)).toEqual(['replaced']);
+    expect(logged.some((l) => l.message.includes('replaced'))).toBe(true);
+    const row = () =>
+      t.db.selectFrom('unbondings').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+    expect((await row()).status).toBe('unbonding');
+    const before = await devnet.context.client.getBalance({ address: releaseUser.proxy });
+    expect(
+      await releaseUnbonded(
+        { db: t.db, services: second, clock, outbox: survivor, log },
+        { userId: releaseUser.id },
+      ),
+    ).toBe(1);
+    expect((await row()).status).toBe('released');
+    expect(await devnet.context.client.getBalance({ address: releaseUser.proxy })).toBe(before + amount);
+  }, 60_000);
+
+  test('behavior: release — rows an earlier version left releasing without a broadcast go back to unbonding', async () => {
+    const id = randomUUID();
+    await t.db
+      .insertInto('unbondings')
+      .values({
+        id,
+        user_id: releaseUser.id,
+        amount_wei: parseEther('0.01').toString(),
+        release_at: clock.now() - 1,
+        status: 'releasing',
+        tx_hash: null,
+        created_at: clock.now(),
+      })
+      .execute();
+    const services = createChainServices(t.config)!;
+    expect(await recoverStrandedReleases({ db: t.db, services, clock, log })).toBe(1);
+    const row = await t.db
+      .selectFrom('unbondings')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('unbonding');
+    const outbox = new TransferOutbox({ db: t.db, context: services.context, clock, log }).register(
+      RELEASE_PURPOSE,
+      releaseTransfers(services, clock),
+    );
+    expect(
+      await releaseUnbonded({ db: t.db, services, clock, outbox, log }, { userId: releaseUser.id }),
+    ).toBe(1);
+  }, 60_000);
 });
