@@ -21,31 +21,18 @@
  * and goes on with the next row.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import {
-  type Address,
-  getAddress,
-  type Hex,
-  keccak256,
-  type LocalAccount,
-  TransactionNotFoundError,
-  TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
-} from 'viem';
+import type { Kysely } from 'kysely';
+import { type Address, type Hex, keccak256, WaitForTransactionReceiptTimeoutError } from 'viem';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { ChainContext } from './chain-context.js';
 import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
+import { lookupTransaction } from './lookup-transaction.js';
 import { DEFAULT_RECEIPT_TIMEOUT_MS } from './send-transaction.js';
-import {
-  type ChainTransfersTable,
-  OPEN_TRANSFER,
-  TRANSFER_STATUS,
-  type TransferOutcome,
-  type TransferStatus,
-} from './tables.js';
+import { OPEN_TRANSFER, TRANSFER_STATUS, type TransferOutcome, type TransferStatus } from './tables.js';
+import type { OutboxLog, TransferHandler, TransferRow, TransferStep } from './transfer-types.js';
 import { wrapChainError } from './wrap-chain-error.js';
 
 /**
@@ -57,38 +44,6 @@ import { wrapChainError } from './wrap-chain-error.js';
 export const DEFAULT_STALE_CLAIM_MS = 10_000;
 /** Most open transfers one sweep looks at. */
 export const SWEEP_BATCH = 50;
-
-export type TransferRow = Omit<ChainTransfersTable, 'nonce' | 'claimed_at' | 'created_at' | 'updated_at'> & {
-  nonce: string | number | bigint | null;
-  claimed_at: string | number | bigint | null;
-  created_at: string | number | bigint;
-  updated_at: string | number | bigint;
-};
-
-/** The points of a transfer's life a crash can fall between (for the crash-injection suite). */
-export const TRANSFER_STEPS = ['claimed', 'stored', 'broadcast', 'receipt'] as const;
-export type TransferStep = (typeof TRANSFER_STEPS)[number];
-
-/** What a use tells the outbox about its transfers. */
-export type TransferHandler = {
-  /** The key that signs `from` (a vault, the treasury, a proxy wallet). */
-  signer(transfer: TransferRow): Promise<LocalAccount>;
-  /**
-   * Inside the wallet's queue, right before signing: a balance or limit check that must not race
-   * another send of the wallet. An ApiError thrown here cancels the transfer (nothing was signed).
-   */
-  precheck?(transfer: TransferRow, check: { feeWei: bigint; db: Kysely<Database> }): Promise<void>;
-  /** In the transaction that moves the transfer to signed or broadcast (a status the use mirrors). */
-  progress?(trx: Transaction<Database>, transfer: TransferRow, status: 'signed' | 'broadcast'): Promise<void>;
-  /** In the transaction that records how the transfer ended, once: the use's consequence. */
-  settle(trx: Transaction<Database>, transfer: TransferRow, outcome: TransferOutcome): Promise<void>;
-};
-
-/** Where a log line goes (pino's shape; fastify's `app.log` fits). */
-export type OutboxLog = {
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-};
 
 export type TransferOutboxOptions = {
   db: Kysely<Database>;
@@ -104,79 +59,8 @@ export type TransferOutboxOptions = {
   onStep?: (step: TransferStep, transfer: TransferRow) => Promise<void> | void;
 };
 
-export type EnqueueTransfer = {
-  purpose: string;
-  ref: string;
-  from: Address;
-  to: Address;
-  valueWei?: bigint;
-  data?: Hex;
-  gas: bigint;
-  asset: 'native' | Address;
-  amount: bigint;
-  now: number;
-};
-
 /** Where `process` left a transfer: final, or still open (the sweep finishes it). */
 export type TransferResult = { transfer: TransferRow; error?: ApiError };
-
-/**
- * Inside the use's transaction: records a transfer to send. Returns its id; nothing touches the
- * chain until `process` or `sweep` takes it.
- */
-export async function enqueueTransfer(trx: Kysely<Database>, t: EnqueueTransfer): Promise<string> {
-  const id = randomUUID();
-  await trx
-    .insertInto('chain_transfers')
-    .values({
-      id,
-      purpose: t.purpose,
-      ref: t.ref,
-      from_address: getAddress(t.from),
-      to_address: getAddress(t.to),
-      value_wei: (t.valueWei ?? 0n).toString(),
-      data: t.data ?? null,
-      gas: t.gas.toString(),
-      asset: t.asset === 'native' ? 'native' : getAddress(t.asset),
-      amount: t.amount.toString(),
-      status: TRANSFER_STATUS.pending,
-      nonce: null,
-      tx_hash: null,
-      raw_tx: null,
-      claimed_by: null,
-      claimed_at: null,
-      error_code: null,
-      created_at: t.now,
-      updated_at: t.now,
-    })
-    .execute();
-  return id;
-}
-
-/**
- * What leaves `from` in `asset` through transfers signed or broadcast but not yet settled — what
- * its on-chain balance does not show yet. `except`: a transfer not to count (the one checking).
- */
-export async function inFlightAmount(
-  db: Kysely<Database>,
-  { from, asset, except }: { from: Address; asset: 'native' | Address; except?: string },
-): Promise<bigint> {
-  let query = db
-    .selectFrom('chain_transfers')
-    .select(['amount', 'value_wei', 'gas', 'asset'])
-    .where('from_address', '=', getAddress(from))
-    .where('status', 'in', [TRANSFER_STATUS.signed, TRANSFER_STATUS.broadcast]);
-  if (except) query = query.where('id', '!=', except);
-  const rows = await query.execute();
-  let total = 0n;
-  for (const r of rows) {
-    if (r.asset === asset) total += BigInt(r.amount);
-    // Every transfer pays its gas in native token, on top of any value.
-    if (asset === 'native' && r.asset !== 'native') total += BigInt(r.value_wei);
-    if (asset === 'native') total += BigInt(r.gas) * GAS_PRICE_WEI;
-  }
-  return total;
-}
 
 /** The outbox of one process: claims, signs, broadcasts and settles transfers. */
 export class TransferOutbox {
@@ -340,9 +224,9 @@ export class TransferOutbox {
     handler: TransferHandler,
   ): Promise<{ row: TransferRow } | { cancelled: TransferResult }> {
     const { client, queue } = this.#context;
-    const account = await handler.signer(row);
     let stored: TransferRow | undefined;
     try {
+      const account = await handler.signer(row);
       stored = await queue.run(row.from_address, async () => {
         const gas = BigInt(row.gas);
         await handler.precheck?.(row, { feeWei: gas * GAS_PRICE_WEI, db: this.#db });
@@ -419,10 +303,10 @@ export class TransferOutbox {
   async #recover(row: TransferRow, handler: TransferHandler): Promise<TransferRow | undefined> {
     const hash = row.tx_hash as Hex | null;
     if (!hash) throw new Error(`transfer outbox: ${row.id} is ${row.status} without a hash`);
-    const receipt = await this.#receiptOf(hash);
-    if (receipt === 'none') return undefined;
+    const found = await lookupTransaction(this.#context.client, hash);
+    if (found !== 'success' && found !== 'reverted') return undefined;
     await this.#onStep?.('receipt', row);
-    return this.#finish(row, handler, receipt === 'success' ? 'mined' : 'reverted');
+    return this.#finish(row, handler, found === 'success' ? 'mined' : 'reverted');
   }
 
   /**
@@ -432,16 +316,18 @@ export class TransferOutbox {
   async #broadcast(row: TransferRow, handler: TransferHandler): Promise<TransferRow | 'replaced'> {
     const { client } = this.#context;
     const hash = row.tx_hash as Hex;
-    if (row.status === TRANSFER_STATUS.broadcast && (await this.#known(hash))) return row;
+    if (row.status === TRANSFER_STATUS.broadcast && (await lookupTransaction(client, hash)) !== 'unknown') {
+      return row;
+    }
     if (!row.raw_tx) throw new Error(`transfer outbox: ${row.id} has no stored bytes to broadcast`);
     try {
       await client.sendRawTransaction({ serializedTransaction: row.raw_tx as Hex });
     } catch (error) {
-      // Refused: mined meanwhile (there is a receipt now), already in the pool, or its nonce is gone.
-      const receipt = await this.#receiptOf(hash);
-      if (receipt !== 'none') return row;
-      if (await this.#known(hash)) {
-        // In the pool already: as good as broadcast.
+      // Refused: mined meanwhile, already in the pool (as good as broadcast), or its nonce is gone.
+      const found = await lookupTransaction(client, hash);
+      if (found === 'success' || found === 'reverted') return row;
+      if (found === 'pending') {
+        // Broadcast before (by a process that died before recording it): recorded below.
       } else if (/nonce/i.test(String((error as Error).message))) {
         this.#log.warn(
           { err: error, transfer: row.id, purpose: row.purpose, hash },
@@ -507,26 +393,5 @@ export class TransferOutbox {
       await handler.settle(trx, current, outcome);
     });
     return (await this.find(row.id))!;
-  }
-
-  async #receiptOf(hash: Hex): Promise<'success' | 'reverted' | 'none'> {
-    try {
-      const receipt = await this.#context.client.getTransactionReceipt({ hash });
-      return receipt.status === 'success' ? 'success' : 'reverted';
-    } catch (error) {
-      if (error instanceof TransactionReceiptNotFoundError) return 'none';
-      throw error;
-    }
-  }
-
-  /** Whether the chain knows the transaction (mined or in its pool). */
-  async #known(hash: Hex): Promise<boolean> {
-    try {
-      await this.#context.client.getTransaction({ hash });
-      return true;
-    } catch (error) {
-      if (error instanceof TransactionNotFoundError) return false;
-      throw error;
-    }
   }
 }

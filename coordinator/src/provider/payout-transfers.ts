@@ -13,7 +13,8 @@ import {
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { inFlightAmount, type TransferHandler } from '../chain/transfer-outbox.js';
+import { inFlightAmount } from '../chain/in-flight-amount.js';
+import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';

@@ -40,7 +40,8 @@ import {
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { enqueueTransfer, type TransferOutbox } from '../chain/transfer-outbox.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import { isPostgres } from '../db/dialect.js';

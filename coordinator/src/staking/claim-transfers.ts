@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import type { TransferHandler } from '../chain/transfer-outbox.js';
+import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import { NATIVE_TRANSFER_GAS } from '../chain/constants.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../chain/tables.js';
-import { enqueueTransfer, type TransferOutbox } from '../chain/transfer-outbox.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import { ApiError } from '../errors.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { CLAIM_PURPOSE } from './claim-transfers.js';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainServices } from '../chain/create-chain-services.js';
 import { UNBONDING_STATUS } from '../chain/tables.js';
-import type { TransferHandler } from '../chain/transfer-outbox.js';
+import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 

@@ -5,7 +5,7 @@
  * (reverted, replaced, cancelled), so the next pass enqueues another (slash.ts).
  */
 import type { ChainServices } from '../chain/create-chain-services.js';
-import type { TransferHandler } from '../chain/transfer-outbox.js';
+import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { SLASH_STATUS } from '../trust/tables.js';

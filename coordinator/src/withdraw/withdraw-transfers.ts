@@ -10,7 +10,7 @@ import type { PaymentSource } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
 import { spendableBalance } from '../chain/spendable-balance.js';
 import { WITHDRAWAL_STATUS } from '../chain/tables.js';
-import type { TransferHandler } from '../chain/transfer-outbox.js';
+import type { TransferHandler } from '../chain/transfer-types.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';

@@ -16,8 +16,9 @@ import {
   STABLE_DECIMALS,
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
 import { TRANSFER_STATUS, WITHDRAWAL_STATUS } from '../chain/tables.js';
-import { enqueueTransfer, type TransferOutbox } from '../chain/transfer-outbox.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import { ApiError } from '../errors.js';
 import { MAX_STORED_NANO } from '../ledger/money.js';
 import type { StakingDeps } from '../staking/stake.js';
