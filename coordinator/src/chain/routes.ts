@@ -19,9 +19,10 @@ import { TransferOutbox } from './transfer-outbox.js';
 
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
- * set of chain services (one signer queue per wallet for the whole process), the timers that
- * return unbonded stakes, carry out slashes (staking/slash.ts) and settle open payouts and, when
- * configured, the deposit watcher.
+ * set of chain services (one signer queue per wallet for the whole process) and one transfer outbox
+ * (every use registered on it); the timers that return unbonded stakes, carry out slashes
+ * (staking/slash.ts) and finish every open transfer (payouts from before the outbox adopted first)
+ * and, when configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config, ctx.db);

@@ -352,7 +352,7 @@ function findByKey(store: Store, owner: string, key: string): Promise<PayoutRow 
     .executeTakeFirst();
 }
 
-export function findById(store: Store, id: string): Promise<PayoutRow | undefined> {
+function findById(store: Store, id: string): Promise<PayoutRow | undefined> {
   return store.db.selectFrom('provider_payouts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
