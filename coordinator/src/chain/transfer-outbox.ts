@@ -1,14 +1,10 @@
 /**
  * The transfer outbox: the one way the coordinator moves money on chain. A use (payout, unbonding
  * release, slash, withdrawal, reward claim) enqueues a transfer in the same database transaction
- * that records why it is owed; the outbox then carries it through
- *
- *   pending → signed (raw bytes stored) → broadcast → mined | reverted | replaced
- *
- * (or cancelled: refused before signing, nothing left the process), each step a guarded status
- * change, and tells the use how it ended in the same transaction that records the end.
- *
- * Crash semantics, whatever the step a process dies at:
+ * that records why it is owed; the outbox carries it pending → signed (raw bytes stored) →
+ * broadcast → mined | reverted | replaced (or cancelled: refused before signing, nothing left the
+ * process), each step a guarded status change, and settles the use in the transaction that
+ * records the end. Crash semantics, whatever the step a process dies at:
  * - A row is claimed (`claimed_by`, `claimed_at`) before any work on it; a claim older than
  *   `staleClaimMs` belongs to a process that died and is taken over.
  * - The signed bytes are stored before they are broadcast, under the wallet's signer queue (and
@@ -385,6 +381,12 @@ export class TransferOutbox {
         .where('claimed_by', '=', this.holder)
         .executeTakeFirst();
       if (result.numUpdatedRows !== 1n) return;
+      if (outcome === 'reverted') {
+        this.#log.error(
+          { transfer: row.id, purpose: row.purpose, hash: row.tx_hash },
+          'transfer outbox: the transaction reverted on chain',
+        );
+      }
       const current = await trx
         .selectFrom('chain_transfers')
         .selectAll()
