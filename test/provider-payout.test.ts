@@ -2,7 +2,9 @@
  * Payouts of node owners' earnings from the treasury, on a real anvil, on SQLite and PostgreSQL:
  * twenty payouts at once for earnings that cover three pay exactly three (on chain and in the
  * ledger); a retry with the same Idempotency-Key pays nothing again; the minimum, the daily cap and
- * a treasury that can't pay are refused with the earnings untouched; an open payout left by a
+ * a treasury that can't pay are refused with the earnings untouched — an amount over the earnings
+ * answers 402 before the treasury is looked at, the zero address 400 before anything is sent, and
+ * the treasury check counts payouts broadcast but not mined; an open payout left by a
  * crash (signed, never broadcast; or its nonce taken by another transaction) is settled from the
  * chain. The books and the chain agree at the end (reconcile).
  */
@@ -22,6 +24,7 @@ import {
   signIn,
   type TestApp,
   testBackends,
+  until,
 } from '../coordinator/src/testing/index.js';
 import { chainOverrides, type Devnet, startDevnet, tokenBalance } from './chain-fixture.js';
 
@@ -183,8 +186,80 @@ describe.each(testBackends())('payouts [$name]', (backend) => {
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ error: { code: 'treasury_unavailable' } });
     expect(await o.earnings()).toBe(5n * USD);
+    // Over the earnings is 402 whatever the treasury holds: the answer tells nothing about it.
+    const over = await o.payout({ token: 'USDT.s', amount: '6' });
+    expect(over.statusCode).toBe(402);
+    expect(over.json()).toMatchObject({ error: { code: 'insufficient_earnings', param: 'amount' } });
+    expect(await o.earnings()).toBe(5n * USD);
     // Refill for the other backend's run.
     await devnet.fund(devnet.treasury.address, { stables: { 'USDT.s': held } });
+  }, 60_000);
+
+  test('error: the zero address is refused with 400 and nothing is sent', async () => {
+    const o = await owner(2n * USD);
+    const zero = '0x0000000000000000000000000000000000000000';
+    const before = await devnet.context.client.getTransactionCount({
+      address: devnet.treasury.address,
+      blockTag: 'pending',
+    });
+    const res = await o.payout({ token: USDC, amount: '1', to: zero });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: { code: 'invalid_request', param: 'to' } });
+    expect(await o.earnings()).toBe(2n * USD);
+    expect(
+      await devnet.context.client.getTransactionCount({
+        address: devnet.treasury.address,
+        blockTag: 'pending',
+      }),
+    ).toBe(before);
+    const rows = await t.db
+      .selectFrom('provider_payouts')
+      .select('id')
+      .where('to_address', '=', zero)
+      .execute();
+    expect(rows).toEqual([]);
+  }, 60_000);
+
+  test('behavior: the treasury check counts payouts broadcast but not mined', async () => {
+    const o = await owner(5n * USD);
+    const services = createChainServices(t.config)!;
+    const { client } = devnet.context;
+    // Leave the treasury 1.5 USDT.s: one payout of 1 fits, a second does not while the first is in flight.
+    const held = await tokenBalance(devnet, 'USDT.s', devnet.treasury.address);
+    const away = held - parseUnits('1.5', 6);
+    await sendTransaction(services.context, {
+      account: devnet.treasury.account,
+      to: devnet.tokens['USDT.s'],
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [devnet.funder.address, away],
+      }),
+      gas: STABLE_TRANSFER_GAS,
+    });
+    await client.request({ method: 'evm_setIntervalMining' as never, params: [0] as never });
+    try {
+      const first = o.payout({ token: 'USDT.s', amount: '1' });
+      await until(async () => {
+        const row = await t.db
+          .selectFrom('provider_payouts')
+          .select('status')
+          .where('owner', '=', o.address.toLowerCase())
+          .executeTakeFirst();
+        return row?.status === 'sent';
+      }, 10_000);
+      // On chain the treasury still holds 1.5; 1 of it is on its way out.
+      expect(await tokenBalance(devnet, 'USDT.s', devnet.treasury.address)).toBe(parseUnits('1.5', 6));
+      const second = await o.payout({ token: 'USDT.s', amount: '1' });
+      expect(second.statusCode).toBe(503);
+      expect(second.json()).toMatchObject({ error: { code: 'treasury_unavailable' } });
+      await client.request({ method: 'evm_setIntervalMining' as never, params: [1] as never });
+      expect((await first).statusCode).toBe(200);
+      expect(await o.earnings()).toBe(4n * USD);
+    } finally {
+      await client.request({ method: 'evm_setIntervalMining' as never, params: [1] as never });
+      await devnet.fund(devnet.treasury.address, { stables: { 'USDT.s': away + parseUnits('1', 6) } });
+    }
   }, 60_000);
 
   test('behavior: open payouts left by a crash are settled from the chain — rebroadcast once, or given back', async () => {

@@ -9,9 +9,11 @@ import { type Address, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
-import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
+import { type ChainServices, createChainServices } from '../coordinator/src/chain/create-chain-services.js';
+import { TransferOutbox } from '../coordinator/src/chain/transfer-outbox.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import { executeSlashes } from '../coordinator/src/staking/slash.js';
+import { SLASH_PURPOSE, slashTransfers } from '../coordinator/src/staking/slash-transfers.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../coordinator/src/testing/index.js';
 import {
   allTransactions,
@@ -54,6 +56,15 @@ describeBackends('slashing', (backend) => {
       headers: token ? { authorization: `Bearer ${token}` } : {},
       payload: { method, params },
     });
+  /** What executeSlashes needs: the chain, and the transfer outbox its moves go through. */
+  const slashDeps = (services: ChainServices) => {
+    const log = { warn: () => {}, error: (o: object, m: string) => console.error(m, o) };
+    const outbox = new TransferOutbox({ db: t.db, context: services.context, clock: t.clock, log }).register(
+      SLASH_PURPOSE,
+      slashTransfers(services, t.clock),
+    );
+    return { db: t.db, services, clock: t.clock, outbox, log };
+  };
   const balance = (address: Address) => devnet.context.client.getBalance({ address });
   const order = (id: string, fractionBps: number) =>
     t.db
@@ -76,7 +87,7 @@ describeBackends('slashing', (backend) => {
 
   test('behavior: stake and unbonding drop by the fraction; the tokens move once, however many passes race', async () => {
     const services = createChainServices(t.config)!;
-    const deps = { db: t.db, services, clock: t.clock };
+    const deps = slashDeps(services);
     const vault = devnet.vaults.staking.address;
     const rewards = devnet.vaults.rewards.address;
     const [vaultBefore, rewardsBefore] = await Promise.all([balance(vault), balance(rewards)]);
@@ -136,7 +147,7 @@ describeBackends('slashing', (backend) => {
         updated_at: Date.now(),
       })
       .execute();
-    expect(await executeSlashes({ db: t.db, services, clock: t.clock })).toEqual({
+    expect(await executeSlashes(slashDeps(services))).toEqual({
       slashed: 0,
       sent: 0,
       none: 1,

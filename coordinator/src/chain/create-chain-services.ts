@@ -8,6 +8,7 @@ import { ApiError } from '../errors.js';
 import { type Tier, tiersFromConfig } from '../staking/tiers.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import { STABLE_SYMBOLS, type StableSymbol } from './constants.js';
+import type { TransferOutbox } from './transfer-outbox.js';
 import { createWalletLock } from './wallet-lock.js';
 
 /** A vault: an EOA; the coordinator holds its key when it must pay out of it. */
@@ -38,6 +39,8 @@ export type ChainRouteOptions = {
   ctx: AppContext;
   /** The chain services; throws chain_unavailable when no chain RPC is configured. */
   services: () => ChainServices;
+  /** The transfer outbox every on-chain send goes through; throws chain_unavailable like `services`. */
+  outbox: () => TransferOutbox;
 };
 
 /**

@@ -2,20 +2,27 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
+import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
-import { releaseUnbonded } from '../staking/release-unbonded.js';
+import { CLAIM_PURPOSE, claimTransfers } from '../staking/claim-transfers.js';
+import { RELEASE_PURPOSE, releaseTransfers } from '../staking/release-transfers.js';
+import { recoverStrandedReleases, releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
+import { SLASH_PURPOSE, slashTransfers } from '../staking/slash-transfers.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
+import { WITHDRAW_PURPOSE, withdrawTransfers } from '../withdraw/withdraw-transfers.js';
 import { type ChainServices, createChainServices } from './create-chain-services.js';
+import { TransferOutbox } from './transfer-outbox.js';
 
 /**
  * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
- * set of chain services (one signer queue per wallet for the whole process), the timers that
- * return unbonded stakes, carry out slashes (staking/slash.ts) and settle open payouts and, when
- * configured, the deposit watcher.
+ * set of chain services (one signer queue per wallet for the whole process) and one transfer outbox
+ * (every use registered on it); the timers that return unbonded stakes, carry out slashes
+ * (staking/slash.ts) and finish every open transfer (payouts from before the outbox adopted first)
+ * and, when configured, the deposit watcher.
  */
 export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config, ctx.db);
@@ -23,26 +30,45 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
     if (!chain) throw new ApiError('chain_unavailable', 'No chain is configured on this coordinator.');
     return chain;
   };
-  await app.register(topupRoutes, { ctx, services });
-  await app.register(txRoutes, { ctx, services });
-  await app.register(withdrawRoutes, { ctx, services });
-  await app.register(payoutRoutes, { ctx, services });
+  // One outbox for the process: every use registers how its transfers are signed and how they end.
+  const transfers = chain
+    ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log })
+        .register(PAYOUT_PURPOSE, payoutTransfers(chain, ctx.clock))
+        .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
+        .register(SLASH_PURPOSE, slashTransfers(chain, ctx.clock))
+        .register(CLAIM_PURPOSE, claimTransfers(chain, ctx.clock))
+        .register(WITHDRAW_PURPOSE, withdrawTransfers({ db: ctx.db, services: chain, keyring: ctx.keyring }))
+    : undefined;
+  const outbox = (): TransferOutbox => {
+    services();
+    return transfers!;
+  };
+  const options = { ctx, services, outbox };
+  await app.register(topupRoutes, options);
+  await app.register(txRoutes, options);
+  await app.register(withdrawRoutes, options);
+  await app.register(payoutRoutes, options);
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
+  const outboxDeps = { ...deps, outbox: transfers!, log: app.log };
   if (chain.stakingVault?.account) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', () =>
-      releaseUnbonded(deps),
-    );
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', async () => {
+      await recoverStrandedReleases(outboxDeps);
+      await releaseUnbonded(outboxDeps);
+    });
   }
   if (chain.stakingVault?.account && chain.rewardsVault) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(deps));
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(outboxDeps));
   }
-  if (chain.treasury?.account) {
-    const { settleAfterMs } = ctx.config.payouts;
-    repeat(app, settleAfterMs, 'settling payouts', () =>
-      settlePayouts({ store: ctx.store, services: chain }, { now: ctx.clock.now(), settleAfterMs }),
-    );
-  }
+  // Every open transfer (of any use) a process left behind, finished from the chain; payouts opened
+  // before the outbox are adopted first.
+  const { settleAfterMs } = ctx.config.payouts;
+  repeat(app, settleAfterMs, 'finishing open transfers', () =>
+    settlePayouts(
+      { store: ctx.store, services: chain, outbox: transfers! },
+      { now: ctx.clock.now(), settleAfterMs },
+    ),
+  );
   if (ctx.config.chain.watchDeposits) {
     repeat(app, ctx.config.chain.watchIntervalMs, 'watching deposits', () => watchDeposits(deps));
   }

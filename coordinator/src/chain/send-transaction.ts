@@ -1,4 +1,4 @@
-import { type Address, type Hex, keccak256, type LocalAccount, type TransactionReceipt } from 'viem';
+import type { Address, Hex, LocalAccount, TransactionReceipt } from 'viem';
 import { ApiError } from '../errors.js';
 import type { ChainContext } from './chain-context.js';
 import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
@@ -28,20 +28,14 @@ export type SendTransactionParameters = {
    * aborts the send.
    */
   precheck?: (check: { feeWei: bigint }) => Promise<void>;
-  /**
-   * Called with the signed transaction before it is broadcast (inside the wallet's queue): a
-   * caller that must survive a crash stores it, so the very same bytes can be sent again or found
-   * on chain. Throwing aborts the send.
-   */
-  onSigned?: (signed: { hash: Hex; serializedTransaction: Hex }) => Promise<void>;
-  /** Called once the transaction is broadcast, before waiting for its receipt. */
-  onBroadcast?: (hash: Hex) => Promise<void> | void;
 };
 
 export type SentTransaction = { hash: Hex; receipt: TransactionReceipt };
 
 /**
- * The ONE function that sends a transaction for gpumesh: legacy (type 0), gasPrice 150 gwei,
+ * Sends a transaction that is not money owed by the service (a stake from the user's own proxy
+ * wallet, the devnet's funding); money the service pays goes through the transfer outbox
+ * (transfer-outbox.ts), which signs the same way and stores the bytes first. Legacy (type 0), gasPrice 150 gwei,
  * chain id 800000, always — the chain refuses EIP-1559, and a node that would accept it must not
  * get it from us. The nonce comes from the per-wallet signer queue (concurrent sends of one wallet
  * are serialized until broadcast). Waits for the receipt; a reverted transaction is chain_tx_failed.
@@ -49,7 +43,7 @@ export type SentTransaction = { hash: Hex; receipt: TransactionReceipt };
  */
 export async function sendTransaction(
   context: ChainContext,
-  { account, to, value = 0n, data, gas, param, precheck, onSigned, onBroadcast }: SendTransactionParameters,
+  { account, to, value = 0n, data, gas, param, precheck }: SendTransactionParameters,
 ): Promise<SentTransaction> {
   const { client, queue } = context;
   const hash = await queue.run(account.address, async () => {
@@ -78,13 +72,11 @@ export async function sendTransaction(
         value,
         data,
       });
-      await onSigned?.({ hash: keccak256(serializedTransaction), serializedTransaction });
       return await client.sendRawTransaction({ serializedTransaction });
     } catch (error) {
       throw wrapChainError(error, param);
     }
   });
-  await onBroadcast?.(hash);
   let receipt: TransactionReceipt;
   try {
     receipt = await client.waitForTransactionReceipt({ hash, timeout: DEFAULT_RECEIPT_TIMEOUT_MS });

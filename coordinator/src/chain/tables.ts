@@ -101,7 +101,7 @@ export type WithdrawalsTable = {
   amount: string;
   /** USD value at the time, nanousd (the daily limit sums it). */
   usd_nano: BigIntColumn;
-  /** refused | sending | sent | failed */
+  /** queued | refused | sending | sent | failed */
   status: string;
   tx_hash: string | null;
   error_code: string | null;
@@ -128,6 +128,54 @@ export type WalletLocksTable = {
   expires_at: BigIntColumn;
 };
 
+/** One on-chain send of the transfer outbox (chain/transfer-outbox.ts). */
+export type ChainTransfersTable = {
+  id: string;
+  /** Which use asked for it: payout | release | slash | withdraw | claim. */
+  purpose: string;
+  /** The id of the use's row. */
+  ref: string;
+  from_address: string;
+  to_address: string;
+  value_wei: string;
+  data: string | null;
+  gas: string;
+  /** `native` or a token contract address. */
+  asset: string;
+  /** What leaves `from` in `asset`'s smallest unit (decimal text). */
+  amount: string;
+  status: TransferStatus;
+  nonce: NullableBigIntColumn;
+  tx_hash: string | null;
+  /** The signed transaction, stored before it is broadcast; kept once final (an audit trail). */
+  raw_tx: string | null;
+  claimed_by: string | null;
+  claimed_at: NullableBigIntColumn;
+  error_code: string | null;
+  created_at: BigIntColumn;
+  updated_at: BigIntColumn;
+};
+
+/**
+ * pending: enqueued, not signed · signed: raw bytes stored, maybe broadcast · broadcast: sent to
+ * the chain · mined: receipt, success · reverted: receipt, failure · replaced: its nonce went to
+ * another transaction, it can never be mined · cancelled: refused before signing (nothing sent).
+ */
+export const TRANSFER_STATUS = {
+  pending: 'pending',
+  signed: 'signed',
+  broadcast: 'broadcast',
+  mined: 'mined',
+  reverted: 'reverted',
+  replaced: 'replaced',
+  cancelled: 'cancelled',
+} as const;
+export type TransferStatus = (typeof TRANSFER_STATUS)[keyof typeof TRANSFER_STATUS];
+/** Statuses the outbox still has to finish. */
+export const OPEN_TRANSFER: readonly TransferStatus[] = ['pending', 'signed', 'broadcast'];
+/** How a transfer ended. */
+export type TransferOutcome = Extract<TransferStatus, 'mined' | 'reverted' | 'replaced' | 'cancelled'>;
+
 export type ChainTables = {
   chain_cursors: ChainCursorsTable;
   wallet_locks: WalletLocksTable;
@@ -138,6 +186,7 @@ export type ChainTables = {
   unbondings: UnbondingsTable;
   reward_payouts: RewardPayoutsTable;
   withdrawals: WithdrawalsTable;
+  chain_transfers: ChainTransfersTable;
 };
 
 export const TOPUP_STATUS = { crediting: 'crediting', credited: 'credited' } as const;
@@ -148,6 +197,8 @@ export const UNBONDING_STATUS = {
 } as const;
 export const PAYOUT_STATUS = { pending: 'pending', paid: 'paid', failed: 'failed' } as const;
 export const WITHDRAWAL_STATUS = {
+  /** Recorded with its transfer, waiting for the wallet's queue to check the limit and balance. */
+  queued: 'queued',
   refused: 'refused',
   sending: 'sending',
   sent: 'sent',

@@ -23,7 +23,7 @@ const Payout = Type.Object({
 
 export async function payoutRoutes(
   app: FastifyInstance,
-  { ctx, services }: ChainRouteOptions,
+  { ctx, services, outbox }: ChainRouteOptions,
 ): Promise<void> {
   app.post<{
     Body: { token: string; amount?: string; to?: string };
@@ -61,7 +61,7 @@ export async function payoutRoutes(
       await refuseWhileSuspended(ctx.db, request.user!.address);
       const limits = ctx.config.payouts;
       const payout = await requestPayout(
-        { store: ctx.store, services: services(), clock: ctx.clock, limits },
+        { store: ctx.store, services: services(), outbox: outbox(), clock: ctx.clock, limits },
         {
           owner: request.user!.address,
           token: request.body.token,

@@ -1,16 +1,22 @@
 /**
- * Payouts: a node owner's earnings (`provider:<owner>`) sent on chain from the treasury.
+ * Payouts: a node owner's earnings (`provider:<owner>`) sent on chain from the treasury, through
+ * the transfer outbox (chain/transfer-outbox.ts; the payout's side of it: payout-transfers.ts).
  *
- * The order makes it safe against races, retries and crashes:
- * 1. In one database transaction: the owner's earnings account is locked, the daily cap and the
- *    minimum checked, the payout row inserted and the earnings debited (a guarded debit: it never
- *    takes more than the balance). Twenty concurrent payouts for an account that covers three
- *    debit three times; the others are refused before anything touches the chain.
- * 2. In the treasury's signer queue: its holdings are checked (treasury_unavailable, earnings given
- *    back), the transaction signed, and its bytes stored before they are broadcast.
- * 3. The receipt marks the payout paid. A payout whose process died, or whose receipt wait timed
- *    out, is finished by `settlePayouts` (settle-payouts.ts) from the chain: the stored bytes are
- *    mined at most once, and a payout that never reached the chain gives its earnings back.
+ * The order makes it safe against races, retries and crashes, and tells nobody what the treasury
+ * holds who could not be paid anyway:
+ * 1. The request: the recipient (never the zero address, never a wallet this service manages),
+ *    then the owner's earnings (insufficient_earnings, 402), and only then the treasury, counting
+ *    what it already has in flight (treasury_unavailable, 503).
+ * 2. In one database transaction: the owner's earnings account is locked, the daily cap and the
+ *    minimum checked, the payout row inserted, the earnings debited (a guarded debit: it never
+ *    takes more than the balance) and the transfer enqueued. Twenty concurrent payouts for an
+ *    account that covers three debit three times; the others are refused before anything touches
+ *    the chain.
+ * 3. The outbox: in the treasury's queue the treasury is checked again, the transaction signed and
+ *    its bytes stored before they are broadcast; the receipt marks the payout paid. A payout whose
+ *    process died, or whose receipt wait timed out, is finished by the outbox's sweep
+ *    (settle-payouts.ts): the stored bytes are mined at most once, and a payout that can never
+ *    reach the chain gives its earnings back.
  * A retry with the same Idempotency-Key answers the first payout; nothing is paid twice.
  */
 import { randomUUID } from 'node:crypto';
@@ -23,9 +29,9 @@ import {
   getAddress,
   type Hex,
   isAddress,
+  zeroAddress,
 } from 'viem';
 import {
-  GAS_PRICE_WEI,
   NATIVE_DECIMALS,
   NATIVE_TRANSFER_GAS,
   PAYMENT_SOURCES,
@@ -34,7 +40,8 @@ import {
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { sendTransaction } from '../chain/send-transaction.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import { isPostgres } from '../db/dialect.js';
@@ -42,11 +49,12 @@ import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ApiError } from '../errors.js';
-import { applyEntry } from '../ledger/apply-entry.js';
 import { nanoToUsd, usdToNano } from '../ledger/money.js';
-import { ENTRY_KINDS, providerAccountId } from '../ledger/tables.js';
+import { debitEarnings } from '../ledger/payout-entries.js';
+import { providerAccountId } from '../ledger/tables.js';
 import { TRUST_STATUS } from '../trust/tables.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
+import { assertTreasuryCovers, PAYOUT_PURPOSE } from './payout-transfers.js';
 import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from './tables.js';
 
 const DAY_MS = 86_400_000;
@@ -57,6 +65,8 @@ export type PayoutDeps = {
   store: Store;
   services: ChainServices;
   clock: Clock;
+  /** The outbox the payout's transfer goes through (payoutTransfers registered for 'payout'). */
+  outbox: TransferOutbox;
   limits: { minNano: bigint; dailyCapNano: bigint };
 };
 
@@ -91,7 +101,7 @@ type PayoutRow = Omit<ProviderPayoutsTable, 'usd_nano' | 'created_at' | 'updated
 
 /** Sends earnings to the owner's wallet (or `to`); answers the payout as it stands. */
 export async function requestPayout(deps: PayoutDeps, request: PayoutRequest): Promise<PayoutView> {
-  const { store, services, clock } = deps;
+  const { store, services, outbox } = deps;
   const treasury = services.treasury?.account;
   if (!treasury) throw new ApiError('treasury_unavailable', 'No treasury is configured on this coordinator.');
   const owner = request.owner.toLowerCase();
@@ -111,18 +121,25 @@ export async function requestPayout(deps: PayoutDeps, request: PayoutRequest): P
     const earlier = await findByKey(store, owner, request.idempotencyKey);
     if (earlier) return answerRetry(services, earlier, { token, to, requestedNano });
   }
+  // The earnings first: a payout they do not cover is 402 whatever the treasury holds, so an
+  // amount over them tells nothing about the treasury. Checked again where they are debited.
+  const earnings = await balanceOf(store, providerAccountId(owner));
+  const quick = toTokenUnits(services, token, requestedNano ?? earnings);
+  if (quick.usdNano > earnings) throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
   // A treasury that cannot pay is refused before the earnings move (checked again in its queue).
-  const quick = toTokenUnits(
-    services,
-    token,
-    requestedNano ?? (await balanceOf(store, providerAccountId(owner))),
-  );
-  if (quick.units > 0n) await assertTreasuryCovers(services, treasury.address, token, quick.units);
+  if (quick.units > 0n) await assertTreasuryCovers(store.db, services, { token, units: quick.units });
 
   const id = randomUUID();
-  let debited: { units: bigint; usdNano: bigint };
+  let transferId: string;
   try {
-    debited = await debit(deps, { id, owner, token, to, requestedNano, key: request.idempotencyKey ?? null });
+    transferId = await debit(deps, {
+      id,
+      owner,
+      token,
+      to,
+      requestedNano,
+      key: request.idempotencyKey ?? null,
+    });
   } catch (error) {
     // The same key raced itself: the other request inserted first; answer it.
     if (request.idempotencyKey && !(error instanceof ApiError)) {
@@ -131,48 +148,13 @@ export async function requestPayout(deps: PayoutDeps, request: PayoutRequest): P
     }
     throw error;
   }
-
-  const tokenAddress = token === 'native' ? undefined : services.tokens[token];
-  try {
-    const { hash } = await sendTransaction(services.context, {
-      account: treasury,
-      ...(tokenAddress
-        ? {
-            to: tokenAddress,
-            data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, debited.units] }),
-          }
-        : { to, value: debited.units }),
-      gas: tokenAddress ? STABLE_TRANSFER_GAS : NATIVE_TRANSFER_GAS,
-      param: 'amount',
-      precheck: async () => {
-        // Under the treasury's lock: a settlement (of any replica) may have given this payout
-        // back while it waited in the queue; then it must not be sent.
-        if ((await findById(store, id))?.status !== PAYOUT_STATUS.pending) {
-          throw new ApiError('treasury_unavailable', 'The payout was cancelled while it waited; try again.');
-        }
-        await assertTreasuryCovers(services, treasury.address, token, debited.units);
-      },
-      onSigned: async ({ hash: signed, serializedTransaction }) => {
-        await setStatus(store, id, PAYOUT_STATUS.signed, clock.now(), {
-          tx_hash: signed,
-          raw_tx: serializedTransaction,
-        });
-      },
-      onBroadcast: (sent) => setStatus(store, id, PAYOUT_STATUS.sent, clock.now(), { tx_hash: sent }),
-    });
-    await setStatus(store, id, PAYOUT_STATUS.paid, clock.now(), { tx_hash: hash, raw_tx: null });
-  } catch (error) {
-    const row = await findById(store, id);
-    // Never signed, or mined and reverted: the earnings go back. Signed but unconfirmed (a crash of
-    // the RPC, a receipt wait that timed out) stays open: settlePayouts finishes it from the chain.
-    const reverted = error instanceof ApiError && error.code === 'chain_tx_failed';
-    if (row?.status === PAYOUT_STATUS.pending || reverted) {
-      await refundPayout(store, id, error instanceof ApiError ? error.code : 'internal_error', clock.now());
-      throw error;
-    }
-    if (row?.status === PAYOUT_STATUS.failed) throw error;
-  }
-  return view((await findById(store, id))!);
+  const { error } = await outbox.process(transferId);
+  const row = (await findById(store, id))!;
+  // Failed (refused before signing, reverted, replaced): the earnings are back; say why. Still
+  // open (a receipt wait that timed out, an RPC that failed after the bytes were stored): 202,
+  // and the outbox's sweep finishes it from the chain.
+  if (row.status === PAYOUT_STATUS.failed) throw error ?? new ApiError('chain_tx_failed');
+  return view(row);
 }
 
 /** The owner's payouts, newest first. */
@@ -188,51 +170,6 @@ export async function listPayouts(store: Store, owner: string, limit = 100): Pro
   return rows.map(view);
 }
 
-/**
- * Gives a payout's earnings back, once: the row moves from an open status to failed and the
- * refund entry is written in the same transaction. False when it was no longer open.
- */
-export async function refundPayout(
-  store: Store,
-  id: string,
-  errorCode: string,
-  now: number,
-): Promise<boolean> {
-  return store.db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('provider_payouts')
-      .set({ status: PAYOUT_STATUS.failed, error_code: errorCode, raw_tx: null, updated_at: now })
-      .where('id', '=', id)
-      .where('status', 'in', [PAYOUT_STATUS.pending, PAYOUT_STATUS.signed, PAYOUT_STATUS.sent])
-      .returning(['owner', 'usd_nano'])
-      .executeTakeFirst();
-    if (!result) return false;
-    await applyEntry(trx, {
-      accountId: providerAccountId(result.owner),
-      kind: ENTRY_KINDS.payoutRefund,
-      amount: toBigInt(result.usd_nano),
-      ref: id,
-      now,
-    });
-    return true;
-  });
-}
-
-/** Moves a payout to `status` (and the given columns), stamping updated_at. */
-export async function setStatus(
-  store: Store,
-  id: string,
-  status: ProviderPayoutsTable['status'],
-  now: number,
-  columns: { tx_hash?: string; raw_tx?: string | null } = {},
-): Promise<void> {
-  await store.db
-    .updateTable('provider_payouts')
-    .set({ status, updated_at: now, ...columns })
-    .where('id', '=', id)
-    .execute();
-}
-
 async function debit(
   { store, services, clock, limits }: PayoutDeps,
   p: {
@@ -243,7 +180,7 @@ async function debit(
     requestedNano: bigint | undefined;
     key: string | null;
   },
-): Promise<{ units: bigint; usdNano: bigint }> {
+): Promise<string> {
   const accountId = providerAccountId(p.owner);
   return store.db.transaction().execute(async (trx) => {
     // Not while a node of this owner is being convicted (trust/convict.ts takes the same lock and
@@ -298,15 +235,25 @@ async function debit(
         updated_at: now,
       })
       .execute();
-    const entry = await applyEntry(trx, {
-      accountId,
-      kind: ENTRY_KINDS.payout,
-      amount: -usdNano,
+    if (!(await debitEarnings(trx, { owner: p.owner, usdNano, payoutId: p.id, now }))) {
+      throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
+    }
+    const tokenAddress = p.token === 'native' ? undefined : services.tokens[p.token]!;
+    return enqueueTransfer(trx, {
+      purpose: PAYOUT_PURPOSE,
       ref: p.id,
+      from: services.treasury!.address,
+      ...(tokenAddress
+        ? {
+            to: tokenAddress,
+            data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [p.to, units] }),
+            gas: STABLE_TRANSFER_GAS,
+          }
+        : { to: p.to, valueWei: units, gas: NATIVE_TRANSFER_GAS }),
+      asset: tokenAddress ?? 'native',
+      amount: units,
       now,
     });
-    if (!entry) throw new ApiError('insufficient_earnings', undefined, { param: 'amount' });
-    return { units, usdNano };
   });
 }
 
@@ -354,34 +301,6 @@ export function toTokenUnits(
   return { units, usdNano: units * NANO_PER_STABLE_UNIT };
 }
 
-async function assertTreasuryCovers(
-  services: ChainServices,
-  treasury: Address,
-  token: PaymentSource,
-  units: bigint,
-): Promise<void> {
-  const { client } = services.context;
-  const gas = (token === 'native' ? NATIVE_TRANSFER_GAS : STABLE_TRANSFER_GAS) * GAS_PRICE_WEI;
-  let native: bigint;
-  let held: bigint;
-  try {
-    native = await client.getBalance({ address: treasury });
-    held =
-      token === 'native'
-        ? native
-        : await client.readContract({
-            address: services.tokens[token]!,
-            abi: erc20Abi,
-            functionName: 'balanceOf',
-            args: [treasury],
-          });
-  } catch {
-    throw new ApiError('chain_unavailable');
-  }
-  const covered = token === 'native' ? native >= units + gas : held >= units && native >= gas;
-  if (!covered) throw new ApiError('treasury_unavailable', undefined, { param: 'token' });
-}
-
 function parseToken(services: ChainServices, token: string): PaymentSource {
   if (!(PAYMENT_SOURCES as readonly string[]).includes(token)) {
     throw new ApiError('invalid_request', `token must be one of ${PAYMENT_SOURCES.join(', ')}.`, {
@@ -397,6 +316,10 @@ function parseToken(services: ChainServices, token: string): PaymentSource {
 function parseRecipient(to: string): Address {
   if (!isAddress(to, { strict: false })) {
     throw new ApiError('invalid_request', 'to must be an EVM address.', { param: 'to' });
+  }
+  // Tokens sent there are burnt, and a token contract reverts the transfer (gas paid for nothing).
+  if (getAddress(to) === zeroAddress) {
+    throw new ApiError('invalid_request', 'to must not be the zero address.', { param: 'to' });
   }
   return getAddress(to);
 }
@@ -429,7 +352,7 @@ function findByKey(store: Store, owner: string, key: string): Promise<PayoutRow 
     .executeTakeFirst();
 }
 
-export function findById(store: Store, id: string): Promise<PayoutRow | undefined> {
+function findById(store: Store, id: string): Promise<PayoutRow | undefined> {
   return store.db.selectFrom('provider_payouts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 

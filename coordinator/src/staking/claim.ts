@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
-import { sendTransaction } from '../chain/send-transaction.js';
+import { NATIVE_TRANSFER_GAS } from '../chain/constants.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
+import { OPEN_TRANSFER, TRANSFER_STATUS } from '../chain/tables.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import { ApiError } from '../errors.js';
 import { getWallets } from '../wallets/get-wallets.js';
+import { CLAIM_PURPOSE } from './claim-transfers.js';
 import {
   currentRewardIndex,
   lockPosition,
@@ -12,18 +16,26 @@ import {
 } from './position-store.js';
 import { claimableWei, REWARD_SCALE, settlePosition } from './rewards.js';
 import type { StakingDeps } from './stake.js';
+
+export type ClaimDeps = StakingDeps & {
+  /** The outbox, with claimTransfers registered for 'claim'. */
+  outbox: TransferOutbox;
+};
+
 import { type StakeView, stakeView } from './stake-view.js';
 import { formatTokenAmount } from './token-amount.js';
 
 /**
  * Pays the claimable rewards from the rewards vault to the user's proxy wallet by a real transfer,
- * once: the amount is taken off the position and recorded as a pending payout in one transaction
- * before anything is sent, so concurrent claims cannot pay twice. If the transfer is never
- * broadcast the amount goes back to the position; once broadcast it stays paid out.
+ * once, through the transfer outbox: the amount is taken off the position, recorded as a pending
+ * reward payout and its transfer enqueued in one transaction before anything is sent, so
+ * concurrent claims cannot pay twice. How the transfer ends settles the payout (claim-transfers.ts):
+ * paid when mined; the amount back to the position when it can never land. A transfer still open
+ * (its receipt wait timed out) answers its hash; the outbox's sweep finishes it.
  * Nothing claimable: `{ txId: null, claimed: "0.0000 SYM" }`, nothing sent.
  */
 export async function claim(
-  { db, services, clock }: StakingDeps,
+  { db, services, clock, outbox }: ClaimDeps,
   { user }: { user: { id: string; address: string } },
 ): Promise<{ txId: Hex | null; claimed: string; stake: StakeView }> {
   const vault = services.rewardsVault;
@@ -42,7 +54,7 @@ export async function claim(
       { ...settled, accruedScaled: settled.accruedScaled - amount * REWARD_SCALE },
       nowMs,
     );
-    if (amount === 0n) return { amount, position, payoutId: null };
+    if (amount === 0n) return { amount, position, transferId: null };
     const payoutId = randomUUID();
     await trx
       .insertInto('reward_payouts')
@@ -55,72 +67,35 @@ export async function claim(
         created_at: nowMs,
       })
       .execute();
-    return { amount, position, payoutId };
+    const transferId = await enqueueTransfer(trx, {
+      purpose: CLAIM_PURPOSE,
+      ref: payoutId,
+      from: vault.address,
+      to: wallets.proxyAddress,
+      valueWei: amount,
+      gas: NATIVE_TRANSFER_GAS,
+      asset: 'native',
+      amount,
+      now: nowMs,
+    });
+    return { amount, position, transferId };
   });
-  const { amount, payoutId } = reserved;
+  const { amount, transferId } = reserved;
   const position: StoredPosition = reserved.position;
-  if (amount === 0n || !payoutId) {
+  if (amount === 0n || !transferId) {
     return {
       txId: null,
       claimed: formatTokenAmount(0n, services.nativeSymbol),
       stake: stakeView(services, position, position.tier),
     };
   }
-  let broadcast = false;
-  let hash: Hex;
-  try {
-    ({ hash } = await sendTransaction(services.context, {
-      account: vault.account,
-      to: wallets.proxyAddress,
-      value: amount,
-      onBroadcast: async (sent) => {
-        broadcast = true;
-        await db.updateTable('reward_payouts').set({ tx_hash: sent }).where('id', '=', payoutId).execute();
-      },
-    }));
-  } catch (error) {
-    if (!broadcast) {
-      // Never left this process: the reward goes back to the position.
-      await db.transaction().execute(async (trx) => {
-        const nowMs = clock.now();
-        const index = await currentRewardIndex(trx, services, toSeconds(nowMs));
-        const current = await lockPosition(trx, services, user, index, nowMs);
-        await savePosition(
-          trx,
-          services,
-          { ...current, accruedScaled: current.accruedScaled + amount * REWARD_SCALE },
-          nowMs,
-        );
-        await trx
-          .updateTable('reward_payouts')
-          .set({ status: 'failed' })
-          .where('id', '=', payoutId)
-          .execute();
-      });
-    }
-    throw error;
+  const { transfer, error } = await outbox.process(transferId);
+  const ended = !(OPEN_TRANSFER as readonly string[]).includes(transfer.status);
+  if (transfer.status !== TRANSFER_STATUS.mined && (ended || !transfer.tx_hash)) {
+    throw error ?? new ApiError('chain_unavailable');
   }
-  const nowMs = clock.now();
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('reward_payouts')
-      .set({ status: 'paid', tx_hash: hash })
-      .where('id', '=', payoutId)
-      .execute();
-    await trx
-      .insertInto('stake_events')
-      .values({
-        id: randomUUID(),
-        user_id: user.id,
-        kind: 'claim',
-        amount_wei: amount.toString(),
-        tx_hash: hash,
-        created_at: nowMs,
-      })
-      .execute();
-  });
   return {
-    txId: hash,
+    txId: transfer.tx_hash as Hex,
     claimed: formatTokenAmount(amount, services.nativeSymbol),
     stake: stakeView(services, position, position.tier),
   };

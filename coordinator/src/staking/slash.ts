@@ -3,23 +3,39 @@
  * owner's stake — the staked quantity and what is still unbonding, so unstaking on the first failed
  * check does not escape — drops by `fraction_bps`, a `slash` stake event records the amount with the
  * evidence, and the tokens move from the staking vault to the rewards vault (the pool that pays
- * stakers' rewards), less the transfer's gas, which the vault pays from them. Each step is a guarded status change, so replicas running this at once agree:
- * - pending → signing: the stake drops and the event is written, in one transaction;
- * - signing → signed: the transfer's bytes are stored before broadcast;
- * - signed → sent: the receipt is in. An unmined transfer is broadcast again from its stored bytes
- *   (the same transaction, mined once at most); one the chain refused for good is signed again.
+ * stakers' rewards), less the transfer's gas, which the vault pays from them. The move goes through
+ * the transfer outbox (chain/transfer-outbox.ts; slash-transfers.ts says how it ends):
+ * - pending → signing: the stake drops, the event is written and the transfer enqueued, in one
+ *   transaction (the slash's `raw_tx` names its open transfer, `transfer:<id>`);
+ * - signing → signed → sent, as the transfer is signed (bytes stored) and mined. A transfer that
+ *   can never land (replaced, reverted, cancelled) puts the slash back to signing without one, and
+ *   the next pass enqueues a new transfer (one at a time: a guarded change of `raw_tx`).
  * An owner with nothing staked: `none`. The stake is never given back: a transfer that never lands
- * leaves the vault holding more than it owes, which the reconciliation check allows.
+ * leaves the vault holding more than it owes, which the reconciliation check allows. Errors are
+ * logged per slash, and the pass goes on.
  */
 import { randomUUID } from 'node:crypto';
-import { getAddress, type Hex, TransactionNotFoundError, TransactionReceiptNotFoundError } from 'viem';
+import type { Kysely } from 'kysely';
+import { getAddress } from 'viem';
 import { NATIVE_TRANSFER_FEE_WEI, NATIVE_TRANSFER_GAS } from '../chain/constants.js';
-import { sendTransaction } from '../chain/send-transaction.js';
+import type { ChainServices } from '../chain/create-chain-services.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
+import { OPEN_TRANSFER, TRANSFER_STATUS } from '../chain/tables.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
+import type { OutboxLog } from '../chain/transfer-types.js';
 import { isPostgres } from '../db/dialect.js';
-import { SLASH_STATUS, type SlashStatus } from '../trust/tables.js';
+import type { Database } from '../db/schema.js';
+import { SLASH_STATUS } from '../trust/tables.js';
 import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';
 import { settlePosition } from './rewards.js';
+import { SLASH_PURPOSE, TRANSFER_REF_PREFIX } from './slash-transfers.js';
 import type { StakingDeps } from './stake.js';
+
+export type SlashDeps = Omit<StakingDeps, 'keyring'> & {
+  /** The outbox, with slashTransfers registered for 'slash'. */
+  outbox: TransferOutbox;
+  log: OutboxLog;
+};
 
 export type SlashReport = { slashed: number; sent: number; none: number };
 
@@ -27,9 +43,9 @@ export type SlashReport = { slashed: number; sent: number; none: number };
 const BATCH = 20;
 
 /** Executes every open slash; run on a timer by chain/routes.ts (and by tests). */
-export async function executeSlashes(deps: Omit<StakingDeps, 'keyring'>): Promise<SlashReport> {
+export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
   const report: SlashReport = { slashed: 0, sent: 0, none: 0 };
-  const { db, services } = deps;
+  const { db, services, outbox, log } = deps;
   if (!services.stakingVault?.account || !services.rewardsVault) return report;
   const open = await db
     .selectFrom('slashes')
@@ -39,22 +55,104 @@ export async function executeSlashes(deps: Omit<StakingDeps, 'keyring'>): Promis
     .limit(BATCH)
     .execute();
   for (const { id, status } of open) {
-    if (status === SLASH_STATUS.pending) {
-      const amount = await reduceStake(deps, id);
-      if (amount === undefined) continue;
-      if (amount <= NATIVE_TRANSFER_FEE_WEI) {
-        report.none++;
-        continue;
+    try {
+      if (status === SLASH_STATUS.pending) {
+        const amount = await reduceStake(deps, id);
+        if (amount === undefined) continue;
+        if (amount <= NATIVE_TRANSFER_FEE_WEI) {
+          report.none++;
+          continue;
+        }
+        report.slashed++;
       }
-      report.slashed++;
+      const transferId = await openTransfer(deps, id);
+      if (!transferId) continue;
+      const { transfer } = await outbox.process(transferId);
+      if (transfer.status === TRANSFER_STATUS.mined) report.sent++;
+    } catch (error) {
+      log.error({ err: error, slash: id }, 'slash: the pass failed on this slash; the next pass retries');
     }
-    if (await transfer(deps, id)) report.sent++;
   }
   return report;
 }
 
+/**
+ * The slash's open transfer: the one it names, or — the last one could never land, or an earlier
+ * version left the slash signed with its bytes on the row — a new one (guarded: one per slash).
+ */
+async function openTransfer({ db, services, clock }: SlashDeps, id: string): Promise<string | undefined> {
+  const slash = await db.selectFrom('slashes').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!slash || (slash.status !== SLASH_STATUS.signing && slash.status !== SLASH_STATUS.signed))
+    return undefined;
+  if (slash.raw_tx?.startsWith(TRANSFER_REF_PREFIX)) {
+    const named = slash.raw_tx.slice(TRANSFER_REF_PREFIX.length);
+    const open = await db
+      .selectFrom('chain_transfers')
+      .select('id')
+      .where('id', '=', named)
+      .where('status', 'in', OPEN_TRANSFER)
+      .executeTakeFirst();
+    return open?.id;
+  }
+  const now = clock.now();
+  // An earlier version's claim token (`claim:…`) of a replica that is gone, or its signed bytes.
+  const legacyRaw = slash.raw_tx?.startsWith('0x') ? slash.raw_tx : null;
+  if (slash.raw_tx && !legacyRaw && Number(slash.updated_at) > now - LEGACY_CLAIM_STALE_MS) return undefined;
+  return db.transaction().execute(async (trx) => {
+    const transferId = await enqueueSlashTransfer(trx, services, {
+      slashId: id,
+      amountWei: BigInt(slash.amount_wei ?? '0'),
+      now,
+    });
+    const taken = await trx
+      .updateTable('slashes')
+      .set({ raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', slash.status)
+      .where((eb) => (slash.raw_tx === null ? eb('raw_tx', 'is', null) : eb('raw_tx', '=', slash.raw_tx)))
+      .executeTakeFirst();
+    if (taken.numUpdatedRows !== 1n) {
+      await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
+      return undefined;
+    }
+    if (legacyRaw && slash.tx_hash) {
+      // Signed before the outbox: its bytes are sent again, never signed again.
+      await trx
+        .updateTable('chain_transfers')
+        .set({ status: TRANSFER_STATUS.signed, tx_hash: slash.tx_hash, raw_tx: legacyRaw })
+        .where('id', '=', transferId)
+        .execute();
+    }
+    return transferId;
+  });
+}
+
+/** A claim token an earlier version left on a signing slash is its dead replica's after this. */
+const LEGACY_CLAIM_STALE_MS = 60_000;
+
+/** Enqueues the move of a slash's `amountWei`, less the gas the vault pays out of it. */
+function enqueueSlashTransfer(
+  trx: Kysely<Database>,
+  services: ChainServices,
+  { slashId, amountWei, now }: { slashId: string; amountWei: bigint; now: number },
+): Promise<string> {
+  // The vault pays the gas out of the slashed amount, so it still holds exactly what it owes.
+  const value = amountWei - NATIVE_TRANSFER_FEE_WEI;
+  return enqueueTransfer(trx, {
+    purpose: SLASH_PURPOSE,
+    ref: slashId,
+    from: services.stakingVault!.address,
+    to: services.rewardsVault!.address,
+    valueWei: value,
+    gas: NATIVE_TRANSFER_GAS,
+    asset: 'native',
+    amount: value,
+    now,
+  });
+}
+
 /** pending → signing (or none): the owner's stake and unbondings drop; the amount, or undefined if taken. */
-async function reduceStake({ db, services, clock }: Omit<StakingDeps, 'keyring'>, id: string) {
+async function reduceStake({ db, services, clock }: SlashDeps, id: string) {
   return db.transaction().execute(async (trx) => {
     let query = trx.selectFrom('slashes').selectAll().where('id', '=', id);
     if (isPostgres(trx)) query = query.forUpdate();
@@ -113,141 +211,20 @@ async function reduceStake({ db, services, clock }: Omit<StakingDeps, 'keyring'>
         .execute();
     }
     const worthMoving = amount > NATIVE_TRANSFER_FEE_WEI;
-    await setStatus(trx, id, worthMoving ? SLASH_STATUS.signing : SLASH_STATUS.none, nowMs, {
-      amount_wei: amount.toString(),
-      stake_event_id: eventId,
-    });
+    const transferId = worthMoving
+      ? await enqueueSlashTransfer(trx, services, { slashId: id, amountWei: amount, now: nowMs })
+      : null;
+    await trx
+      .updateTable('slashes')
+      .set({
+        status: worthMoving ? SLASH_STATUS.signing : SLASH_STATUS.none,
+        amount_wei: amount.toString(),
+        stake_event_id: eventId,
+        raw_tx: transferId ? `${TRANSFER_REF_PREFIX}${transferId}` : null,
+        updated_at: nowMs,
+      })
+      .where('id', '=', id)
+      .execute();
     return amount;
   });
-}
-
-/** A claim on a signing slash older than this is taken to be a dead replica's and released. */
-const CLAIM_STALE_MS = 60_000;
-
-/**
- * Moves a signing/signed slash's tokens to the rewards vault; true once the receipt is in. Before
- * signing, a replica claims the row (a token in raw_tx, set only where none is), so two never send.
- */
-async function transfer({ db, services, clock }: Omit<StakingDeps, 'keyring'>, id: string): Promise<boolean> {
-  const vault = services.stakingVault!;
-  const slash = await db.selectFrom('slashes').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!slash) return false;
-  const now = clock.now();
-  if (slash.status === SLASH_STATUS.signed && slash.tx_hash) {
-    const settled = await services.context.queue.run(vault.address, () =>
-      settleSigned(services, slash.tx_hash as Hex, slash.raw_tx as Hex | null),
-    );
-    if (settled === 'open') return false;
-    if (settled === 'mined') return markSent(db, slash, slash.tx_hash, now);
-    // Its nonce went to another transaction: it is signed again.
-    await db
-      .updateTable('slashes')
-      .set({ status: SLASH_STATUS.signing, tx_hash: null, raw_tx: null, updated_at: now })
-      .where('id', '=', id)
-      .where('status', '=', SLASH_STATUS.signed)
-      .execute();
-  } else if (slash.status !== SLASH_STATUS.signing) {
-    return false;
-  }
-  await db
-    .updateTable('slashes')
-    .set({ raw_tx: null })
-    .where('id', '=', id)
-    .where('status', '=', SLASH_STATUS.signing)
-    .where('updated_at', '<', now - CLAIM_STALE_MS)
-    .execute();
-  const claim = `claim:${randomUUID()}`;
-  const claimed = await db
-    .updateTable('slashes')
-    .set({ raw_tx: claim, updated_at: now })
-    .where('id', '=', id)
-    .where('status', '=', SLASH_STATUS.signing)
-    .where('raw_tx', 'is', null)
-    .executeTakeFirst();
-  if (claimed.numUpdatedRows !== 1n) return false;
-  const { hash } = await sendTransaction(services.context, {
-    account: vault.account!,
-    to: services.rewardsVault!.address,
-    // The vault pays the gas out of the slashed amount, so it still holds exactly what it owes.
-    value: BigInt(slash.amount_wei ?? '0') - NATIVE_TRANSFER_FEE_WEI,
-    gas: NATIVE_TRANSFER_GAS,
-    onSigned: async (signed) => {
-      await setStatus(db, id, SLASH_STATUS.signed, clock.now(), {
-        tx_hash: signed.hash,
-        raw_tx: signed.serializedTransaction,
-      });
-    },
-  });
-  return markSent(db, slash, hash, clock.now());
-}
-
-/** A signed transfer: mined, still open (in the pool, or broadcast again now), or lost for good. */
-async function settleSigned(
-  services: StakingDeps['services'],
-  hash: Hex,
-  raw: Hex | null,
-): Promise<'mined' | 'open' | 'lost'> {
-  const { client } = services.context;
-  if (await hasReceipt(services, hash)) return 'mined';
-  try {
-    await client.getTransaction({ hash });
-    return 'open';
-  } catch (error) {
-    if (!(error instanceof TransactionNotFoundError)) throw error;
-  }
-  if (!raw) return 'lost';
-  try {
-    await client.sendRawTransaction({ serializedTransaction: raw });
-    return 'open';
-  } catch {
-    return (await hasReceipt(services, hash)) ? 'mined' : 'lost';
-  }
-}
-
-async function hasReceipt(services: StakingDeps['services'], hash: Hex): Promise<boolean> {
-  try {
-    await services.context.client.getTransactionReceipt({ hash });
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionReceiptNotFoundError) return false;
-    throw error;
-  }
-}
-
-async function markSent(
-  db: StakingDeps['db'],
-  slash: { id: string; stake_event_id: string | null },
-  hash: string,
-  nowMs: number,
-): Promise<true> {
-  await db.transaction().execute(async (trx) => {
-    await setStatus(trx, slash.id, SLASH_STATUS.sent, nowMs, { tx_hash: hash, raw_tx: null });
-    if (slash.stake_event_id) {
-      await trx
-        .updateTable('stake_events')
-        .set({ tx_hash: hash })
-        .where('id', '=', slash.stake_event_id)
-        .execute();
-    }
-  });
-  return true;
-}
-
-async function setStatus(
-  db: StakingDeps['db'],
-  id: string,
-  status: SlashStatus,
-  nowMs: number,
-  set: {
-    amount_wei?: string;
-    stake_event_id?: string | null;
-    tx_hash?: string | null;
-    raw_tx?: string | null;
-  },
-): Promise<void> {
-  await db
-    .updateTable('slashes')
-    .set({ ...set, status, updated_at: nowMs })
-    .where('id', '=', id)
-    .execute();
 }

@@ -26,7 +26,10 @@ export type TxMethod = keyof typeof TX_METHODS;
  * (no token 401, another wallet's 403); chain_getStake and chain_getTiers are public. Amounts are
  * exactly "N.NNNN SYMBOL" with the configured symbol, else 400 and nothing happens.
  */
-export async function txRoutes(app: FastifyInstance, { ctx, services }: ChainRouteOptions): Promise<void> {
+export async function txRoutes(
+  app: FastifyInstance,
+  { ctx, services, outbox }: ChainRouteOptions,
+): Promise<void> {
   app.post(
     '/tx',
     {
@@ -76,12 +79,14 @@ export async function txRoutes(app: FastifyInstance, { ctx, services }: ChainRou
           const user = await ownerOf(app, request, reply, params);
           const amountWei = amountParam(params, chain.nativeSymbol);
           const result = await unstake(deps, { user, amountWei });
-          if (chain.unbondingPeriodMs === 0) await releaseUnbonded(deps, { userId: user.id });
+          if (chain.unbondingPeriodMs === 0) {
+            await releaseUnbonded({ ...deps, outbox: outbox(), log: request.log }, { userId: user.id });
+          }
           return result;
         }
         case 'chain_claim': {
           const user = await ownerOf(app, request, reply, params);
-          return claim(deps, { user });
+          return claim({ ...deps, outbox: outbox() }, { user });
         }
       }
     },

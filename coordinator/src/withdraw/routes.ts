@@ -6,7 +6,7 @@ import { withdraw } from './withdraw.js';
 /** POST /api/keys/proxy/withdraw (JWT): tokens from the proxy wallet to any address. */
 export async function withdrawRoutes(
   app: FastifyInstance,
-  { ctx, services }: ChainRouteOptions,
+  { ctx, services, outbox }: ChainRouteOptions,
 ): Promise<void> {
   app.post(
     '/api/keys/proxy/withdraw',
@@ -42,7 +42,7 @@ export async function withdrawRoutes(
     async (request) => {
       const body = request.body as { to: string; token: string; amount: string };
       return withdraw(
-        { db: ctx.db, services: services(), keyring: ctx.keyring, clock: ctx.clock },
+        { db: ctx.db, services: services(), clock: ctx.clock, outbox: outbox() },
         { user: request.user!, ...body },
       );
     },

@@ -16,18 +16,21 @@ import {
   STABLE_DECIMALS,
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
-import { sendTransaction } from '../chain/send-transaction.js';
-import { spendableBalance } from '../chain/spendable-balance.js';
-import { toBigInt } from '../db/bigint.js';
+import { enqueueTransfer } from '../chain/enqueue-transfer.js';
+import { TRANSFER_STATUS, WITHDRAWAL_STATUS } from '../chain/tables.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import { ApiError } from '../errors.js';
 import { MAX_STORED_NANO } from '../ledger/money.js';
 import type { StakingDeps } from '../staking/stake.js';
 import { pricePayment } from '../topup/price-payment.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
-import { loadProxyAccount } from '../wallets/load-proxy-account.js';
+import { getWallets } from '../wallets/get-wallets.js';
+import { WITHDRAW_PURPOSE } from './withdraw-transfers.js';
 
-/** The window the daily withdrawal limit sums over. */
-export const WITHDRAW_WINDOW_MS = 24 * 60 * 60 * 1000;
+export type WithdrawDeps = Omit<StakingDeps, 'keyring'> & {
+  /** The outbox, with withdrawTransfers registered for 'withdraw'. */
+  outbox: TransferOutbox;
+};
 
 const AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,30})(\.[0-9]+)?$/;
 
@@ -52,12 +55,13 @@ export type WithdrawResult = {
  * Sends native token or a stable from the user's proxy wallet to an address outside the service
  * (never to a proxy wallet or vault: recipient_not_allowed). Limits: only what the wallet may
  * spend (credited top-ups stay, they back the credits; the gas, in native token, comes out of
- * what backs no credit too), and at most `withdrawDailyLimitNano` USD worth per user in any 24 hours. Every well-formed
- * attempt is recorded in `withdrawals`: refused (over a limit, with the code), or sending → sent |
- * failed (with the hash or the error code).
+ * what backs no credit too), and at most `withdrawDailyLimitNano` USD worth per user in any 24
+ * hours. The send goes through the transfer outbox: the withdrawal is recorded `queued` with its
+ * transfer in one transaction; in the wallet's queue the limits are checked (refused, with the
+ * code, or sending); the transfer's end settles it — sent | failed (withdraw-transfers.ts).
  */
 export async function withdraw(
-  { db, services, keyring, clock }: StakingDeps,
+  { db, services, clock, outbox }: WithdrawDeps,
   { user, to, token, amount }: WithdrawParameters,
 ): Promise<WithdrawResult> {
   if (typeof to !== 'string' || !isAddress(to, { strict: false })) {
@@ -95,84 +99,45 @@ export async function withdraw(
   if (usdNano > MAX_STORED_NANO) {
     throw new ApiError('invalid_request', 'amount is out of range.', { param: 'amount' });
   }
-  const account = await loadProxyAccount(db, keyring, user.id);
+  const wallets = await getWallets(db, user.id);
+  if (!wallets) throw new ApiError('not_found', 'This user has no proxy wallet yet.');
   const id = randomUUID();
-  let recorded = false;
-  let broadcast = false;
-  try {
-    const { hash } = await sendTransaction(services.context, {
-      account,
+  const transferId = await db.transaction().execute(async (trx) => {
+    const nowMs = clock.now();
+    await trx
+      .insertInto('withdrawals')
+      .values({
+        id,
+        user_id: user.id,
+        to_address: recipient,
+        token: source,
+        amount: units.toString(),
+        usd_nano: usdNano,
+        status: WITHDRAWAL_STATUS.queued,
+        tx_hash: null,
+        error_code: null,
+        created_at: nowMs,
+      })
+      .execute();
+    return enqueueTransfer(trx, {
+      purpose: WITHDRAW_PURPOSE,
+      ref: id,
+      from: wallets.proxyAddress,
       ...(tokenAddress
         ? {
             to: tokenAddress,
             data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [recipient, units] }),
+            gas: STABLE_TRANSFER_GAS,
           }
-        : { to: recipient, value: units }),
-      gas: tokenAddress ? STABLE_TRANSFER_GAS : NATIVE_TRANSFER_GAS,
-      param: 'amount',
-      // Inside the wallet's queue and lock (shared by every replica): the limit and balance checks
-      // cannot race another send of this wallet, nor a top-up crediting it.
-      precheck: async ({ feeWei }) => {
-        const nowMs = clock.now();
-        const recent = await db
-          .selectFrom('withdrawals')
-          .select('usd_nano')
-          .where('user_id', '=', user.id)
-          .where('status', 'in', ['sending', 'sent'])
-          .where('created_at', '>', nowMs - WITHDRAW_WINDOW_MS)
-          .execute();
-        const used = recent.reduce((sum, row) => sum + toBigInt(row.usd_nano), 0n);
-        let refusal: ApiError | undefined;
-        if (used + usdNano > services.withdrawDailyLimitNano) {
-          refusal = new ApiError('withdraw_limit_exceeded', undefined, {
-            param: 'amount',
-            retryAfterS: 3600,
-          });
-        } else {
-          // The gas is paid in native token, from what backs no credit, like the amount itself.
-          const spendable = (token: PaymentSource) =>
-            spendableBalance(db, services, { userId: user.id, proxyAddress: account.address, token });
-          const covered =
-            source === 'native'
-              ? (await spendable('native')) >= units + feeWei
-              : (await spendable(source)) >= units && (await spendable('native')) >= feeWei;
-          if (!covered) refusal = new ApiError('insufficient_funds', undefined, { param: 'amount' });
-        }
-        await db
-          .insertInto('withdrawals')
-          .values({
-            id,
-            user_id: user.id,
-            to_address: recipient,
-            token: source,
-            amount: units.toString(),
-            usd_nano: usdNano,
-            status: refusal ? 'refused' : 'sending',
-            tx_hash: null,
-            error_code: refusal?.code ?? null,
-            created_at: nowMs,
-          })
-          .execute();
-        if (refusal) throw refusal;
-        recorded = true;
-      },
-      onBroadcast: async (hash) => {
-        broadcast = true;
-        await db.updateTable('withdrawals').set({ tx_hash: hash }).where('id', '=', id).execute();
-      },
+        : { to: recipient, valueWei: units, gas: NATIVE_TRANSFER_GAS }),
+      asset: tokenAddress ?? 'native',
+      amount: units,
+      now: nowMs,
     });
-    await db.updateTable('withdrawals').set({ status: 'sent', tx_hash: hash }).where('id', '=', id).execute();
-    return { id, status: 'sent', txId: hash, to: recipient, token: source, amount };
-  } catch (error) {
-    // Broadcast but unconfirmed stays 'sending' (it may still be mined, and it counts to the limit).
-    if (recorded && !broadcast) {
-      const code = error instanceof ApiError ? error.code : 'internal_error';
-      await db
-        .updateTable('withdrawals')
-        .set({ status: 'failed', error_code: code })
-        .where('id', '=', id)
-        .execute();
-    }
-    throw error;
-  }
+  });
+  const { transfer, error } = await outbox.process(transferId);
+  // Broadcast but unconfirmed stays 'sending' (it may still be mined, and it counts to the limit):
+  // the sweep finishes it. Refused, failed, or never stored: the error says why.
+  if (transfer.status !== TRANSFER_STATUS.mined) throw error ?? new ApiError('chain_unavailable');
+  return { id, status: 'sent', txId: transfer.tx_hash as Hex, to: recipient, token: source, amount };
 }

@@ -15,6 +15,7 @@ import { slashes015 } from './015-slashes.js';
 import { nodeMisses016 } from './016-node-misses.js';
 import { trustEvidence017 } from './017-trust-evidence.js';
 import { trustAudit018 } from './018-trust-audit.js';
+import { transferOutbox019 } from './019-transfer-outbox.js';
 import { storedResponses020 } from './020-stored-responses.js';
 
 /**
@@ -40,5 +41,6 @@ export const migrations: readonly (Migration & { name: string })[] = [
   nodeMisses016,
   trustEvidence017,
   trustAudit018,
+  transferOutbox019,
   storedResponses020,
 ];

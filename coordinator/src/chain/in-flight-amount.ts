@@ -1,0 +1,30 @@
+import type { Kysely } from 'kysely';
+import { type Address, getAddress } from 'viem';
+import type { Database } from '../db/schema.js';
+import { GAS_PRICE_WEI } from './constants.js';
+import { TRANSFER_STATUS } from './tables.js';
+
+/**
+ * What leaves `from` in `asset` through transfers signed or broadcast but not yet settled — what
+ * its on-chain balance does not show yet. `except`: a transfer not to count (the one checking).
+ */
+export async function inFlightAmount(
+  db: Kysely<Database>,
+  { from, asset, except }: { from: Address; asset: 'native' | Address; except?: string },
+): Promise<bigint> {
+  let query = db
+    .selectFrom('chain_transfers')
+    .select(['amount', 'value_wei', 'gas', 'asset'])
+    .where('from_address', '=', getAddress(from))
+    .where('status', 'in', [TRANSFER_STATUS.signed, TRANSFER_STATUS.broadcast]);
+  if (except) query = query.where('id', '!=', except);
+  const rows = await query.execute();
+  let total = 0n;
+  for (const r of rows) {
+    if (r.asset === asset) total += BigInt(r.amount);
+    // Every transfer pays its gas in native token, on top of any value.
+    if (asset === 'native' && r.asset !== 'native') total += BigInt(r.value_wei);
+    if (asset === 'native') total += BigInt(r.gas) * GAS_PRICE_WEI;
+  }
+  return total;
+}
