@@ -164,6 +164,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         ...(devnet ? devnetChainConfig(devnet) : { chain: { rpcUrl } }),
         // The tiny model earns fractions of a cent: on the local network any whole micro-USD pays out.
         ...(devnet ? { payouts: { minNano: 1_000n } } : {}),
+        // A newcomer without a browser wallet signs in to the dashboard as the dev wallet.
+        ...(devnet ? { devWallets: [devnet.accounts[0]!.privateKey] } : {}),
         ...(options.model ? {} : { trust: { verifierModelsDir: tinyModelsDir } }),
       },
     });

@@ -17,6 +17,7 @@ import { createPublicClient, http, type PublicClient } from 'viem';
 import { allowedMethods } from './allowed-methods.js';
 import type { AppContext, RouteEntry } from './app-context.js';
 import { createFailureCounter } from './auth/create-failure-counter.js';
+import { devSignInRoutes } from './auth/dev-sign-in.js';
 import { limitFailedCredentials } from './auth/limit-failed-credentials.js';
 import { loadJwtKey } from './auth/load-jwt-key.js';
 import { bearerToken, createRequireUser } from './auth/require-user.js';
@@ -217,6 +218,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (config.rateLimit.enabled) await registerRateLimit(app, ctx);
 
   await app.register(authRoutes, ctx);
+  await app.register(devSignInRoutes, ctx);
   await app.register(userRoutes, ctx);
   await app.register(walletRoutes, ctx);
   await app.register(keysRoutes, ctx);

@@ -136,6 +136,12 @@ export const CoordinatorConfigSchema = Type.Object(
     trustProxy: Type.Boolean({ default: false }),
     corsOrigins: Type.Array(Type.String(), { default: ['*'] }),
     jwtTtlS: Type.Integer({ default: DEFAULT_JWT_TTL_S, minimum: 1 }),
+    /**
+     * The local devnet's dev wallets (private keys): the dashboard offers to sign in as one without
+     * a browser wallet (auth/dev-sign-in.ts). Only with a chain on this machine (a loopback
+     * rpcUrl); `npm start` sets it, a deployment never should.
+     */
+    devWallets: Type.Optional(Type.Array(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }), { maxItems: 16 })),
     nonceTtlMs: Type.Integer({ default: DEFAULT_NONCE_TTL_MS, minimum: 1 }),
     bodyLimitBytes: Type.Integer({ default: DEFAULT_BODY_LIMIT_BYTES, minimum: 1024 }),
     bodyMaxDepth: Type.Integer({ default: DEFAULT_BODY_MAX_DEPTH, minimum: 8, maximum: 1024 }),
@@ -380,9 +386,23 @@ export function loadConfig(options: LoadConfigOptions = {}): CoordinatorConfig {
   const config = withDefaults as ConfigInput;
   checkPeer(config);
   checkMedia(config);
+  checkDevWallets(config);
   const publicUrl = stripSlash(config.publicUrl ?? `http://${config.host}:${config.port}`);
   const routerUrl = stripSlash(config.routerUrl ?? publicUrl);
   return deepFreeze({ ...config, dataDir: path.resolve(config.dataDir), publicUrl, routerUrl });
+}
+
+/** Dev wallets sign in without a signature: only beside a chain on this machine. */
+function checkDevWallets(config: ConfigInput): void {
+  if (!config.devWallets?.length) return;
+  const host = config.chain.rpcUrl ? new URL(config.chain.rpcUrl).hostname : '';
+  if (!['127.0.0.1', 'localhost', '[::1]', '::1'].includes(host)) {
+    throw new ApiError(
+      'invalid_config',
+      'configuration devWallets: dev wallets sign in without a wallet, so only beside a chain on this machine (chain.rpcUrl on 127.0.0.1).',
+      { param: 'devWallets' },
+    );
+  }
 }
 
 /** Room a job frame needs beside its base64 media (the JSON around it, the other fields). */

@@ -38,6 +38,9 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
   <p>Sign in with your wallet: it signs a one-time message, no password and no transaction.
     Then fund your credits, create API keys, follow your usage and stake.</p>
   <button type="button" id="connect">Connect wallet and sign in</button>
+  <div id="dev-wallets" class="dev-wallets" hidden>
+    <p class="muted">No browser wallet? This coordinator runs a local devnet: sign in as its dev wallet.</p>
+  </div>
   <p id="signin-status" class="status" role="status" aria-live="polite"></p>
 </section>
 

@@ -8,7 +8,7 @@ import { $, setStatus } from './dom.js';
 import { hideKeySecret } from './keys.js';
 import { loadNodesPane, wireNodesPane } from './nodes-tab.js';
 import { endSession, restoreSession, session, whenSessionEnds } from './session.js';
-import { signIn, signOut } from './sign-in.js';
+import { devWallets, signIn, signInAsDevWallet, signOut } from './sign-in.js';
 import { selectTab, wireTabs } from './tabs.js';
 
 const REFRESH_MS = 10_000;
@@ -61,3 +61,19 @@ if (window.ethereum && typeof window.ethereum.on === 'function') {
   });
 }
 if (restoreSession()) showApp();
+// On the local devnet (npm start), its dev wallets: a way in without a browser wallet.
+devWallets().then((wallets) => {
+  const list = $('dev-wallets');
+  for (const { address } of wallets) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'secondary';
+    button.textContent = `Sign in as dev wallet ${address.slice(0, 6)}…${address.slice(-4)}`;
+    button.dataset.address = address;
+    button.addEventListener('click', async () => {
+      if (await signInAsDevWallet(address)) showApp();
+    });
+    list.append(button);
+  }
+  list.hidden = wallets.length === 0;
+});

@@ -46,6 +46,32 @@ export async function signIn() {
   }
 }
 
+/**
+ * The local devnet's dev wallets, when the coordinator runs one (`npm start`): a way in without a
+ * browser wallet. An empty list elsewhere.
+ */
+export async function devWallets() {
+  try {
+    return (await api('GET', '/api/auth/dev-wallets')).data.wallets;
+  } catch {
+    return [];
+  }
+}
+
+/** Click on "Sign in as <dev wallet>"; true once the session has begun. */
+export async function signInAsDevWallet(address) {
+  try {
+    setStatus('signin-status', 'Signing in with the dev wallet…');
+    const signed = await api('POST', '/api/auth/dev-sign-in', { address });
+    beginSession({ token: signed.data.token, address });
+    setStatus('signin-status', '');
+    return true;
+  } catch (error) {
+    setStatus('signin-status', error.message, 'error');
+    return false;
+  }
+}
+
 /** Click on "Sign out": the server forgets the token; this tab drops it either way. */
 export async function signOut() {
   try {
