@@ -49,23 +49,6 @@ export * from './media.js';
 export * from './messages.js';
 export { negotiateVersion } from './negotiate-version.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';
-export {
-  loadPeerProto,
-  PEER_METHODS,
-  PEER_PROTO_OPTIONS,
-  PEER_PROTO_PATH,
-  PEER_SERVICE,
-} from './peer/load-peer-proto.js';
-export { macPeerCall, peerCallMac } from './peer/mac-peer-call.js';
-export { type PeerCall, peerCallText } from './peer/peer-call-text.js';
-export { signPeerCall } from './peer/sign-peer-call.js';
-export type * from './peer/types.js';
-export {
-  DEFAULT_PEER_CALL_SKEW_MS,
-  type PeerCallRejection,
-  type VerifyPeerCallOptions,
-  verifyPeerCall,
-} from './peer/verify-peer-call.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export { type JobError, readJobError } from './read-job-error.js';
