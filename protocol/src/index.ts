@@ -30,20 +30,6 @@ export type { MessageSigner } from './identity/signer.js';
 export { type VerifyChallengeParameters, verifyChallenge } from './identity/verify-challenge.js';
 export { verifyManifest } from './identity/verify-manifest.js';
 export { verifyOwnerProof } from './identity/verify-owner-proof.js';
-export {
-  buildTinyModel,
-  DEFAULT_TINY_MODEL_CONTEXT_TOKENS,
-  DEFAULT_TINY_MODEL_NAME,
-  DEFAULT_TINY_MODEL_SEED,
-  type TinyModelOptions,
-} from './kit-model/build-tiny-model.js';
-export {
-  buildKitModel,
-  KIT_MODEL_FILE,
-  KIT_MODEL_OPTIONS,
-  KIT_MODEL_SHA256,
-  sha256Hex,
-} from './kit-model/kit-model.js';
 export * from './manifest.js';
 export * from './media.js';
 export * from './messages.js';
@@ -59,7 +45,6 @@ export {
   sampledPosition,
 } from './sampled-distribution.js';
 export * from './scopes.js';
-export { sendCoalesced } from './send-coalesced.js';
 export {
   frameAllowed,
   type Receiver,
