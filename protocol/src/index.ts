@@ -3,7 +3,8 @@
  * the validator every receiver applies, identity signatures, tiers, scopes and presence, and the
  * session engine both sides adapt: frame order per side (SessionOrder), typed job errors
  * (errorFrame, readJobError) and the token count of a streamed chunk (chunkTokens).
- * The conformance kit is `@gpumesh/protocol/conformance`.
+ * The conformance kit is `@gpumesh/protocol/conformance`. protocol/README.md lists every export
+ * (src/public-exports.test.ts keeps the two in step): add one there when you add one here.
  */
 export { chunkTokens } from './chunk-tokens.js';
 export * from './constants.js';
