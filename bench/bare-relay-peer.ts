@@ -5,7 +5,7 @@
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/bare-relay-peer.ts <ws-url>   (prints "ready" once connected)
  */
-import { sendCoalesced } from '@gpumesh/protocol';
+import { sendCoalesced } from '@gpumesh/protocol/internal';
 import { WebSocket } from 'ws';
 
 const [url] = process.argv.slice(2);

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { sendCoalesced } from '@gpumesh/protocol';
+import { sendCoalesced } from '@gpumesh/protocol/internal';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';

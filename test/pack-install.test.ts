@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { copyCheckout } from './support/copy-checkout.js';
@@ -138,6 +139,23 @@ describe('packed packages', () => {
       { cwd: app },
     );
     expect(vectors.stdout).toBe('87c1f749819809dc33fbf9d7cf3ed3dd6bc42859df86beb3783d05a099f4fb84\n');
+    // The coordinator's peer-RPC loads the .proto the protocol package ships; the node and the
+    // coordinator share sendCoalesced through /internal.
+    const peerRpc = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        [
+          // Not an export of the coordinator: its compiled file, as its own code imports it.
+          `import { loadPeerProto } from '${pathToFileURL(join(app, 'node_modules/@gpumesh/coordinator/dist/peer/load-peer-proto.js'))}';`,
+          "import { sendCoalesced } from '@gpumesh/protocol/internal';",
+          'console.log(Object.keys(loadPeerProto().service).sort().join(), typeof sendCoalesced)',
+        ].join('\n'),
+      ],
+      { cwd: app },
+    );
+    expect(peerRpc.stdout).toBe('Embed,GetManifest,Infer,Ping function\n');
   });
 
   test('behavior: no tsx or TypeScript is installed with them', async () => {

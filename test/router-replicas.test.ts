@@ -11,15 +11,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NodeDaemon, type NodeDaemonOptions, startNodeDaemon, usdOffer } from '@gpumesh/node/testing';
-import {
-  type InferEvent,
-  type InferRequest,
-  loadPeerProto,
-  macPeerCall,
-  PEER_METHODS,
-  type PingResponse,
-  signPeerCall,
-} from '@gpumesh/protocol';
 import { credentials, type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -33,8 +24,12 @@ import { openStore, type Store } from '../coordinator/src/db/store.js';
 import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import type { Ledger } from '../coordinator/src/ledger/ledger.js';
+import { loadPeerProto, PEER_METHODS } from '../coordinator/src/peer/load-peer-proto.js';
+import { macPeerCall } from '../coordinator/src/peer/mac-peer-call.js';
 import { loadPeerKeys } from '../coordinator/src/peer/peer-keys.js';
+import type { InferEvent, InferRequest, PingResponse } from '../coordinator/src/peer/peer-messages.js';
 import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/replica-directory.js';
+import { signPeerCall } from '../coordinator/src/peer/sign-peer-call.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';

@@ -1,8 +1,13 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildKitModel, KIT_MODEL_FILE } from '@gpumesh/protocol';
-import { formatReport, NODE_SCENARIO_NAMES, runNodeConformance } from '@gpumesh/protocol/conformance';
+import {
+  buildKitModel,
+  formatReport,
+  KIT_MODEL_FILE,
+  NODE_SCENARIO_NAMES,
+  runNodeConformance,
+} from '@gpumesh/protocol/conformance';
 import { getLlama } from 'node-llama-cpp';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from './config.js';

@@ -15,13 +15,13 @@ import {
   parseFrame,
   type Scope,
   SUPPORTED_PROTOCOL_VERSIONS,
-  sendCoalesced,
   signChallenge,
   signManifest,
   type TierName,
   ttlMsFor,
   type WelcomeFrame,
 } from '@gpumesh/protocol';
+import { sendCoalesced } from '@gpumesh/protocol/internal';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
 import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';

@@ -6,7 +6,7 @@ export {
   DEFAULT_TINY_MODEL_NAME,
   DEFAULT_TINY_MODEL_SEED,
   type TinyModelOptions,
-} from '@gpumesh/protocol';
+} from '@gpumesh/protocol/conformance';
 export {
   CONFIG_FLAGS,
   hubUrl,

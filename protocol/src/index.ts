@@ -3,7 +3,8 @@
  * the validator every receiver applies, identity signatures, tiers, scopes and presence, and the
  * session engine both sides adapt: frame order per side (SessionOrder), typed job errors
  * (errorFrame, readJobError) and the token count of a streamed chunk (chunkTokens).
- * The conformance kit is `@gpumesh/protocol/conformance`.
+ * The conformance kit is `@gpumesh/protocol/conformance`. protocol/README.md lists every export
+ * (src/public-exports.test.ts keeps the two in step): add one there when you add one here.
  */
 export { chunkTokens } from './chunk-tokens.js';
 export * from './constants.js';
@@ -30,42 +31,11 @@ export type { MessageSigner } from './identity/signer.js';
 export { type VerifyChallengeParameters, verifyChallenge } from './identity/verify-challenge.js';
 export { verifyManifest } from './identity/verify-manifest.js';
 export { verifyOwnerProof } from './identity/verify-owner-proof.js';
-export {
-  buildTinyModel,
-  DEFAULT_TINY_MODEL_CONTEXT_TOKENS,
-  DEFAULT_TINY_MODEL_NAME,
-  DEFAULT_TINY_MODEL_SEED,
-  type TinyModelOptions,
-} from './kit-model/build-tiny-model.js';
-export {
-  buildKitModel,
-  KIT_MODEL_FILE,
-  KIT_MODEL_OPTIONS,
-  KIT_MODEL_SHA256,
-  sha256Hex,
-} from './kit-model/kit-model.js';
 export * from './manifest.js';
 export * from './media.js';
 export * from './messages.js';
 export { negotiateVersion } from './negotiate-version.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';
-export {
-  loadPeerProto,
-  PEER_METHODS,
-  PEER_PROTO_OPTIONS,
-  PEER_PROTO_PATH,
-  PEER_SERVICE,
-} from './peer/load-peer-proto.js';
-export { macPeerCall, peerCallMac } from './peer/mac-peer-call.js';
-export { type PeerCall, peerCallText } from './peer/peer-call-text.js';
-export { signPeerCall } from './peer/sign-peer-call.js';
-export type * from './peer/types.js';
-export {
-  DEFAULT_PEER_CALL_SKEW_MS,
-  type PeerCallRejection,
-  type VerifyPeerCallOptions,
-  verifyPeerCall,
-} from './peer/verify-peer-call.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export { type JobError, readJobError } from './read-job-error.js';
@@ -76,7 +46,6 @@ export {
   sampledPosition,
 } from './sampled-distribution.js';
 export * from './scopes.js';
-export { sendCoalesced } from './send-coalesced.js';
 export {
   frameAllowed,
   type Receiver,

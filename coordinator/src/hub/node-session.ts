@@ -31,7 +31,6 @@ import {
   SCOPE_FOR_FAMILY,
   type Scope,
   SessionOrder,
-  sendCoalesced,
   TIER_BENEFITS,
   TIER_NAMES,
   type TierName,
@@ -39,6 +38,7 @@ import {
   verifyManifest,
   verifyOwnerProof,
 } from '@gpumesh/protocol';
+import { sendCoalesced } from '@gpumesh/protocol/internal';
 import WebSocket from 'ws';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';

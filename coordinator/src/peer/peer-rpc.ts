@@ -1,6 +1,6 @@
 /** What the peer-RPC client and server share: the service definition and JSON parsing. */
-import { loadPeerProto } from '@gpumesh/protocol';
 import type { ServiceClientConstructor } from '@grpc/grpc-js';
+import { loadPeerProto } from './load-peer-proto.js';
 
 /** The PeerRpc service, loaded from the .proto once per process (client and server share it). */
 let PeerRpc: ServiceClientConstructor | undefined;

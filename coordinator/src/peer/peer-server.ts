@@ -1,16 +1,4 @@
-import {
-  canonicalJson,
-  type EmbedRequest,
-  type EmbedResponse,
-  type GetManifestRequest,
-  type InferEvent,
-  type InferRequest,
-  PEER_METHODS,
-  type PingRequest,
-  type PingResponse,
-  type SignedManifest,
-  verifyPeerCall,
-} from '@gpumesh/protocol';
+import { canonicalJson } from '@gpumesh/protocol';
 import {
   Metadata,
   Server,
@@ -24,7 +12,19 @@ import {
 import type { Hub, JobError, JobHandle, JobHandlers, JobSpec } from '../hub/hub.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router, Slot } from '../router/router.js';
+import { PEER_METHODS } from './load-peer-proto.js';
+import type {
+  EmbedRequest,
+  EmbedResponse,
+  GetManifestRequest,
+  InferEvent,
+  InferRequest,
+  PingRequest,
+  PingResponse,
+  SignedManifest,
+} from './peer-messages.js';
 import { parseObject, peerRpc } from './peer-rpc.js';
+import { verifyPeerCall } from './verify-peer-call.js';
 
 export type PeerServerOptions = {
   hub: Hub;

@@ -1,22 +1,14 @@
 /**
- * Peer-RPC between coordinator replicas (protocol/proto/gpumesh.proto): a replica that picked a
+ * Peer-RPC between coordinator replicas (@gpumesh/protocol's proto/gpumesh.proto): a replica that picked a
  * node another replica holds sends it the job over gRPC (PeerTransport, here), and the holding replica runs
  * it on the node's WebSocket and streams the chunks and the result back (peer-server.ts). The
  * replica that took the request bills it; the holding replica only carries it. The replicas of one
  * network share a peer secret (peer-plugin.ts keeps it in app_secrets), and every call carries an
- * HMAC of its method, caller, nonce and time under it (NODE_PROTOCOL.md §11, macPeerCall): an EIP-191
+ * HMAC of its method, caller, nonce and time under it (mac-peer-call.ts): an EIP-191
  * signature costs ~1 ms to make and ~5 ms to recover here, per call; the MAC, microseconds. A nonce
  * is accepted once.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  type EmbedRequest,
-  type EmbedResponse,
-  type InferEvent,
-  type InferRequest,
-  macPeerCall,
-  PEER_METHODS,
-} from '@gpumesh/protocol';
 import {
   type ChannelCredentials,
   type Client,
@@ -29,6 +21,9 @@ import {
 import type { Hub, JobError, JobHandle, JobHandlers, JobSpec, JobUsage } from '../hub/hub.js';
 import type { Entry } from '../router/pick-index.js';
 import type { JobTransport } from '../router/router.js';
+import { PEER_METHODS } from './load-peer-proto.js';
+import { macPeerCall } from './mac-peer-call.js';
+import type { EmbedRequest, EmbedResponse, InferEvent, InferRequest } from './peer-messages.js';
 import { parseObject, peerRpc } from './peer-rpc.js';
 
 type PeerClient = Client & {

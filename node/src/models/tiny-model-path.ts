@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TinyModelOptions } from '@gpumesh/protocol';
+import type { TinyModelOptions } from '@gpumesh/protocol/conformance';
 import { writeTinyModel } from './write-tiny-model.js';
 
 /**

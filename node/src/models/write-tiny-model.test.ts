@@ -1,7 +1,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildTinyModel } from '@gpumesh/protocol';
+import { buildTinyModel } from '@gpumesh/protocol/conformance';
 import { getLlama, LlamaCompletion } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { tinyModelPath } from './tiny-model-path.js';

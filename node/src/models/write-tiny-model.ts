@@ -1,6 +1,6 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { buildTinyModel, type TinyModelOptions } from '@gpumesh/protocol';
+import { buildTinyModel, type TinyModelOptions } from '@gpumesh/protocol/conformance';
 
 /** Options of {@link writeTinyModel}: where to write, plus the model's shape and seed. */
 export type WriteTinyModelOptions = TinyModelOptions & {

@@ -20,11 +20,11 @@ import {
   PROTOCOL_VERSION,
   parseFrame,
   SessionOrder,
-  sendCoalesced,
   signChallenge,
   signManifest,
   signOwnerProof,
 } from '@gpumesh/protocol';
+import { sendCoalesced } from '@gpumesh/protocol/internal';
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';

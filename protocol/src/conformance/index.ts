@@ -1,9 +1,25 @@
 /**
- * `@gpumesh/protocol/conformance`: the conformance kit as a library, and the reference peers.
- * `runNodeConformance` plays the coordinator against a node; `runCoordinatorConformance` plays a
- * node against a coordinator. The CLI (`gpumesh-conformance`) is a thin wrapper around these.
+ * `@gpumesh/protocol/conformance`: the conformance kit as a library, the reference peers and the
+ * kit's generated models. `runNodeConformance` plays the coordinator against a node;
+ * `runCoordinatorConformance` plays a node against a coordinator; `buildKitModel` is the model the
+ * `verify` scenarios score on (NODE_PROTOCOL.md §13), `buildTinyModel` the generator behind it.
+ * The CLI (`gpumesh-conformance`) is a thin wrapper around these. protocol/README.md lists every
+ * export, and a test keeps that list in sync.
  */
 
+export {
+  buildTinyModel,
+  DEFAULT_TINY_MODEL_CONTEXT_TOKENS,
+  DEFAULT_TINY_MODEL_NAME,
+  DEFAULT_TINY_MODEL_SEED,
+  type TinyModelOptions,
+} from '../kit-model/build-tiny-model.js';
+export {
+  buildKitModel,
+  KIT_MODEL_FILE,
+  KIT_MODEL_OPTIONS,
+  KIT_MODEL_SHA256,
+} from '../kit-model/kit-model.js';
 export type { InferenceRequest, TriggerInference } from './coordinator/context.js';
 export { COORDINATOR_SCENARIO_NAMES, COORDINATOR_SCENARIOS } from './coordinator/coordinator-scenarios.js';
 export {

@@ -12,8 +12,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildKitModel, KIT_MODEL_OPTIONS, KIT_MODEL_SHA256, type Sampling } from '@gpumesh/protocol';
+import type { Sampling } from '@gpumesh/protocol';
 import {
+  buildKitModel,
+  KIT_MODEL_OPTIONS,
+  KIT_MODEL_SHA256,
   type SampledTolerance,
   sampledMismatch,
   VERIFY_VECTORS_URL,

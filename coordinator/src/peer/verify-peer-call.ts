@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Metadata, status } from '@grpc/grpc-js';
-import { recoverSigner } from '../identity/recover-signer.js';
+import { type Hex, recoverMessageAddress } from 'viem';
 import { peerCallMac } from './mac-peer-call.js';
 import { peerCallText } from './peer-call-text.js';
 
@@ -69,4 +69,14 @@ export async function verifyPeerCall(
     return { rejection: { code: status.PERMISSION_DENIED, details: 'caller not trusted' } };
   }
   return { caller: signer };
+}
+
+/** The lower-case address that signed `text` (EIP-191), or undefined for any bad signature. */
+async function recoverSigner(text: string, signature: string): Promise<string | undefined> {
+  try {
+    return (await recoverMessageAddress({ message: text, signature: signature as Hex })).toLowerCase();
+  } catch {
+    // viem throws on malformed signatures and invalid curve points; to a server they are all "not signed".
+    return undefined;
+  }
 }

@@ -1,9 +1,15 @@
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 
-/** Absolute path of protocol/proto/gpumesh.proto. */
-export const PEER_PROTO_PATH = fileURLToPath(new URL('../../proto/gpumesh.proto', import.meta.url));
+/**
+ * Absolute path of the service definition. The .proto is part of the published protocol
+ * (NODE_PROTOCOL.md §11 specifies it for any gRPC implementation), so it ships in @gpumesh/protocol;
+ * the TypeScript that loads, signs and verifies calls is the coordinator's own.
+ */
+export const PEER_PROTO_PATH = createRequire(import.meta.url).resolve(
+  '@gpumesh/protocol/proto/gpumesh.proto',
+);
 
 /** The full name of the service, and the method paths callers sign (see peerCallText). */
 export const PEER_SERVICE = 'gpumesh.peer.v0.PeerRpc';

@@ -1,5 +1,5 @@
+import type { MessageSigner } from '@gpumesh/protocol';
 import type { Metadata } from '@grpc/grpc-js';
-import type { MessageSigner } from '../identity/signer.js';
 import { newPeerCall, peerCallMetadata, peerCallText } from './peer-call-text.js';
 
 /** Metadata that authenticates one call to `method` as `caller` (see NODE_PROTOCOL.md, peer-RPC). */

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { canonicalJson, signManifest, verifyManifest } from '@gpumesh/protocol';
+import { referenceManifest } from '@gpumesh/protocol/conformance';
 import {
   type Client,
   type ClientReadableStream,
@@ -13,13 +15,8 @@ import {
 } from '@grpc/grpc-js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { referenceManifest } from '../conformance/reference/reference-manifest.js';
-import { canonicalJson } from '../identity/canonical-json.js';
-import { signManifest } from '../identity/sign-manifest.js';
-import { verifyManifest } from '../identity/verify-manifest.js';
 import { loadPeerProto, PEER_METHODS } from './load-peer-proto.js';
 import { macPeerCall } from './mac-peer-call.js';
-import { signPeerCall } from './sign-peer-call.js';
 import type {
   EmbedRequest,
   EmbedResponse,
@@ -27,7 +24,8 @@ import type {
   InferRequest,
   PingResponse,
   SignedManifest,
-} from './types.js';
+} from './peer-messages.js';
+import { signPeerCall } from './sign-peer-call.js';
 import { verifyPeerCall } from './verify-peer-call.js';
 
 const coordinator = privateKeyToAccount(generatePrivateKey());
