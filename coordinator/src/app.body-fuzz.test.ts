@@ -303,6 +303,25 @@ describeBackends('every body route under nested mutations', (backend) => {
         stream_format: 'audio',
       },
     ],
+    'POST /v1/responses': [
+      {
+        model: REFERENCE_CHAT_MODEL,
+        instructions: 'be brief',
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        ],
+        tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }],
+        text: { format: { type: 'json_object' } },
+        max_output_tokens: 2,
+        metadata: { a: 'b' },
+        store: false,
+      },
+      { model: REFERENCE_CHAT_MODEL, input: 'hi', stream: true, max_output_tokens: 2, temperature: 0.5 },
+    ],
+    // No dev wallets in this app: every body is a 4xx (404 when well formed).
+    'POST /api/auth/dev-sign-in': [{ address }],
   });
 
   test('property: nested mutations of every body never give 5xx, errors in the common shape', async () => {

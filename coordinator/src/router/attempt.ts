@@ -13,6 +13,9 @@ import type { Entry } from './pick-index.js';
 import type { Slot } from './router.js';
 import type { InferenceJob, RouteDeps, RouterSettings, StreamSink } from './types.js';
 
+/** Kinds whose stream chunks are OpenAI text chunks (held until the first that has output). */
+const TEXT_KINDS: ReadonlySet<string> = new Set(['chat', 'completion', 'vision']);
+
 /**
  * How long a node may take before its first sign of work — a streamed job's first chunk, a
  * non-streamed job's result — before the attempt is cancelled and fails over (a black-hole node
@@ -210,7 +213,7 @@ export class Attempt {
     const out = { ...relayed, id: this.#job.requestId, model: this.#job.model };
     // Nothing goes out before the first output (a role-only chunk waits): an error the node sends
     // first — a prompt over the model's context — is then still a plain HTTP error, as OpenAI's.
-    if (this.#deliveredChunks === 0 && outputBytes(relayed) === 0) {
+    if (this.#deliveredChunks === 0 && TEXT_KINDS.has(this.#job.kind) && outputBytes(relayed) === 0) {
       this.#held.push(out);
       return;
     }
