@@ -51,7 +51,8 @@ export function testBackends(): TestBackend[] {
           dataDir,
           async close() {
             await store.close();
-            rmSync(dataDir, { recursive: true, force: true });
+            // A file written as the store closes (a WAL checkpoint) can race the removal: retried.
+            rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
           },
         };
       },
@@ -74,7 +75,8 @@ export function testBackends(): TestBackend[] {
           async close() {
             await store.close();
             await drop();
-            rmSync(dataDir, { recursive: true, force: true });
+            // A file written as the store closes (a WAL checkpoint) can race the removal: retried.
+            rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
           },
         };
       },
