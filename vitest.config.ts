@@ -15,6 +15,6 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    globalSetup: ['./test/setup/services.ts'],
+    globalSetup: ['./test/setup/services.ts', './test/setup/leftover-processes.ts'],
   },
 });
