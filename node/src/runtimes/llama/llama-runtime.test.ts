@@ -558,6 +558,38 @@ describe('createLlamaRuntime', () => {
     expect(deltas.at(-1)!.finish_reason).toBe('tool_calls');
   });
 
+  test("behavior: a request's stop strings do not cut a forced tool call (its grammar ends it)", async () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const response = (await runtime.run({
+        kind: 'chat',
+        model: 'tiny',
+        request: {
+          messages: [{ role: 'user', content: 'x' }],
+          max_tokens: 128,
+          seed,
+          stop: ['\n', '"', ':'],
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'f',
+                parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+              },
+            },
+          ],
+          tool_choice: 'required',
+        },
+        stream: false,
+      })) as unknown as {
+        choices: { finish_reason: string; message: { tool_calls: { function: { arguments: string } }[] } }[];
+      };
+      expect(response.choices[0]!.finish_reason).toBe('tool_calls');
+      expect(typeof JSON.parse(response.choices[0]!.message.tool_calls[0]!.function.arguments).ok).toBe(
+        'boolean',
+      );
+    }
+  });
+
   test('behavior: a forced tool call cut by max_tokens is answered as OpenAI does: partial arguments, finish_reason length', async () => {
     const request = {
       messages: [{ role: 'user', content: 'x' }],

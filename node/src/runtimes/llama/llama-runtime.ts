@@ -384,7 +384,8 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
           ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
           ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
           ...(grammar ? { grammar } : {}),
-          stop,
+          // A forced call ends where its grammar does: a stop string inside it would cut the JSON.
+          stop: forced ? [] : stop,
           signal: job.signal,
           onText: call
             ? (text, tokens) => call.push(text, tokens)
