@@ -53,7 +53,8 @@ describe('traffic phrases', () => {
   test('behavior: memory is bounded; what is learnt follows the traffic', () => {
     const phrases = new TrafficPhrases({ maxSteps: 200 });
     for (let i = 0; i < 30; i++) phrases.note(chat('Be brief.', 'Old topic: tell me about sailing boats.'));
-    for (let i = 0; i < 300; i++) phrases.note(chat('Be brief.', `Gardening tips please, for plot ${i}.`));
+    for (let i = 0; i < 300; i++)
+      phrases.note(chat('Be brief.', `Gardening tips please. Plot ${i} is mine.`));
     const random = seed(3);
     const walked = Array.from({ length: 500 }, () => phrases.sentence('user', random) ?? '');
     expect(walked.filter((s) => s.includes('sailing'))).toEqual([]);

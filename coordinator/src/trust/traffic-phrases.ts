@@ -98,12 +98,13 @@ class Chain {
     const out: string[] = [];
     let a = START;
     let b = START;
-    while (out.length < MAX_WORDS) {
+    for (;;) {
+      if (out.length >= MAX_WORDS) return undefined;
       const next = choose(this.#usable(`${a}${SEP}${b}`), mix(seed, out.length));
-      if (next === undefined) {
-        if (out.length === 0) return undefined;
-        break;
-      }
+      // Only whole sentences: a walk that can't reach a usable end would be the common prefix of
+      // rarer sentences — a substring of some client's text, which a node replaying that text's
+      // prompt could pass off as this canary's.
+      if (next === undefined) return undefined;
       if (next === END) break;
       out.push(next);
       a = b;
@@ -310,8 +311,7 @@ export class TrafficPhrases {
     let best: string | undefined;
     for (let i = 0; i < LINE_WALKS; i++) {
       const walked = chain.sentence(random, false);
-      if (walked === undefined) return undefined;
-      if (!accept(walked)) continue;
+      if (walked === undefined || !accept(walked)) continue;
       if (best === undefined || Math.abs(walked.length - chars) < Math.abs(best.length - chars))
         best = walked;
     }
