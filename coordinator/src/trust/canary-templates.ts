@@ -9,6 +9,18 @@
 /** Whose words a line is: templates differ by role (and list items are their own). */
 export type Register = 'system' | 'user' | 'assistant' | 'tool' | 'prompt' | 'list';
 
+const REGISTERS: Record<string, Register> = {
+  system: 'system',
+  developer: 'system',
+  user: 'user',
+  assistant: 'assistant',
+  tool: 'tool',
+  function: 'tool',
+};
+
+/** The register of a message by its role (user for an unknown one). */
+export const registerOf = (role: string): Register => REGISTERS[role] ?? 'user';
+
 const QUESTIONS = [
   'How do I {v} {np} in {tech}?',
   'How can I {v} {np} without {ving} {np}?',

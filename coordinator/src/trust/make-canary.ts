@@ -13,7 +13,7 @@
  */
 
 import { topicOf } from './canary-sentence.js';
-import type { Register } from './canary-templates.js';
+import { registerOf } from './canary-templates.js';
 import { canaryText, type TextSources } from './canary-text.js';
 import { callIdOf, identifierOf, toolCallOf, toolOf } from './canary-tools.js';
 import { defaultShape } from './default-shape.js';
@@ -115,15 +115,6 @@ function requestOf(shape: TrafficShape, model: string, sources: TextSources): Re
   return request;
 }
 
-const REGISTERS: Record<string, Register> = {
-  system: 'system',
-  developer: 'system',
-  user: 'user',
-  assistant: 'assistant',
-  tool: 'tool',
-  function: 'tool',
-};
-
 function messagesOf(
   messages: readonly MessageShape[],
   toolNames: readonly string[],
@@ -135,7 +126,7 @@ function messagesOf(
     const seeded = sources.sharedRandom(m.key);
     const random = seeded ?? sources.random;
     const topic = seeded ? topicOf(seeded) : sources.topic;
-    const register = REGISTERS[m.role] ?? 'user';
+    const register = registerOf(m.role);
     const message: Record<string, unknown> = {};
     for (const member of m.members) {
       if (member === 'role') message.role = m.role;

@@ -15,7 +15,7 @@
  * fills (`maxSteps`), so what is learnt follows the traffic.
  */
 
-import type { Register } from './canary-templates.js';
+import { type Register, registerOf } from './canary-templates.js';
 import { lineKindOf } from './text-shape.js';
 
 /** Distinct requests a step or a word must come from before a canary may use it. */
@@ -217,15 +217,6 @@ export type TrafficPhrasesOptions = {
 /** Chains of whole lines, walked as one: code and data lines. */
 type LineKindOfChain = 'code' | 'data';
 
-const REGISTERS: Record<string, Register> = {
-  system: 'system',
-  developer: 'system',
-  user: 'user',
-  assistant: 'assistant',
-  tool: 'tool',
-  function: 'tool',
-};
-
 /** A model's traffic phrases, by register. */
 export class TrafficPhrases {
   readonly #chains = new Map<Register | LineKindOfChain, Chain>();
@@ -273,7 +264,7 @@ export class TrafficPhrases {
         if (typeof tool?.function?.description === 'string') learn('system', tool.function.description);
     if (Array.isArray(request.messages)) {
       for (const m of request.messages as { role?: unknown; content?: unknown }[]) {
-        const register = REGISTERS[String(m?.role)] ?? 'user';
+        const register = registerOf(String(m?.role));
         if (typeof m?.content === 'string') learn(register, m.content);
         else if (Array.isArray(m?.content))
           for (const part of m.content as { text?: unknown }[])
