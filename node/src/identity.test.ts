@@ -24,7 +24,7 @@ describe('loadNodeIdentity', () => {
 
   test('behavior: concurrent first starts agree on one key', async () => {
     const path = join(dir, 'race.key');
-    const identities = await Promise.all([1, 2, 3].map(() => loadNodeIdentity(path)));
+    const identities = await Promise.all(Array.from({ length: 8 }, () => loadNodeIdentity(path)));
     expect(new Set(identities.map((identity) => identity.nodeId)).size).toBe(1);
     expect(identities.filter((identity) => identity.created)).toHaveLength(1);
   });
