@@ -82,14 +82,20 @@ export class LedgerBatcher {
   }
 
   /** Runs the operations in one transaction, in order, then the sums they left for its end. */
-  #transaction(batch: Queued[]): Promise<unknown[]> {
-    return this.#db.transaction().execute(async (trx) => {
-      const tx = new Tx(trx, this.#connection);
-      const out: unknown[] = [];
-      for (const { work } of batch) out.push(await work(tx));
-      await writeAtCommit(tx);
-      return out;
-    });
+  async #transaction(batch: Queued[]): Promise<unknown[]> {
+    let tx: Tx | undefined;
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        tx = new Tx(trx, this.#connection);
+        const out: unknown[] = [];
+        for (const { work } of batch) out.push(await work(tx));
+        await writeAtCommit(tx);
+        return out;
+      });
+    } catch (error) {
+      tx?.rolledBack();
+      throw error;
+    }
   }
 
   #done(count: number): void {

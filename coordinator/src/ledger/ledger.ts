@@ -12,18 +12,9 @@ import { settleIn } from './settle.js';
 import { STALE_HOLDS_PER_SWEEP } from './stale-holds.js';
 import { RESERVATION_STATUS } from './tables.js';
 import type { Hold, ReserveResult, Settlement, SettleOutcome } from './types.js';
-import { LedgerWriter } from './writer.js';
+import { type Balance, LedgerWriter } from './writer.js';
 
-export type { CreditParams, CreditResult, ReserveResult, SettleOutcome };
-
-export type Balance = {
-  /** Spendable now, nanousd. */
-  balanceNano: bigint;
-  /** Total charged for inference so far. */
-  spendNano: bigint;
-  /** Held for requests in flight. */
-  reservedNano: bigint;
-};
+export type { Balance, CreditParams, CreditResult, ReserveResult, SettleOutcome };
 
 export type LedgerOptions = {
   clock?: Clock;
@@ -115,6 +106,9 @@ export class Ledger {
   /** An account's balance, after every operation queued before the call; zeros if it never held any. */
   async balance(accountId: string): Promise<Balance> {
     await this.idle();
+    // The writer thread keeps holds it has not written: it answers with them counted.
+    const writer = this.writer;
+    if (writer) return writer.balance(accountId);
     const row = await this.#store.db
       .selectFrom('ledger_accounts')
       .select(['balance', 'spend', 'reserved'])
@@ -136,15 +130,18 @@ export class Ledger {
    * replicas and concurrent sweeps: release is idempotent. Returns how many it released.
    */
   async releaseStaleHolds(olderThanMs: number): Promise<number> {
+    const cutoff = this.#clock.now() - olderThanMs;
+    // The writer thread's unwritten holds are forgotten, which releases them whole.
+    const forgotten = (await this.writer?.forgetHolds(cutoff)) ?? 0;
     const rows = await this.#store.db
       .selectFrom('ledger_reservations')
       .select('id')
       .where('status', '=', RESERVATION_STATUS.held)
-      .where('created_at', '<', this.#clock.now() - olderThanMs)
+      .where('created_at', '<', cutoff)
       .orderBy('created_at')
       .limit(STALE_HOLDS_PER_SWEEP)
       .execute();
-    let released = 0;
+    let released = forgotten;
     for (const { id } of rows) if (await this.release(id)) released++;
     return released;
   }

@@ -1,13 +1,31 @@
 import { Statement } from '../db/statement.js';
 import type { Tx } from '../db/tx.js';
 import { applyEntry } from './apply-entry.js';
-import { ENTRY_KINDS, RESERVATION_STATUS } from './tables.js';
+import { ENTRY_KINDS, RESERVATION_STATUS, type ReservationStatus } from './tables.js';
 import type { Hold, ReserveResult } from './types.js';
 
-const insertReservation = new Statement(
+const insertRow = new Statement(
   `insert into ledger_reservations (id, account_id, amount, status, created_at, updated_at, holder)
-   values (?, ?, ?, '${RESERVATION_STATUS.held}', ?, ?, ?)`,
+   values (?, ?, ?, ?, ?, ?, ?)`,
 );
+
+/** Inside a transaction: the hold's reservation row, in `status` as of `updatedAt`. */
+export async function insertReservation(
+  trx: Tx,
+  hold: Hold,
+  status: ReservationStatus,
+  updatedAt: number,
+): Promise<void> {
+  await insertRow.all(trx, [
+    hold.reservationId,
+    hold.userId,
+    hold.amountNano,
+    status,
+    hold.now,
+    updatedAt,
+    hold.holder,
+  ]);
+}
 
 /**
  * Inside a ledger transaction: holds `amountNano` of the user's credits for one request. The
@@ -24,14 +42,7 @@ export async function reserveIn(trx: Tx, hold: Hold): Promise<ReserveResult> {
     now: hold.now,
   });
   if (!applied) return { ok: false, reason: 'insufficient_credits' };
-  await insertReservation.all(trx, [
-    hold.reservationId,
-    hold.userId,
-    hold.amountNano,
-    hold.now,
-    hold.now,
-    hold.holder,
-  ]);
+  await insertReservation(trx, hold, RESERVATION_STATUS.held, hold.now);
   return {
     ok: true,
     reservationId: hold.reservationId,

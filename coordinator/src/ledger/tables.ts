@@ -93,6 +93,7 @@ export const ENTRY_KINDS = {
 export type EntryKind = (typeof ENTRY_KINDS)[keyof typeof ENTRY_KINDS];
 
 export const RESERVATION_STATUS = { held: 'held', settled: 'settled', released: 'released' } as const;
+export type ReservationStatus = (typeof RESERVATION_STATUS)[keyof typeof RESERVATION_STATUS];
 
 /** Account id of the platform's fee income. */
 export const PLATFORM_ACCOUNT_ID = 'platform';

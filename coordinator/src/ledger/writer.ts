@@ -1,12 +1,23 @@
 import { Worker } from 'node:worker_threads';
 import type { Hold, ReserveResult, Settlement, SettleOutcome } from './types.js';
 
+/** An account's money as the ledger reports it: spendable, held for requests in flight, spent. */
+export type Balance = {
+  /** Spendable now, nanousd. */
+  balanceNano: bigint;
+  /** Total charged for inference so far. */
+  spendNano: bigint;
+  /** Held for requests in flight. */
+  reservedNano: bigint;
+};
+
 /** One ledger operation as the writer thread receives it. */
 export type WriterOp = { id: number } & (
-  | { op: 'reserve'; hold: Hold }
+  | { op: 'reserve'; hold: Hold; keep: boolean }
   | { op: 'settle'; settlement: Settlement }
   | { op: 'release'; reservationId: string; now: number }
   | { op: 'balance'; accountId: string }
+  | { op: 'sweep'; before: number }
 );
 
 /** The writer thread's answer to one operation: its value, and the account's balance after it. */
@@ -55,7 +66,10 @@ const MAX_ADMITTED = 100_000;
  * SQLite this process is the ledger's only writer and decreases a balance only by a hold. Every
  * answer carries the account's balance after the operation, so the figure follows the database
  * (a top-up, a release, a settlement). A hold it cannot cover is checked against the database
- * before the 402. The hold itself then commits in order behind the operations sent before it; its
+ * before the 402. The thread then decides the hold again, in order behind the operations sent
+ * before it, against the database's balance less the holds it keeps: a hold whose id the ledger
+ * generated is kept in the thread's memory and written with its settlement, one durable write per
+ * paid request (unwritten-holds.ts); one with the caller's id is written at once. The settlement's
  * conditional UPDATE still guards the balance, so if the database ever refused a hold admitted
  * here (another process writing the same file), the balance stays whole and the request's
  * settlement reports the hold missing.
@@ -112,7 +126,7 @@ export class LedgerWriter {
 
   #place(user: Admitted, hold: Hold, waitForCommit: boolean): Promise<ReserveResult> {
     user.available -= hold.amountNano;
-    const { id, answer } = this.#send({ op: 'reserve', hold });
+    const { id, answer } = this.#send({ op: 'reserve', hold, keep: !waitForCommit });
     user.holds.set(id, hold.amountNano);
     if (waitForCommit) return answer as Promise<ReserveResult>;
     // Refused or lost, the hold is missing when the request settles, which reports it.
@@ -131,6 +145,16 @@ export class LedgerWriter {
 
   release(reservationId: string, now: number): Promise<boolean> {
     return this.#send({ op: 'release', reservationId, now }).answer as Promise<boolean>;
+  }
+
+  /** Forgets the holds the thread keeps that were placed before `before`; how many. */
+  forgetHolds(before: number): Promise<number> {
+    return this.#send({ op: 'sweep', before }).answer as Promise<number>;
+  }
+
+  /** The account after every operation sent before, holds kept in the thread included. */
+  balance(accountId: string): Promise<Balance> {
+    return this.#send({ op: 'balance', accountId }).answer as Promise<Balance>;
   }
 
   /** Operations sent and not yet answered. */

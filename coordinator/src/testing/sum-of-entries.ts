@@ -11,3 +11,13 @@ export async function sumOfEntries(db: Kysely<Database>, accountId: string): Pro
     .executeTakeFirstOrThrow();
   return toBigInt(row.total);
 }
+
+/** An account's balance as stored (holds the SQLite writer thread keeps unwritten not counted). */
+export async function storedBalance(db: Kysely<Database>, accountId: string): Promise<bigint> {
+  const row = await db
+    .selectFrom('ledger_accounts')
+    .select('balance')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? toBigInt(row.balance) : 0n;
+}
