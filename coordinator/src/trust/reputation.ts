@@ -84,28 +84,45 @@ export async function reputationsOf(
       .execute(),
     uptimeOf(db, ids, { from: now - 7 * DAY_MS, to: now }, isLive, { wholeWindow: true }),
   ]);
+  // Each query's rows grouped by node once: a node's parts are map lookups, not scans of the lists.
+  const checksOf = groupBy(checks);
+  const jobsOf = groupBy(jobs);
+  const standingOf = new Map(standings.map((s) => [s.node_id, s.status]));
+  const violationsOf = new Map(violations.map((v) => [v.node_id, Number(v.violations)]));
+  const missesOf = new Map(misses.map((m) => [m.node_id, Number(m.n ?? 0)]));
   for (const id of ids) {
-    const mine = checks.filter((c) => c.node_id === id);
+    const mine = checksOf.get(id) ?? [];
     const count = (passed: number) => Number(mine.find((c) => Number(c.passed) === passed)?.n ?? 0);
     const times = mine.map((c) => Number(c.last ?? 0)).filter((t) => t > 0);
     const last = times.length > 0 ? Math.max(...times) : null;
-    const jobRows = jobs.filter((j) => j.node_id === id);
+    const jobRows = jobsOf.get(id) ?? [];
     const jobCount = (status: string) => Number(jobRows.find((j) => j.status === status)?.n ?? 0);
     const parts = {
       verifications: { passed: count(1), failed: count(0), lastAt: last },
-      violations: Number(violations.find((v) => v.node_id === id)?.violations ?? 0),
+      violations: violationsOf.get(id) ?? 0,
       jobs: {
         completed: jobCount(USAGE_STATUS.completed),
         failed: jobCount(USAGE_STATUS.nodeFailed),
-        missed: Number(misses.find((m) => m.node_id === id)?.n ?? 0),
+        missed: missesOf.get(id) ?? 0,
       },
       uptime7d: uptime.get(id) ?? 0,
     };
     out.set(id, {
       ...parts,
       score: scoreOf(parts),
-      status: standings.find((s) => s.node_id === id)?.status ?? TRUST_STATUS.probation,
+      status: standingOf.get(id) ?? TRUST_STATUS.probation,
     });
+  }
+  return out;
+}
+
+/** Rows by their node id. */
+function groupBy<T extends { node_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = out.get(row.node_id);
+    if (list) list.push(row);
+    else out.set(row.node_id, [row]);
   }
   return out;
 }
