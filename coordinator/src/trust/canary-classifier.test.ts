@@ -6,7 +6,7 @@
  * canary after each client job it gets (makeCanary). Node 0 sees its jobs in order and keeps what
  * it has seen; a classifier learns from half of node 0's jobs, labelled, and scores the other
  * half (ROC AUC; 0.5 is a coin). Client jobs come from an independent generator of realistic
- * traffic (testing/client-traffic.ts); the old canaries are reproduced to show the classifier
+ * traffic (testing/client-traffic/); the old canaries are reproduced to show the classifier
  * can win. The features, by family (testing/job-classifier.ts):
  *   frame      kind, stream, members and their order, parameter values, roles and message counts,
  *              every text's length, the old public pool and " (N)"
@@ -16,7 +16,7 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, test } from 'vitest';
-import { clientTraffic } from '../testing/client-traffic.js';
+import { clientTraffic } from '../testing/client-traffic/client-traffic.js';
 import {
   auc,
   type FeatureFamily,
