@@ -15,6 +15,7 @@ import type { Hub } from '../hub/hub.js';
 import { computeCost } from '../ledger/charges.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';
+import { CanaryTimer } from './canary-timer.js';
 import { deliveredText, streamedText } from './delivered-text.js';
 import { type Claims, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
@@ -89,10 +90,8 @@ export class CanaryRunner {
   readonly #deps: CanaryDeps;
   readonly #random: () => number;
   readonly #shapes: TrafficShapes;
-  readonly #due = new Map<string, number>();
-  readonly #running = new Set<string>();
   readonly #checksToday = new Map<string, { day: number; count: number }>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timer: CanaryTimer;
   #local: LocalVerifier | undefined;
 
   /** Share of live completions verified; `trust.spotCheckRate` at start. */
@@ -103,18 +102,23 @@ export class CanaryRunner {
     this.spotCheckRate = deps.settings.spotCheckRate;
     this.#random = deps.random ?? Math.random;
     this.#shapes = deps.shapes ?? new TrafficShapes();
+    this.#timer = new CanaryTimer({
+      meanMs: () => deps.settings.canaryIntervalMs,
+      clock: deps.clock,
+      random: this.#random,
+      targets: () => this.targets(),
+      run: (target) => this.runOnce(target),
+      log: deps.log,
+    });
   }
 
   /** Starts the timer (when canaries are on); each node's first canary comes after a random gap. */
   start(): void {
-    const mean = this.#deps.settings.canaryIntervalMs;
-    if (mean <= 0 || this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(1_000, mean / 4))).unref();
+    this.#timer.start();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#timer.stop();
   }
 
   /** The coordinator's own verifier, used for weights no network node holds. */
@@ -144,30 +148,6 @@ export class CanaryRunner {
     options: { except?: readonly string[]; localOnly?: boolean; preferLocal?: boolean } = {},
   ): Verifier | undefined {
     return pickVerifier(this.verifiersFor(target, options.except), options, this.#random);
-  }
-
-  #tick(): void {
-    const now = this.#deps.clock.now();
-    const mean = this.#deps.settings.canaryIntervalMs;
-    for (const target of this.targets()) {
-      const id = target.node.nodeId;
-      const due = this.#due.get(id);
-      if (due === undefined) {
-        this.#due.set(id, now + this.#gap(mean));
-        continue;
-      }
-      if (now < due || this.#running.has(id)) continue;
-      this.#due.set(id, now + this.#gap(mean));
-      this.#running.add(id);
-      this.runOnce(target)
-        .catch((err: unknown) => this.#deps.log.warn({ err, nodeId: id }, 'canary failed'))
-        .finally(() => this.#running.delete(id));
-    }
-  }
-
-  /** Exponential gap with this mean: canaries arrive as a Poisson process, unpredictable. */
-  #gap(mean: number): number {
-    return Math.round(-Math.log(1 - this.#random()) * mean);
   }
 
   /** One canary to `target`, like its model's recent traffic; checked like a client's job. */
