@@ -40,10 +40,10 @@ export async function runCheckJob(deps: CheckJobDeps, entry: Entry, spec: JobSpe
       onResult: (response, tokenIds) =>
         resolve({ answer: { response, tokenIds, chunks }, jobId: handle.jobId }),
       onError: (error: JobError) => {
-        const code = error.protocolCode ?? error.code;
-        if (spec.kind === 'verify' && (code === 'invalid_request' || code === 'context_length_exceeded')) {
-          resolve({ rejected: `the token ids can't be evaluated: ${code}`, jobId: handle.jobId });
-        } else resolve({ skipped: `${error.code}: ${error.message}` });
+        const rejected = spec.kind === 'verify' ? refusal(error.protocolCode ?? error.code) : undefined;
+        resolve(
+          rejected ? { rejected, jobId: handle.jobId } : { skipped: `${error.code}: ${error.message}` },
+        );
       },
     });
   });
@@ -61,12 +61,17 @@ export async function runLocalVerify(
     const response = (await local.verify(model, request)) as CheckAnswer['response'];
     return { answer: { response, tokenIds: undefined, chunks: [] }, jobId };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'invalid_request' || code === 'context_length_exceeded') {
-      return { rejected: `the token ids can't be evaluated: ${code}`, jobId };
-    }
+    const rejected = refusal((error as { code?: unknown }).code);
+    if (rejected) return { rejected, jobId };
     return { skipped: `the coordinator verifier failed: ${(error as Error).message}` };
   }
+}
+
+/** A verifier's error code that says the token ids can't be evaluated on its weights, as a reason; else undefined. */
+function refusal(code: unknown): string | undefined {
+  return code === 'invalid_request' || code === 'context_length_exceeded'
+    ? `the token ids can't be evaluated: ${code}`
+    : undefined;
 }
 
 /**
