@@ -20,80 +20,15 @@ import { nanoToUsd } from '../ledger/money.js';
 import { providerAccountId } from '../ledger/tables.js';
 import type { PickIndex } from '../router/pick-index.js';
 import { slashesOf, trustSummaries, verificationHistory } from '../trust/trust-views.js';
-import { USAGE_STATUS } from '../usage/tables.js';
-import { tokensPerSecond } from '../usage/tokens-per-second.js';
 import { linkNode } from './link-node.js';
+import { nodeFigures } from './node-figures.js';
+import { NodeFigures, TrustSummary, Usd } from './node-figures-schema.js';
+import { nodeMedians } from './node-medians.js';
 import { uptimeOf } from './node-sessions.js';
 
 const DAY_MS = 86_400_000;
 /** The widest window `GET /api/provider/earnings` sums over. */
 const MAX_EARNINGS_WINDOW_MS = 366 * DAY_MS;
-
-const Usd = Type.Number({ description: 'USD' });
-const TrustSummary = Type.Object({
-  status: Type.String({ description: 'probation | trusted | suspended' }),
-  reputation: Type.Integer({ description: '0…100' }),
-  lastCheckAt: Type.Union([Type.String(), Type.Null()]),
-  passed: Type.Integer(),
-  failed: Type.Integer(),
-  lastFailure: Type.Union([
-    Type.Object({ at: Type.String({ description: 'ISO 8601' }), reason: Type.String() }),
-    Type.Null(),
-  ]),
-});
-const NodeFigures = Type.Object({
-  nodeId: Type.String(),
-  linkedAt: Type.String({ description: 'ISO 8601' }),
-  live: Type.Boolean(),
-  state: Type.Union([Type.String(), Type.Null()]),
-  tierRank: Type.Union([Type.Integer(), Type.Null()]),
-  models: Type.Array(
-    Type.Object({
-      id: Type.String(),
-      family: Type.String(),
-      pricePerMTok: Type.Object({ input: Type.String(), output: Type.String(), currency: Type.String() }),
-    }),
-  ),
-  jobs: Type.Integer(),
-  failedJobs: Type.Integer(),
-  tokens: Type.Object({ prompt: Type.Integer(), completion: Type.Integer() }),
-  earnings: Type.Object({ today: Usd, last7Days: Usd, total: Usd }),
-  uptime: Type.Object({
-    last24h: Type.Number({ description: '0…1, connected to the network' }),
-    last7Days: Type.Number(),
-  }),
-  /** Over its completed jobs of the last 7 days; null with none. */
-  medians: Type.Object({
-    ttftMs: Type.Union([Type.Integer(), Type.Null()]),
-    tokensPerSecond: Type.Union([Type.Number(), Type.Null()]),
-  }),
-  trust: TrustSummary,
-  /** Its latest verifications (canaries and spot checks), newest first. */
-  verifications: Type.Array(
-    Type.Object({
-      at: Type.String(),
-      source: Type.String({ description: 'canary | spot' }),
-      model: Type.String(),
-      jobId: Type.String(),
-      verifier: Type.String(),
-      tokens: Type.Integer(),
-      meanLogprob: Type.Number(),
-      topKFraction: Type.Number(),
-      passed: Type.Boolean(),
-    }),
-  ),
-  /** Slashes of the owner's stake for this node, with the evidence. */
-  slashes: Type.Array(
-    Type.Object({
-      at: Type.String(),
-      status: Type.String(),
-      fractionBps: Type.Integer(),
-      amount: Type.Union([Type.String({ description: 'native token' }), Type.Null()]),
-      txHash: Type.Union([Type.String(), Type.Null()]),
-      evidence: Type.Any(),
-    }),
-  ),
-});
 
 export async function providerRoutes(
   app: FastifyInstance,
@@ -123,12 +58,12 @@ export async function providerRoutes(
         .orderBy('linked_at')
         .execute();
       const ids = linked.map((row) => row.node_id);
-      const figures = ids.length === 0 ? [] : await nodeFigures(ctx, ids, now);
+      const figures = ids.length === 0 ? [] : await nodeFigures(ctx.db, ids, now);
       const isLive = (id: string) => findNode(index, id) !== undefined;
       const [day, week, medians, trust, histories, slashes] = await Promise.all([
         uptimeOf(ctx.db, ids, { from: now - DAY_MS, to: now }, isLive),
         uptimeOf(ctx.db, ids, { from: now - 7 * DAY_MS, to: now }, isLive),
-        nodeMedians(ctx, ids, now - 7 * DAY_MS),
+        nodeMedians(ctx.db, ids, now - 7 * DAY_MS),
         trustSummaries(ctx.db, ids, now, isLive),
         Promise.all(ids.map((id) => verificationHistory(ctx.db, id))),
         Promise.all(ids.map((id) => slashesOf(ctx.db, id))),
@@ -207,7 +142,7 @@ export async function providerRoutes(
       const now = ctx.clock.now();
       const live = findNode(index, id);
       const [figures, uptime, owner, trust] = await Promise.all([
-        nodeFigures(ctx, [id], now),
+        nodeFigures(ctx.db, [id], now),
         uptimeOf(ctx.db, [id], { from: now - DAY_MS, to: now }, () => live !== undefined),
         ctx.db.selectFrom('node_owners').select('owner').where('node_id', '=', id).executeTakeFirst(),
         trustSummaries(ctx.db, [id], now, () => live !== undefined),
@@ -357,73 +292,8 @@ export async function providerRoutes(
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
-/** Median time to first token and tokens/s of each node's completed jobs since `since`. */
-async function nodeMedians(ctx: AppContext, ids: string[], since: number) {
-  const out = new Map<string, { ttftMs: number | null; tokensPerSecond: number | null }>();
-  if (ids.length === 0) return out;
-  const rows = await ctx.db
-    .selectFrom('usage_records')
-    .select([sql<string>`lower(node_id)`.as('node_id'), 'ttft_ms', 'latency_ms', 'completion_tokens'])
-    .where(sql`lower(node_id)`, 'in', ids)
-    .where('created_at', '>=', since)
-    .where('status', '=', USAGE_STATUS.completed)
-    .orderBy('created_at', 'desc')
-    .limit(20_000)
-    .execute();
-  const samples = new Map<string, { ttft: number[]; tps: number[] }>();
-  for (const r of rows) {
-    const s = samples.get(r.node_id) ?? { ttft: [], tps: [] };
-    if (r.ttft_ms !== null) s.ttft.push(Number(r.ttft_ms));
-    const tps = tokensPerSecond(
-      Number(r.completion_tokens),
-      r.latency_ms === null ? null : Number(r.latency_ms),
-    );
-    if (tps !== null && Number(r.completion_tokens) > 0) s.tps.push(tps);
-    samples.set(r.node_id, s);
-  }
-  for (const [id, s] of samples) {
-    const ttft = median(s.ttft);
-    out.set(id, { ttftMs: ttft === null ? null : Math.round(ttft), tokensPerSecond: median(s.tps) });
-  }
-  return out;
-}
-
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
 /** The index's node for a (lowercase) id, whatever its case there. */
 function findNode(index: PickIndex, id: string) {
   for (const node of index.nodes()) if (node.nodeId.toLowerCase() === id) return node;
   return undefined;
-}
-
-/** Jobs, failures, tokens and provider earnings of these nodes: today, last 7 days, total. */
-async function nodeFigures(ctx: AppContext, ids: string[], now: number) {
-  const today = now - (now % DAY_MS);
-  const week = now - 7 * DAY_MS;
-  return ctx.db
-    .selectFrom('usage_records as u')
-    .where(sql`lower(u.node_id)`, 'in', ids)
-    .select([
-      sql<string>`lower(u.node_id)`.as('node_id'),
-      sql<string | number>`count(*)`.as('jobs'),
-      sql<string | number>`sum(case when u.status = ${USAGE_STATUS.completed} then 0 else 1 end)`.as(
-        'failed',
-      ),
-      sql<string | number>`coalesce(sum(u.prompt_tokens), 0)`.as('prompt'),
-      sql<string | number>`coalesce(sum(u.completion_tokens), 0)`.as('completion'),
-      sql<
-        string | number | bigint
-      >`coalesce(sum(case when u.created_at >= ${today} then u.provider_nano else 0 end), 0)`.as('today'),
-      sql<
-        string | number | bigint
-      >`coalesce(sum(case when u.created_at >= ${week} then u.provider_nano else 0 end), 0)`.as('week'),
-      sql<string | number | bigint>`coalesce(sum(u.provider_nano), 0)`.as('total'),
-    ])
-    .groupBy(sql`lower(u.node_id)`)
-    .execute();
 }

@@ -6,8 +6,8 @@
  * canary after each client job it gets (makeCanary). Node 0 sees its jobs in order and keeps what
  * it has seen; a classifier learns from half of node 0's jobs, labelled, and scores the other
  * half (ROC AUC; 0.5 is a coin). Client jobs come from an independent generator of realistic
- * traffic (testing/client-traffic.ts); the old canaries are reproduced to show the classifier
- * can win. The features, by family (testing/job-classifier.ts):
+ * traffic (testing/client-traffic/); the old canaries are reproduced to show the classifier
+ * can win. The features, by family (testing/job-classifier/):
  *   frame      kind, stream, members and their order, parameter values, roles and message counts,
  *              every text's length, the old public pool and " (N)"
  *   repetition system prompts, messages, histories, prefixes and requests seen before
@@ -16,18 +16,13 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, test } from 'vitest';
-import { clientTraffic } from '../testing/client-traffic.js';
-import {
-  auc,
-  type FeatureFamily,
-  type Features,
-  type Job,
-  JobFeatureExtractor,
-  oldCanary,
-  only,
-  trainLogistic,
-  trainNaiveBayes,
-} from '../testing/job-classifier.js';
+import { clientTraffic } from '../testing/client-traffic/client-traffic.js';
+import { auc } from '../testing/job-classifier/auc.js';
+import { type FeatureFamily, only } from '../testing/job-classifier/feature-families.js';
+import { type Features, type Job, JobFeatureExtractor } from '../testing/job-classifier/job-features.js';
+import { oldCanary } from '../testing/job-classifier/old-canary.js';
+import { trainLogistic } from '../testing/job-classifier/train-logistic.js';
+import { trainNaiveBayes } from '../testing/job-classifier/train-naive-bayes.js';
 import { ChatCompletionBody, CompletionBody } from '../v1/schemas.js';
 import { makeCanary } from './make-canary.js';
 import { seededRandom } from './seeded-random.js';

@@ -9,23 +9,32 @@
  * by the coordinator itself; failing verdicts and a sample of passing ones get a second opinion.
  * The verdict moves the node's standing (trust-store.ts). Nodes connected to this replica only.
  */
-import { randomUUID } from 'node:crypto';
 import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
 import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
-import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { computeCost } from '../ledger/charges.js';
 import type { Entry } from '../router/pick-index.js';
-import type { Router, Slot } from '../router/router.js';
+import type { Router } from '../router/router.js';
+import { CanaryTimer } from './canary-timer.js';
 import { deliveredText, streamedText } from './delivered-text.js';
-import { type Claims, failedCheck, type Judgement, judge, precheck } from './judge.js';
+import { type Claims, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
-import { samplingOf } from './sampling-of.js';
+import { runCheckJob } from './run-check-job.js';
+import { scoreCompletion } from './score-completion.js';
+import { settleVerdict } from './settle-verdict.js';
 import { TrafficShapes } from './traffic-shapes.js';
 import { recordVerification, type Standing } from './trust-store.js';
+import {
+  COORDINATOR_VERIFIER_ID,
+  pickVerifier,
+  type Scored,
+  type Verifier,
+  verifierIdOf,
+  verifiersFor,
+} from './verifier.js';
 
 export type TrustSettings = {
   canaryIntervalMs: number;
@@ -63,16 +72,6 @@ export type CanaryDeps = {
   settled?: () => Promise<void>;
 };
 
-/** The id verifications name when the coordinator itself verified. */
-export const COORDINATOR_VERIFIER_ID = 'coordinator';
-
-/** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
-export type Verifier = Entry | { local: string };
-
-function verifierIdOf(verifier: Verifier): string {
-  return 'local' in verifier ? COORDINATOR_VERIFIER_ID : verifier.node.nodeId;
-}
-
 export type CanaryOutcome =
   | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
   | { status: 'skipped'; reason: string };
@@ -85,26 +84,14 @@ export type CheckedJob = Omit<Claims, 'kind'> & {
   private?: boolean;
 };
 
-/** How long a canary waits for a slot on a full node before it gives up (a client waits as long). */
-const CLAIM_WAIT_MS = 10_000;
-const CLAIM_POLL_MS = 50;
 const DAY_MS = 86_400_000;
-
-type Answer = {
-  response: Record<string, unknown> & { usage: JobUsage };
-  tokenIds: JobTokenIds | undefined;
-  chunks: Record<string, unknown>[];
-};
-type Scored = { verifier: Verifier; judgement: Judgement; jobId: string };
 
 export class CanaryRunner {
   readonly #deps: CanaryDeps;
   readonly #random: () => number;
   readonly #shapes: TrafficShapes;
-  readonly #due = new Map<string, number>();
-  readonly #running = new Set<string>();
   readonly #checksToday = new Map<string, { day: number; count: number }>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timer: CanaryTimer;
   #local: LocalVerifier | undefined;
 
   /** Share of live completions verified; `trust.spotCheckRate` at start. */
@@ -115,18 +102,23 @@ export class CanaryRunner {
     this.spotCheckRate = deps.settings.spotCheckRate;
     this.#random = deps.random ?? Math.random;
     this.#shapes = deps.shapes ?? new TrafficShapes();
+    this.#timer = new CanaryTimer({
+      meanMs: () => deps.settings.canaryIntervalMs,
+      clock: deps.clock,
+      random: this.#random,
+      targets: () => this.targets(),
+      run: (target) => this.runOnce(target),
+      log: deps.log,
+    });
   }
 
   /** Starts the timer (when canaries are on); each node's first canary comes after a random gap. */
   start(): void {
-    const mean = this.#deps.settings.canaryIntervalMs;
-    if (mean <= 0 || this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(1_000, mean / 4))).unref();
+    this.#timer.start();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    this.#timer.stop();
   }
 
   /** The coordinator's own verifier, used for weights no network node holds. */
@@ -145,25 +137,9 @@ export class CanaryRunner {
     return out;
   }
 
-  /**
-   * Who can verify `target`'s model: the nodes connected here other than `target`'s (and those in `except`),
-   * role `network` with scope `verify`, not suspended, holding the same weights (manifest sha256);
-   * and the coordinator's own verifier when it holds them (`{ local }`, last). Chat and text only.
-   */
+  /** Who can verify `target`'s model, the coordinator last (verifier.ts `verifiersFor`). */
   verifiersFor(target: Entry, except: readonly string[] = []): Verifier[] {
-    const sha = target.offer.sha256;
-    if (!sha || (target.offer.family !== 'chat' && target.offer.family !== 'text')) return [];
-    const out: Verifier[] = [];
-    for (const v of this.#deps.hub.index.nodes()) {
-      if (v.via || v.nodeId === target.node.nodeId || except.includes(v.nodeId)) continue;
-      if (v.state === 'suspended' || !v.scopes.has('verify')) continue;
-      if (this.#deps.hub.session(v.nodeId)?.role !== 'network') continue;
-      const entry = [...v.entries.values()].find((e) => e.offer.sha256 === sha);
-      if (entry) out.push(entry);
-    }
-    const local = this.#local?.modelFor(sha);
-    if (local) out.push({ local });
-    return out;
+    return verifiersFor(this.#deps.hub, this.#local, target, except);
   }
 
   /** A verifier picked at random among the network ones (a liar can't be sure to be picked); else the coordinator. */
@@ -171,35 +147,7 @@ export class CanaryRunner {
     target: Entry,
     options: { except?: readonly string[]; localOnly?: boolean; preferLocal?: boolean } = {},
   ): Verifier | undefined {
-    const all = this.verifiersFor(target, options.except);
-    const local = all.find((v) => 'local' in v);
-    if (options.localOnly || (options.preferLocal && local)) return local;
-    const network = all.filter((v) => !('local' in v));
-    return network.length > 0 ? network[Math.floor(this.#random() * network.length)] : local;
-  }
-
-  #tick(): void {
-    const now = this.#deps.clock.now();
-    const mean = this.#deps.settings.canaryIntervalMs;
-    for (const target of this.targets()) {
-      const id = target.node.nodeId;
-      const due = this.#due.get(id);
-      if (due === undefined) {
-        this.#due.set(id, now + this.#gap(mean));
-        continue;
-      }
-      if (now < due || this.#running.has(id)) continue;
-      this.#due.set(id, now + this.#gap(mean));
-      this.#running.add(id);
-      this.runOnce(target)
-        .catch((err: unknown) => this.#deps.log.warn({ err, nodeId: id }, 'canary failed'))
-        .finally(() => this.#running.delete(id));
-    }
-  }
-
-  /** Exponential gap with this mean: canaries arrive as a Poisson process, unpredictable. */
-  #gap(mean: number): number {
-    return Math.round(-Math.log(1 - this.#random()) * mean);
+    return pickVerifier(this.verifiersFor(target, options.except), options, this.#random);
   }
 
   /** One canary to `target`, like its model's recent traffic; checked like a client's job. */
@@ -217,7 +165,7 @@ export class CanaryRunner {
           target.offer.contextLength,
         ),
       });
-    const generated = await this.#run(target, {
+    const generated = await runCheckJob(this.#deps, target, {
       kind: canary.kind,
       model: target.offer.nodeModelId ?? modelId,
       request: canary.request,
@@ -278,7 +226,7 @@ export class CanaryRunner {
   /**
    * Checks one job `target` ran and records the verdict. Claims that don't hold together fail at
    * once. A network verifier's failing verdict, and a sample of its passing ones, are settled with
-   * other verifiers (#settle).
+   * other verifiers (settle-verdict.ts).
    */
   async check(
     target: Entry,
@@ -312,7 +260,11 @@ export class CanaryRunner {
     const verdict =
       'local' in verifier || (first.judgement.passed && !sample)
         ? first
-        : await this.#settle(target, claims, first, source);
+        : await settleVerdict(first, {
+            pick: (except) => this.#pick(target, { except, preferLocal: true }),
+            score: (other) => this.#score(target, other, claims),
+            record: (entry, check) => this.#record(entry, { ...check, source }),
+          });
     if ('skipped' in verdict) return { status: 'skipped', reason: verdict.skipped };
     const standing = await this.#record(target, {
       verifierId: verifierIdOf(verdict.verifier),
@@ -324,55 +276,6 @@ export class CanaryRunner {
     return { status: 'verified', judgement: verdict.judgement, standing, jobId: job.jobId };
   }
 
-  /**
-   * A network verifier's verdict put to others: a second verifier (the coordinator when it holds
-   * the weights, else another network node at random). Agreeing, it stands. Disagreeing, the
-   * coordinator's own word decides; two network nodes need a third (the coordinator, or another
-   * node) and the majority decides. Whoever the decision overrules has failed a check of its own
-   * (it misjudged the weights it claims). No one to decide: a failing verdict is dropped, a passing
-   * one stands.
-   */
-  async #settle(
-    target: Entry,
-    claims: Claims,
-    first: Scored,
-    source: 'canary' | 'spot',
-  ): Promise<Scored | { skipped: string }> {
-    const asked = [first];
-    const unsettled = (reason: string) => (first.judgement.passed ? first : { skipped: reason });
-    for (;;) {
-      const except = asked.flatMap((o) => ('local' in o.verifier ? [] : [o.verifier.node.nodeId]));
-      const other = this.#pick(target, { except, preferLocal: true });
-      if (!other) return unsettled('no further verifier to settle the verdict');
-      const next = await this.#score(target, other, claims);
-      if ('skipped' in next) return unsettled(`second opinion: ${next.skipped}`);
-      asked.push(next);
-      const passes = asked.filter((o) => o.judgement.passed);
-      const fails = asked.filter((o) => !o.judgement.passed);
-      // The coordinator's own verifier decides; else a strict majority of at least two.
-      const decided =
-        'local' in other
-          ? next.judgement.passed
-          : passes.length >= 2 && passes.length > fails.length
-            ? true
-            : fails.length >= 2 && fails.length > passes.length
-              ? false
-              : undefined;
-      if (decided === undefined) continue;
-      for (const wrong of decided ? fails : passes) {
-        if ('local' in wrong.verifier) continue;
-        await this.#record(wrong.verifier, {
-          verifierId: verifierIdOf(other),
-          jobId: wrong.jobId,
-          verifyJobId: next.jobId,
-          judgement: failedCheck(`overruled by ${verifierIdOf(other)}: misjudged its own weights`),
-          source,
-        });
-      }
-      return (decided ? passes : fails).at(-1)!;
-    }
-  }
-
   #underDailyCap(nodeId: string): boolean {
     const day = Math.floor(this.#deps.clock.now() / DAY_MS);
     const seen = this.#checksToday.get(nodeId);
@@ -381,55 +284,8 @@ export class CanaryRunner {
     return count <= MAX_CHECKS_PER_NODE_DAY;
   }
 
-  /** One verify job for `target`'s completion on `verifier` (a network node is paid for it), judged. */
-  async #score(target: Entry, verifier: Verifier, claims: Claims): Promise<Scored | { skipped: string }> {
-    const { settings, store, clock } = this.#deps;
-    const ids = claims.tokenIds!;
-    // The verifier must hold the claimed weights, not just a model of the same id (protocol v0.1).
-    const request = {
-      promptTokenIds: ids.prompt,
-      completionTokenIds: ids.completion,
-      topK: settings.topK,
-      sampling: samplingOf(claims.request),
-      ...(target.offer.sha256 ? { sha256: target.offer.sha256 } : {}),
-    };
-    const checked =
-      'local' in verifier
-        ? await this.#runLocal(verifier.local, request)
-        : await this.#run(verifier, {
-            kind: 'verify',
-            model: verifier.offer.nodeModelId ?? verifier.offer.modelId,
-            request,
-            stream: false,
-            timeoutMs: this.#deps.jobTimeoutMs,
-          });
-    if ('rejected' in checked) {
-      // The verifier says the ids can't be evaluated on these weights: a failing verdict (confirmed like any).
-      return {
-        verifier,
-        judgement: failedCheck(checked.rejected, ids.completion.length),
-        jobId: checked.jobId,
-      };
-    }
-    if ('skipped' in checked) return { skipped: `verifier: ${checked.skipped}` };
-    const judgement = judge(checked.answer.response, claims);
-    if (!judgement) return { skipped: 'the verifier answered out of protocol' };
-    if (!('local' in verifier)) {
-      // Paid per evaluated token at the cheaper of its and the target's input price, capped per job.
-      const evaluated = Math.min(
-        checked.answer.response.usage.prompt_tokens,
-        ids.prompt.length + ids.completion.length,
-      );
-      const price = verifier.priceInNano < target.priceInNano ? verifier.priceInNano : target.priceInNano;
-      const fee = (BigInt(evaluated) * price) / 1_000_000n;
-      await payFromPlatform(store, {
-        to: verifier.node.owner ?? verifier.node.nodeId,
-        amountNano: fee < settings.maxVerifyFeeNano ? fee : settings.maxVerifyFeeNano,
-        ref: `verify:${checked.jobId}`,
-        now: clock.now(),
-      });
-    }
-    return { verifier, judgement, jobId: checked.jobId };
+  #score(target: Entry, verifier: Verifier, claims: Claims): Promise<Scored | { skipped: string }> {
+    return scoreCompletion({ ...this.#deps, local: this.#local }, target, verifier, claims);
   }
 
   /** Records a check of `entry`'s node and acts on its standing (suspended: disconnected). */
@@ -463,66 +319,5 @@ export class CanaryRunner {
       this.#deps.hub.suspend(entry.node.nodeId, standing.reason);
     }
     return standing;
-  }
-
-  /**
-   * A slot of `entry`'s model on its node, waiting (like a client's request would) while the node is
-   * full or briefly away; the entry is looked up again each time, since a reconnect re-indexes it.
-   */
-  async #claim(entry: Entry): Promise<Slot | undefined> {
-    const { hub, router } = this.#deps;
-    const deadline = performance.now() + CLAIM_WAIT_MS;
-    for (;;) {
-      const node = hub.index.node(entry.node.nodeId);
-      const now = node && [...node.entries.values()].find((e) => e.offer.modelId === entry.offer.modelId);
-      const slot = now ? router.claim(now) : undefined;
-      if (slot || performance.now() >= deadline) return slot;
-      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
-    }
-  }
-
-  /** A verify job on the coordinator's own verifier. */
-  async #runLocal(
-    model: string,
-    request: Record<string, unknown>,
-  ): Promise<{ answer: Answer; jobId: string } | { skipped: string } | { rejected: string; jobId: string }> {
-    const local = this.#local;
-    if (!local) return { skipped: 'the coordinator verifier is not loaded' };
-    const jobId = `local-${randomUUID()}`;
-    try {
-      const response = (await local.verify(model, request)) as Answer['response'];
-      return { answer: { response, tokenIds: undefined, chunks: [] }, jobId };
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (code === 'invalid_request' || code === 'context_length_exceeded') {
-        return { rejected: `the token ids can't be evaluated: ${code}`, jobId };
-      }
-      return { skipped: `the coordinator verifier failed: ${(error as Error).message}` };
-    }
-  }
-
-  /** Runs one job on `entry`'s node; an answer (with a stream's chunks), or why not. */
-  async #run(
-    entry: Entry,
-    spec: JobSpec,
-  ): Promise<{ answer: Answer; jobId: string } | { skipped: string } | { rejected: string; jobId: string }> {
-    const slot = await this.#claim(entry);
-    if (!slot) return { skipped: `the node had no free slot for ${CLAIM_WAIT_MS / 1000} s` };
-    const chunks: Record<string, unknown>[] = [];
-    return new Promise((resolve) => {
-      const handle = this.#deps.router.dispatch(slot, spec, {
-        onChunk: (chunk) => {
-          chunks.push(chunk);
-        },
-        onResult: (response, tokenIds) =>
-          resolve({ answer: { response, tokenIds, chunks }, jobId: handle.jobId }),
-        onError: (error: JobError) => {
-          const code = error.protocolCode ?? error.code;
-          if (spec.kind === 'verify' && (code === 'invalid_request' || code === 'context_length_exceeded')) {
-            resolve({ rejected: `the token ids can't be evaluated: ${code}`, jobId: handle.jobId });
-          } else resolve({ skipped: `${error.code}: ${error.message}` });
-        },
-      });
-    });
   }
 }

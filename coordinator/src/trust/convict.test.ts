@@ -4,17 +4,14 @@
  * nothing for jobs before it; the node's earnings go to the refunds and the pool; a replay, a
  * concurrent conviction or another ref refunds nothing twice; an unowned node, a window without
  * jobs, earnings already paid out (the platform fee, then the pool; nothing negative); the books
- * balance after each (reconcile). A verdict's suspension convicts; a reputation suspension does not.
+ * balance after each (reconcile). A verdict's suspension convicting: trust-store.test.ts.
  */
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
-import type { Database } from '../db/schema.js';
-import type { Store } from '../db/store.js';
 import { applyEntry } from '../ledger/apply-entry.js';
-import { Ledger } from '../ledger/ledger.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
@@ -23,100 +20,24 @@ import {
 } from '../ledger/tables.js';
 import { linkNode } from '../provider/link-node.js';
 import { PAYOUT_STATUS } from '../provider/tables.js';
-import {
-  createTestClock,
-  describeBackends,
-  expectBooksBalanced,
-  type TestDatabase,
-} from '../testing/index.js';
-import { USAGE_STATUS } from '../usage/tables.js';
+import { describeBackends, expectBooksBalanced } from '../testing/index.js';
+import { ledgerFixture } from '../testing/ledger-fixture.js';
 import { type ConvictParams, convict } from './convict.js';
-import { failedCheck } from './judge.js';
-import { TRUST_STATUS } from './tables.js';
-import { recordVerification, suspendNode } from './trust-store.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 10);
-const POLICY = { passesToTrust: 5, slashBps: 0 };
-/** A check failed outright: half the evidence that convicts (two in a row do). */
-const FAIL = failedCheck('no token ids', 32);
 
 /** A fresh random address, lowercase (node ids and owners are addresses). */
 const address = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
 
 describeBackends('convict', (backend) => {
-  let opened: TestDatabase;
-  let store: Store;
-  let db: Kysely<Database>;
-  let ledger: Ledger;
-  const clock = createTestClock(T0);
-
-  beforeEach(async () => {
-    opened = await backend.open('convict');
-    ({ store, db } = opened);
-    clock.set(T0);
-    ledger = new Ledger(store, { clock });
-  });
-  afterEach(async () => {
-    await ledger.close();
-    await opened.close();
-  });
-
-  const balance = async (accountId: string) => (await ledger.balance(accountId)).balanceNano;
-
-  /** Sum of every balance: a conviction only moves money, so this never changes. */
-  async function total(): Promise<bigint> {
-    await ledger.idle();
-    const row = await db
-      .selectFrom('ledger_accounts')
-      .select(sql<string | number>`coalesce(sum(balance + reserved), 0)`.as('total'))
-      .executeTakeFirstOrThrow();
-    return toBigInt(row.total);
-  }
-
-  /** A client's top-up. */
-  const fund = (userId: string, nano: bigint) =>
-    ledger.credit({ userId, amountNano: nano, ref: `pay-${newId()}` });
-
-  /** One paid job of `nodeId` for `userId` at `at`, billed the way the router bills it. */
-  async function serve(j: {
-    userId: string;
-    nodeId: string;
-    owner?: string;
-    providerNano: bigint;
-    feeNano: bigint;
-    at: number;
-  }) {
-    clock.set(j.at);
-    const hold = await ledger.reserve({ userId: j.userId, amountNano: j.providerNano + j.feeNano + 1_000n });
-    if (!hold.ok) throw new Error('the test client cannot pay');
-    const outcome = await ledger.settle({
-      reservationId: hold.reservationId,
-      providerNano: j.providerNano,
-      feeNano: j.feeNano,
-      providerAccountId: providerAccountId(j.owner ?? j.nodeId),
-      usage: {
-        requestId: `req-${newId()}`,
-        userId: j.userId,
-        keyId: null,
-        model: 'acme/liar-7b',
-        // As the node sends it (checksummed): the conviction finds it case-blind.
-        nodeId: j.nodeId.toUpperCase().replace('0X', '0x'),
-        kind: 'chat',
-        promptTokens: 10,
-        completionTokens: 20,
-        status: USAGE_STATUS.completed,
-        now: j.at,
-      },
-    });
-    return outcome!.chargedNano;
-  }
-
-  const run = (params: ConvictParams) => db.transaction().execute((trx) => convict(trx, params));
+  const books = ledgerFixture(backend, 'convict', T0);
+  const { balance, total, fund, serve } = books;
+  const run = (params: ConvictParams) => books.db.transaction().execute((trx) => convict(trx, params));
 
   test('default: each client gets back what it paid in the window; the earnings go to refunds and the pool', async () => {
     const [node, owner, alice, bob] = [address(), address(), 'u-alice', 'u-bob'];
-    await linkNode(store, { nodeId: node, owner, now: T0 });
+    await linkNode(books.store, { nodeId: node, owner, now: T0 });
     await fund(alice, 10_000_000n);
     await fund(bob, 10_000_000n);
     // Before the window: honest-looking work, kept by its client, its earnings still unpaid.
@@ -188,7 +109,7 @@ describeBackends('convict', (backend) => {
     expect(await balance(providerAccountId(honest))).toBe(before.honest);
     expect(await total()).toBe(before.total);
     // One refund entry per job, crediting exactly its charge.
-    const refunds = await db
+    const refunds = await books.db
       .selectFrom('ledger_entries')
       .select(['account_id', 'amount'])
       .where('kind', '=', ENTRY_KINDS.convictionRefund)
@@ -200,7 +121,7 @@ describeBackends('convict', (backend) => {
       [bob, 73_500n],
       [alice, 105_000n],
     ]);
-    const audit = await db.selectFrom('trust_audit').selectAll().where('node_id', '=', node).execute();
+    const audit = await books.db.selectFrom('trust_audit').selectAll().where('node_id', '=', node).execute();
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       id: 'convict:v-1',
@@ -217,7 +138,7 @@ describeBackends('convict', (backend) => {
     const entries = async () =>
       Number(
         (
-          await db
+          await books.db
             .selectFrom('ledger_entries')
             .select(sql<number>`count(*)`.as('n'))
             .executeTakeFirstOrThrow()
@@ -246,7 +167,7 @@ describeBackends('convict', (backend) => {
     });
     expect(await entries()).toBe(count);
     expect(await balance(alice)).toBe(before.alice + alicePaid);
-    await expectBooksBalanced({ db, ledger });
+    await expectBooksBalanced(books);
   });
 
   test('behavior: convictions at once (the same ref twice, and another) refund each job once', async () => {
@@ -272,7 +193,7 @@ describeBackends('convict', (backend) => {
     expect(results.reduce((s, r) => s + (r.applied ? r.refundedNano : 0n), 0n)).toBe(paid);
     expect(await balance(alice)).toBe(before.alice + paid);
     expect(await total()).toBe(before.total);
-    await expectBooksBalanced({ db, ledger });
+    await expectBooksBalanced(books);
   });
 
   test('behavior: an unowned node forfeits its own account whole; a window without jobs refunds nothing', async () => {
@@ -298,12 +219,12 @@ describeBackends('convict', (backend) => {
     expect(await balance(REFUND_POOL_ACCOUNT_ID)).toBe(300_000n);
     expect(await balance(alice)).toBe(before.alice);
     expect(await balance(PLATFORM_ACCOUNT_ID)).toBe(before.platform);
-    await expectBooksBalanced({ db, ledger });
+    await expectBooksBalanced(books);
   });
 
   test('behavior: earnings already paid out: the platform gives back its fee, then the pool pays; nothing goes negative', async () => {
     const [node, owner, alice] = [address(), address(), 'u-alice'];
-    await linkNode(store, { nodeId: node, owner, now: T0 });
+    await linkNode(books.store, { nodeId: node, owner, now: T0 });
     await fund(alice, 10_000_000n);
     const costs = [
       await serve({
@@ -327,7 +248,7 @@ describeBackends('convict', (backend) => {
     // The owner paid everything out (as provider/payout.ts debits it).
     const earned = await balance(providerAccountId(owner));
     const payoutId = newId(T0 + 4);
-    await db
+    await books.db
       .insertInto('provider_payouts')
       .values({
         id: payoutId,
@@ -345,7 +266,7 @@ describeBackends('convict', (backend) => {
         updated_at: T0 + 4,
       })
       .execute();
-    await applyEntry(db, {
+    await applyEntry(books.db, {
       accountId: providerAccountId(owner),
       kind: ENTRY_KINDS.payout,
       amount: -earned,
@@ -353,7 +274,7 @@ describeBackends('convict', (backend) => {
       now: T0 + 4,
     });
     // Earnings of another node of the same owner, after the payout: not this node's to lose.
-    await applyEntry(db, {
+    await applyEntry(books.db, {
       accountId: providerAccountId(owner),
       kind: ENTRY_KINDS.adjustment,
       amount: 50_000n,
@@ -382,7 +303,7 @@ describeBackends('convict', (backend) => {
 
     // A later conviction's leftover fills the pool; a new conviction of this node pays the rest from it.
     const other = address();
-    await applyEntry(db, {
+    await applyEntry(books.db, {
       accountId: providerAccountId(other),
       kind: ENTRY_KINDS.adjustment,
       amount: 1_000_000n,
@@ -411,96 +332,6 @@ describeBackends('convict', (backend) => {
       expect(await balance(account)).toBeGreaterThanOrEqual(0n);
     }
     expect(await total()).toBe(before.total + 1_000_000n);
-    await expectBooksBalanced({ db, ledger });
-  });
-
-  test('behavior: suspended by a verdict: convicted in the same transaction, the window from its last clear check', async () => {
-    const [node, owner, alice] = [address(), address(), 'u-alice'];
-    await linkNode(store, { nodeId: node, owner, now: T0 });
-    await fund(alice, 10_000_000n);
-    const kept = await serve({
-      userId: alice,
-      nodeId: node,
-      owner,
-      providerNano: 80_000n,
-      feeNano: 4_000n,
-      at: T0,
-    });
-    const verify = (verifyJobId: string, now: number) =>
-      recordVerification(
-        store,
-        {
-          nodeId: node,
-          verifierId: 'coordinator',
-          model: 'acme/liar-7b',
-          sha256: 'ab'.repeat(32),
-          jobId: `job-${verifyJobId}`,
-          verifyJobId,
-          judgement: FAIL,
-          owner,
-          now,
-        },
-        POLICY,
-      );
-    // A check that left no evidence: what the node served before it was vouched for.
-    await recordVerification(
-      store,
-      {
-        nodeId: node,
-        verifierId: 'coordinator',
-        model: 'acme/liar-7b',
-        sha256: 'ab'.repeat(32),
-        jobId: 'job-clear',
-        verifyJobId: 'vj-0',
-        judgement: {
-          tokens: 32,
-          logE: -2,
-          meanExcess: 0,
-          meanLogprob: -1,
-          topKFraction: 1,
-          scored: true,
-          passed: true,
-        },
-        owner,
-        now: T0 + HOUR / 2,
-      },
-      POLICY,
-    );
-    expect((await verify('vj-1', T0 + HOUR)).status).toBe(TRUST_STATUS.probation);
-    const refunded = await serve({
-      userId: alice,
-      nodeId: node,
-      owner,
-      providerNano: 60_000n,
-      feeNano: 3_000n,
-      at: T0 + HOUR + 1,
-    });
-    const before = await balance(alice);
-    expect((await verify('vj-2', T0 + 2 * HOUR)).status).toBe(TRUST_STATUS.suspended);
-    expect(await balance(alice)).toBe(before + refunded);
-    expect(kept).toBeGreaterThan(0n);
-    expect(await balance(providerAccountId(owner))).toBe(0n);
-    const audit = await db
-      .selectFrom('trust_audit')
-      .selectAll()
-      .where('node_id', '=', node)
-      .executeTakeFirstOrThrow();
-    expect(audit).toMatchObject({ id: 'convict:vj-2', action: 'convict' });
-    // The window opened at the last check that left no evidence against the node.
-    expect(JSON.parse(audit.details)).toMatchObject({ sinceMs: T0 + HOUR / 2, refundedJobs: 1 });
-
-    // Suspended on reputation alone: no conviction, no refund.
-    const [slow, bobs] = [address(), 'u-bob'];
-    await fund(bobs, 1_000_000n);
-    await serve({ userId: bobs, nodeId: slow, providerNano: 10_000n, feeNano: 500n, at: T0 + 3 * HOUR });
-    const bobBefore = await balance(bobs);
-    await suspendNode(store, slow, 'reputation 12 < 25', T0 + 4 * HOUR);
-    expect(await balance(bobs)).toBe(bobBefore);
-    expect(await balance(providerAccountId(slow))).toBe(10_000n);
-    expect(await db.selectFrom('trust_audit').select('id').where('node_id', '=', slow).execute()).toEqual([]);
-    await expect(linkNode(store, { nodeId: slow, owner, now: T0 })).rejects.toMatchObject({
-      code: 'node_suspended',
-    });
-    await expectBooksBalanced({ db, ledger });
+    await expectBooksBalanced(books);
   });
 });

@@ -15,7 +15,7 @@ import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import type { ProviderPreferencesBody } from './schemas.js';
 
 /** Fields of our own that never reach a node. */
-const ROUTER_FIELDS = [
+export const ROUTER_FIELDS: readonly string[] = [
   'provider',
   'stream',
   'stream_options',

@@ -1,25 +1,23 @@
 /**
  * The inference router's HTTP surface: /v1 (OpenAI-compatible, sk- keys only) and the app-API
- * routes /api/router/models and /api/router/usage (session JWT).
+ * routes /api/router/models and /api/router/usage (session JWT). Inference is here; the model lists
+ * are model-routes.ts, usage usage-routes.ts, a key's own reads account-routes.ts.
  */
 import type { JobKind } from '@gpumesh/protocol';
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { KeyLimits } from '../keys/key-limits.js';
-import { buildCatalog, type CatalogModel } from '../router/build-catalog.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
 import type { Probation } from '../trust/probation.js';
-import { isDay } from '../usage/is-day.js';
-import { summarizeUsage } from '../usage/summarize-usage.js';
 import { accountRoutes } from './account-routes.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { jobBuilder } from './job-for.js';
 import { audioRoutes } from './media/audio-routes.js';
 import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
+import { modelRoutes } from './model-routes.js';
 import { requireApiKey } from './require-api-key.js';
 import { responsesRoutes } from './responses/routes.js';
 import {
@@ -28,9 +26,9 @@ import {
   EmbeddingBody,
   MAX_EMBEDDING_INPUTS,
   type ProviderPreferencesBody,
-  UsageQuery,
 } from './schemas.js';
 import { openSse } from './sse.js';
+import { usageRoutes } from './usage-routes.js';
 import { watchClient } from './watch-client.js';
 
 export type RouterRoutesOptions = {
@@ -46,7 +44,6 @@ export type RouterRoutesOptions = {
 };
 
 const API_KEY = [{ apiKey: [] }];
-const BEARER_JWT = [{ bearerJwt: [] }];
 
 /** Errors after which the next model of a `models` list is tried (nothing was sent yet). */
 const FALLBACK_CODES: ReadonlySet<string> = new Set([
@@ -56,10 +53,6 @@ const FALLBACK_CODES: ReadonlySet<string> = new Set([
   'provider_timeout',
   'context_length_exceeded',
 ]);
-
-/** Longest usage window one summary covers. */
-export const MAX_USAGE_RANGE_DAYS = 366;
-const DAY_MS = 86_400_000;
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
   const { ctx, router, probation, spotCheck, noteTraffic } = options;
@@ -85,140 +78,8 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     log: app.log,
   };
   const apiKey = requireApiKey(ctx.db, ctx.acceptedKeys);
-  const catalog = () =>
-    buildCatalog(
-      router.index,
-      config.chain.nativeUsdPriceNano,
-      probation ? (nodeId) => probation.trusted(nodeId) : undefined,
-    );
-
-  /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
-  const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
-    id: m.id,
-    object: 'model',
-    created: 0,
-    owned_by: 'gpumesh',
-    family: m.family,
-    context_length: m.contextLength,
-    live_nodes: m.liveNodes,
-    verified_nodes: m.verifiedNodes,
-    probation_nodes: m.probationNodes,
-    pricing: { prompt: m.cheapest.prompt, completion: m.cheapest.completion, unit: m.unit },
-  });
-
-  app.get(
-    '/v1/models',
-    {
-      onRequest: apiKey,
-      schema: {
-        tags: ['v1'],
-        security: API_KEY,
-        operationId: 'listModels',
-        summary: 'Models live nodes serve now (OpenAI list)',
-      },
-    },
-    async () => ({ object: 'list', data: catalog().map(modelObject) }),
-  );
-  // OpenRouter's list: prices as USD per token (decimal strings), the context, the modalities.
-  app.get(
-    '/api/v1/models',
-    {
-      onRequest: apiKey,
-      schema: {
-        tags: ['v1'],
-        security: API_KEY,
-        operationId: 'listModelsOpenRouter',
-        summary: "Models live nodes serve now, in OpenRouter's shape",
-      },
-    },
-    async () => ({ data: catalog().map(openRouterModel) }),
-  );
-
-  const retrieveModel = async (id: string) => {
-    const model = catalog().find((m) => m.id === id);
-    if (!model)
-      throw new ApiError('model_not_found', `No live node serves the model "${id}".`, { param: 'model' });
-    return modelObject(model);
-  };
-  app.get(
-    '/v1/models/:model',
-    {
-      onRequest: apiKey,
-      schema: {
-        tags: ['v1'],
-        security: API_KEY,
-        operationId: 'retrieveModel',
-        summary: 'One model live nodes serve now (OpenAI retrieve)',
-        params: Type.Object(
-          { model: Type.String({ minLength: 1, maxLength: 256 }) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => retrieveModel((request.params as { model: string }).model),
-  );
-  // Model ids may hold a slash (org/name); a client that does not encode it lands here.
-  app.get(
-    '/v1/models/*',
-    {
-      onRequest: apiKey,
-      schema: {
-        hide: true,
-        params: Type.Object(
-          { '*': Type.String({ minLength: 1, maxLength: 256 }) },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => retrieveModel((request.params as { '*': string })['*']),
-  );
-
-  app.get(
-    '/api/router/models',
-    {
-      onRequest: app.requireUser,
-      schema: {
-        tags: ['router'],
-        security: BEARER_JWT,
-        summary: 'The router catalog: live models with cheapest and median prices',
-      },
-    },
-    async () => ({ object: 'list', data: catalog() }),
-  );
-
-  app.get(
-    '/api/router/usage',
-    {
-      onRequest: app.requireUser,
-      schema: {
-        tags: ['router'],
-        security: BEARER_JWT,
-        summary: 'Usage totals and breakdowns by model, key and day',
-        querystring: UsageQuery,
-      },
-    },
-    async (request) => {
-      const q = request.query as UsageQuery;
-      // The schema checks the shape only: 2026-13-45 would reach Date and make NaN (a 500).
-      for (const param of ['from', 'to'] as const) {
-        const day = q[param];
-        if (day !== undefined && !isDay(day))
-          throw new ApiError('invalid_request', `${param} must be a date, YYYY-MM-DD.`, { param });
-      }
-      const today = new Date(ctx.clock.now()).toISOString().slice(0, 10);
-      const to = q.to ?? today;
-      const from = q.from ?? new Date(Date.parse(to) - 29 * DAY_MS).toISOString().slice(0, 10);
-      const span = (Date.parse(to) - Date.parse(from)) / DAY_MS;
-      if (!Number.isFinite(span) || span < 0)
-        throw new ApiError('invalid_request', 'from must not be after to.', { param: 'from' });
-      if (span >= MAX_USAGE_RANGE_DAYS) {
-        throw new ApiError('invalid_request', `The range may span at most ${MAX_USAGE_RANGE_DAYS} days.`, {
-          param: 'from',
-        });
-      }
-      return summarizeUsage(ctx, { userId: request.user!.id, from, to });
-    },
-  );
+  await modelRoutes(app, { ctx, router, probation, apiKey });
+  await usageRoutes(app, { ctx });
 
   const jobFor = jobBuilder(router, config);
 
@@ -365,48 +226,4 @@ async function modelFromModels(request: FastifyRequest): Promise<void> {
   const body = request.body as { model?: unknown; models?: unknown } | null;
   if (!body || typeof body !== 'object' || body.model !== undefined) return;
   if (Array.isArray(body.models) && typeof body.models[0] === 'string') body.model = body.models[0];
-}
-
-/** A catalog entry in OpenRouter's model shape (with OpenAI's `object` and `owned_by` beside). */
-function openRouterModel(m: CatalogModel): Record<string, unknown> {
-  const perToken = (price: CatalogModel['cheapest']['prompt']) =>
-    m.unit === 'per_million_tokens' ? nanoPerMillionToUsd(BigInt(price.usdNano)) : '0';
-  const input =
-    m.family === 'vision' ? ['text', 'image'] : m.family === 'voice' ? ['audio', 'text'] : ['text'];
-  const output =
-    m.family === 'embedding' ? ['embeddings'] : m.family === 'voice' ? ['audio', 'text'] : ['text'];
-  return {
-    id: m.id,
-    name: m.id,
-    object: 'model',
-    owned_by: 'gpumesh',
-    created: 0,
-    description: `${m.family} model served by ${m.liveNodes} gpumesh node${m.liveNodes === 1 ? '' : 's'}`,
-    context_length: m.contextLength,
-    architecture: {
-      modality: `${input.join('+')}->${output.join('+')}`,
-      input_modalities: input,
-      output_modalities: output,
-      tokenizer: 'Other',
-      instruct_type: null,
-    },
-    pricing: {
-      prompt: perToken(m.cheapest.prompt),
-      completion: perToken(m.cheapest.completion),
-      request: '0',
-      image: '0',
-    },
-    top_provider: { context_length: m.contextLength, max_completion_tokens: null, is_moderated: false },
-    per_request_limits: null,
-    live_nodes: m.liveNodes,
-  };
-}
-
-/** Nanousd per million tokens as USD per token, a decimal string (1 nanousd/M = 1e-15 USD). */
-function nanoPerMillionToUsd(nano: bigint): string {
-  if (nano === 0n) return '0';
-  const digits = nano.toString().padStart(16, '0');
-  const whole = digits.slice(0, -15);
-  const fraction = digits.slice(-15).replace(/0+$/, '');
-  return fraction ? `${whole}.${fraction}` : whole;
 }
