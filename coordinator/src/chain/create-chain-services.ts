@@ -5,9 +5,9 @@ import type { AppContext } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { type Tier, tiersFromConfig } from '../staking/tiers.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import { STABLE_SYMBOLS, type StableSymbol } from './constants.js';
+import { type Tier, tiersFromConfig } from './tiers.js';
 import type { TransferOutbox } from './transfer-outbox.js';
 import { createWalletLock } from './wallet-lock.js';
 

@@ -6,11 +6,11 @@
  * through `toBigInt` (pg returns int8 as string, SQLite as number).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { ChainTables } from '../chain/tables.js';
-import type { LedgerTables } from '../ledger/tables.js';
-import type { ProviderTables } from '../provider/tables.js';
-import type { TrustTables } from '../trust/tables.js';
-import type { UsageTables } from '../usage/tables.js';
+import type { ChainTables } from './tables/chain.js';
+import type { LedgerTables } from './tables/ledger.js';
+import type { ProviderTables } from './tables/provider.js';
+import type { TrustTables } from './tables/trust.js';
+import type { UsageTables } from './tables/usage.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
 export type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;

@@ -1,9 +1,9 @@
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
-import { recordUsage } from '../usage/record-usage.js';
 import { appendEntries, moveBalance } from './apply-entry.js';
 import { capCharge } from './charges.js';
 import { creditAtCommit } from './credits-at-commit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
+import { recordUsage } from './record-usage.js';
 import { takeReservation } from './take-reservation.js';
 import type { Settlement, SettleOutcome } from './types.js';
 

@@ -15,9 +15,10 @@ import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
 import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { computeCost } from '../ledger/charges.js';
+import { deliveredText, streamedText } from '../router/delivered-text.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router, Slot } from '../router/router.js';
-import { deliveredText, streamedText } from './delivered-text.js';
+import type { CheckedJob } from '../router/types.js';
 import { type Claims, failedCheck, type Judgement, judge, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { type Canary, makeCanary } from './make-canary.js';
@@ -78,12 +79,6 @@ export type CanaryOutcome =
   | { status: 'skipped'; reason: string };
 
 /** What a checked job was and what came of it. */
-export type CheckedJob = Omit<Claims, 'kind'> & {
-  kind: string;
-  jobId: string;
-  /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
-  private?: boolean;
-};
 
 /** How long a canary waits for a slot on a full node before it gives up (a client waits as long). */
 const CLAIM_WAIT_MS = 10_000;

@@ -13,26 +13,26 @@ import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { applyEntry } from '../ledger/apply-entry.js';
-import { Ledger } from '../ledger/ledger.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
   providerAccountId,
   REFUND_POOL_ACCOUNT_ID,
-} from '../ledger/tables.js';
+} from '../db/tables/ledger.js';
+import { PAYOUT_STATUS } from '../db/tables/provider.js';
+import { TRUST_STATUS } from '../db/tables/trust.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
+import { applyEntry } from '../ledger/apply-entry.js';
+import { Ledger } from '../ledger/ledger.js';
 import { linkNode } from '../provider/link-node.js';
-import { PAYOUT_STATUS } from '../provider/tables.js';
 import {
   createTestClock,
   describeBackends,
   expectBooksBalanced,
   type TestDatabase,
 } from '../testing/index.js';
-import { USAGE_STATUS } from '../usage/tables.js';
 import { type ConvictParams, convict } from './convict.js';
 import { failedCheck } from './judge.js';
-import { TRUST_STATUS } from './tables.js';
 import { recordVerification, suspendNode } from './trust-store.js';
 
 const HOUR = 3_600_000;
