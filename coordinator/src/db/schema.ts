@@ -1,6 +1,7 @@
 /**
  * The Kysely `Database` interface: every table of the coordinator. Each capability adds its tables
- * here (and a migration in ./migrations). Conventions, so both SQLite and PostgreSQL agree:
+ * in ./tables/<capability>.ts, listed here, and a migration in ./migrations: below every
+ * capability, so the store needs none of them. Conventions, so both SQLite and PostgreSQL agree:
  * ids are text; times are bigint milliseconds since the epoch; money is bigint nanousd
  * (1e-9 USD); wei amounts are decimal TEXT (they can exceed int64). Read bigint columns back
  * through `toBigInt` (pg returns int8 as string, SQLite as number).

@@ -42,7 +42,7 @@ export type SlashReport = { slashed: number; sent: number; none: number };
 /** Most slashes one pass handles. */
 const BATCH = 20;
 
-/** Executes every open slash; run on a timer by chain/routes.ts (and by tests). */
+/** Executes every open slash; run on a timer by compose/register-chain.ts (and by tests). */
 export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
   const report: SlashReport = { slashed: 0, sent: 0, none: 0 };
   const { db, services, outbox, log } = deps;
