@@ -31,9 +31,9 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   expectBooksBalanced,

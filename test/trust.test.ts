@@ -28,9 +28,9 @@ import { buildApp } from '../coordinator/src/app.js';
 import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   expectBooksBalanced,

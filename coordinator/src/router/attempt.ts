@@ -6,9 +6,9 @@
 import { chunkTokens } from '@gpumesh/protocol';
 import type { JobError, JobHandle, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { outputBytes } from '../ledger/bound-usage.js';
-import { deliveredText, streamedText } from '../trust/delivered-text.js';
-import { responseAsChunk, withoutFinish } from '../v1/chunks.js';
 import { type Hold, releaseHold } from './billing.js';
+import { responseAsChunk, withoutFinish } from './chunks.js';
+import { deliveredText, streamedText } from './delivered-text.js';
 import type { Entry } from './pick-index.js';
 import type { Slot } from './router.js';
 import type { InferenceJob, RouteDeps, RouterSettings, StreamSink } from './types.js';

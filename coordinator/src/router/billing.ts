@@ -3,13 +3,13 @@
  * (and the key's limit), released when no node answers, and the tokens delivered billed after.
  */
 
+import { providerAccountId } from '../db/tables/ledger.js';
+import type { UsageStatus } from '../db/tables/usage.js';
 import { ApiError } from '../errors.js';
 import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
 import { unitPrices } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
-import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
-import type { UsageStatus } from '../usage/tables.js';
 import type { Entry } from './pick-index.js';
 import type { InferenceJob, RouteDeps } from './types.js';
 

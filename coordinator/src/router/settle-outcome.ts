@@ -2,16 +2,17 @@
  * The bill and the answer of the attempt that answered: its usage bounded by what the coordinator
  * saw, billed, and the response (or the stream's end) with its cost.
  */
+
+import { USAGE_STATUS } from '../db/tables/usage.js';
 import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { claimedUnits, isVoiceKind } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
-import { recordUsageViolation } from '../usage/record-usage-violation.js';
-import { USAGE_STATUS } from '../usage/tables.js';
-import { finishChunk, usageChunk } from '../v1/chunks.js';
 import type { Attempt, AttemptOutcome } from './attempt.js';
 import { bill } from './billing.js';
+import { finishChunk, usageChunk } from './chunks.js';
 import { mapJobError } from './job-errors.js';
 import type { Entry } from './pick-index.js';
+import { recordUsageViolation } from './record-usage-violation.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';
 
 /**

@@ -3,7 +3,7 @@
  * serves them: GET /api/v1/key (balance, spend, the key's limit, rate limits) and
  * GET /api/v1/generation?id= (one request: model, node, tokens, cost, latency, finish reason),
  * GET /api/v1/credits (what the account put in and used, in USD). Every other /api/v1 path is
- * its /v1 route (app.ts rewrites it), so an OpenRouter client needs only the host changed.
+ * its /v1 route (compose/create-fastify.ts rewrites it), so an OpenRouter client needs only the host changed.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
