@@ -68,9 +68,7 @@ export type TrustNetwork = {
   claimingA(name: string, file: string, sha256: string): string;
   nodeIdOf(home: string): Promise<string>;
   /** A node's checkable model and its first verifier (a network node before the coordinator's own). */
-  pairFor(
-    nodeId: string,
-  ):
+  pairFor(nodeId: string):
     | {
         target: ReturnType<Canaries['targets']>[number];
         verifier: ReturnType<Canaries['verifiersFor']>[number];
