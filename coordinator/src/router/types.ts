@@ -13,6 +13,7 @@ import type { SettleOutcome } from '../ledger/types.js';
 import type { Metrics } from '../metrics/create-metrics.js';
 import type { CheckedJob } from '../trust/canary-runner.js';
 import type { Probation } from '../trust/probation.js';
+import type { Continuation } from './continuation.js';
 import type { Entry, ProviderPreferences } from './pick-index.js';
 import type { Router } from './router.js';
 
@@ -88,6 +89,8 @@ export type InferenceJob = {
    * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
    */
   client?: ClientPresence;
+  /** Set on the job that continues an answer another node began (continue-stream.ts). */
+  continuation?: Continuation;
 };
 
 /** Tells when the client went away. */
