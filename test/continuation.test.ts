@@ -331,6 +331,19 @@ describe('an answer continued on another node when its node dies', () => {
     expect(usage.completion_tokens).toBe(money.completionTokens);
     expect(money.completionTokens).toBeLessThanOrEqual(MAX_TOKENS);
     expect(usage.cost).toBe(nanoToUsd(money.costNano));
+    // The generation, looked up by its id, is the whole answer, finished by the second node.
+    const generation = (await (
+      await fetch(`${base}/api/v1/generation?id=${events[0]!.id as string}`, {
+        headers: { authorization: `Bearer ${key}` },
+      })
+    ).json()) as { data: Record<string, unknown> };
+    expect(generation.data).toMatchObject({
+      tokens_prompt: money.promptTokens,
+      tokens_completion: money.completionTokens,
+      total_cost: nanoToUsd(money.costNano),
+      status: 'completed',
+    });
+    expect((generation.data.node_id as string).toLowerCase()).toBe(second!.nodeId);
   }, 120_000);
 
   test('behavior: through the official openai SDK stream, the answer arrives whole after its node is killed', async () => {

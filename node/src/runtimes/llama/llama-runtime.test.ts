@@ -1,6 +1,5 @@
 /** The llama runtime as a whole: its offers, sequences shared by concurrent jobs, cancels, refusals. */
 import { describe, expect, test } from 'vitest';
-import type { JsonObject } from '../runtime.js';
 import { decodeDispatchSchedule } from './llama-runtime.js';
 import { NO_EOS, useTinyRuntime } from './tiny-runtime-fixture.js';
 
