@@ -426,4 +426,38 @@ describe('an answer continued on another node when its node dies', () => {
       [other, 'completed', MAX_TOKENS],
     ]);
   }, 120_000);
+
+  test('behavior: when no node can continue (the client allowed only the one that died), the stream ends with the usual error after its text', async () => {
+    const first = (await bothOnline())[0]!.node.nodeId;
+    const serving = first.toLowerCase();
+    sent.length = 0;
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: 'Only from you.' }],
+        max_tokens: MAX_TOKENS,
+        logit_bias: NO_EOS,
+        stream: true,
+        provider: { order: [first], allow_fallbacks: false },
+      }),
+    });
+    expect(res.headers.get('x-gpumesh-node')!.toLowerCase()).toBe(serving);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let body = '';
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      const before = body;
+      body += decoder.decode(read.value, { stream: true });
+      if (!before.includes('"content":"') && /"content":"[^"]/.test(body)) kill(serving);
+    }
+    const events = body.split('\n\n').filter(Boolean);
+    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(sent.map((j) => j.nodeId)).toEqual([serving]);
+    const id = (JSON.parse(events[0]!.slice(6)) as { id: string }).id;
+    const rows = await usageRows(id);
+    expect(rows.map((r) => [r.node_id.toLowerCase(), r.status])).toEqual([[serving, 'node_failed']]);
+  }, 120_000);
 });
