@@ -172,6 +172,9 @@ describe('an answer continued on another node when its node dies', () => {
       expect(after.providers.get(part.nodeId)! - before.providers.get(part.nodeId)!).toBe(part.provider);
     }
     const costNano = first!.cost + second!.cost;
+    console.log(
+      `continuation: ${first!.completion} tokens from the killed node, ${second!.completion} from the other (prompt ${first!.prompt}, billed once); client charged ${costNano} nanousd, nodes paid ${first!.provider} + ${second!.provider}`,
+    );
     expect(before.user - after.user).toBe(costNano);
     expect(after.reserved).toBe(0n);
     return {

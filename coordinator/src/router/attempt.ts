@@ -93,7 +93,8 @@ export class Attempt {
   #deliveredChunks = 0;
   #deliveredTokens = 0;
   #deliveredBytes = 0;
-  #answerText: string | undefined = '';
+  /** Choice 0's text so far, kept for a stream a continuation may take over (continuation.ts). */
+  #answerText: string | undefined;
   /** What the client got of a stream, kept only for a spot check. */
   readonly #relayedChunks: Record<string, unknown>[] = [];
   /** Chunks without output (a role) waiting for the first that has some. */
@@ -115,6 +116,8 @@ export class Attempt {
     this.#race = race;
     this.#sink = sink;
     this.#deadlineMs = firstSignDeadlineMs(deps.settings, job);
+    if (job.stream && job.choices === 1 && (job.kind === 'chat' || job.kind === 'completion'))
+      this.#answerText = '';
     let reject: (error: unknown) => void = () => {};
     this.outcome = new Promise<AttemptOutcome>((resolve, rejectOutcome) => {
       this.#resolve = resolve;

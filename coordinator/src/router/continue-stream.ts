@@ -7,6 +7,7 @@
 import { ApiError } from '../errors.js';
 import type { JobError } from '../hub/jobs.js';
 import { nanoToUsd } from '../ledger/money.js';
+import { finishChunk, usageChunk } from '../v1/chunks.js';
 import { type Attempt, type AttemptOutcome, Race } from './attempt.js';
 import { type Continuation, continuationJob } from './continuation.js';
 import { failsOver, mapJobError } from './job-errors.js';
@@ -29,7 +30,8 @@ type Failed = Extract<AttemptOutcome, { type: 'failed' }>;
  * this request) — with what is left of max_tokens — relaying its chunks on the same stream. A
  * continuation that fails before its first chunk fails over to the next such node, up to
  * `maxAttempts` nodes; one that fails after is continued in turn, up to MAX_CONTINUATIONS. When no
- * node can go on, the stream ends with the last node's error, as an uncontinued one.
+ * node can go on, the stream ends with the last node's error, as an uncontinued one; when nothing
+ * is left of max_tokens (the node failed after its last token), it ends with finish_reason length.
  */
 export async function continueStream(
   deps: RouteDeps,
@@ -44,9 +46,15 @@ export async function continueStream(
   let text = outcome.answerText ?? '';
   let lastError: JobError = outcome.error;
   let last = attempt;
+  /** Set when the node failed after its last token: nothing is left of max_tokens to continue. */
+  let whole = false;
   for (let continuation = 1; continuation <= MAX_CONTINUATIONS; continuation++) {
     const next = continuationJob(job, { text, sha256 } satisfies Continuation, parts.completionTokens);
-    if (!next) break;
+    if (!next) {
+      whole = true;
+      break;
+    }
+    deps.metrics?.failovers.inc({ model: job.model });
     const ended = await runContinuation(deps, next, sink, excluded);
     if (ended.type === 'none') {
       lastError = ended.error ?? lastError;
@@ -57,24 +65,26 @@ export async function continueStream(
     if (partOutcome.type === 'result' || partOutcome.clientGone || continuation === MAX_CONTINUATIONS)
       return settleOutcome(deps, next, part, partOutcome, sink, parts);
     // It too failed mid-answer: bill its part, and continue from all the client has now.
-    deps.metrics?.failovers.inc({ model: job.model });
     parts = await billCutPart(deps, next, part, partOutcome, parts);
     text += partOutcome.answerText ?? '';
     lastError = partOutcome.error;
     excluded.add(part.entry.node.nodeId);
     if (partOutcome.answerText === undefined) break;
   }
-  if (!sink.closed) sink.finish({ error: mapJobError(lastError, job.kind).toBody().error });
+  const usage = {
+    prompt_tokens: parts.promptTokens,
+    completion_tokens: parts.completionTokens,
+    total_tokens: parts.promptTokens + parts.completionTokens,
+    cost: nanoToUsd(parts.chargedNano),
+  };
+  if (!sink.closed && whole) {
+    // The answer is whole (max_tokens reached): it ends as any answer cut by its length.
+    sink.write(finishChunk(job, { choices: [{ index: 0, finish_reason: 'length' }] }));
+    sink.finish(job.includeUsage ? usageChunk(job, {}, usage) : null);
+  } else if (!sink.closed) sink.finish({ error: mapJobError(lastError, job.kind).toBody().error });
   return {
     nodeId: last.entry.node.nodeId,
-    response: {
-      usage: {
-        prompt_tokens: parts.promptTokens,
-        completion_tokens: parts.completionTokens,
-        total_tokens: parts.promptTokens + parts.completionTokens,
-        cost: nanoToUsd(parts.chargedNano),
-      },
-    },
+    response: { usage },
     chargedNano: parts.chargedNano,
     settlement: Promise.all(parts.settlements).then((all) => all.at(-1)!),
   };
