@@ -23,10 +23,13 @@ export const MAX_LEDGER_BACKLOG = 512;
 /** An attempt's worst case, held: the user's reservation, and the key's admission under its limit. */
 export type Hold = { reservationId: string; amountNano: bigint; keyHold: { done(): void } | undefined };
 
-/** Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. */
+/**
+ * Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. A
+ * part continuing an answer holds no prompt: the client's prompt was billed with the first part.
+ */
 export async function holdWorstCase(deps: RouteDeps, job: InferenceJob, entry: Entry): Promise<Hold> {
   const worst = computeCost({
-    promptTokens: job.promptTokensBound,
+    promptTokens: job.continuation ? 0 : job.promptTokensBound,
     completionTokens: job.maxTokens * job.choices,
     ...unitPrices(entry, job.kind),
     feeBps: deps.settings.platformFeeBps,

@@ -126,6 +126,16 @@ export type InferenceJob = {
    * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
    */
   client?: ClientPresence;
+  /** Set on the job that continues an answer another node began (continue-stream.ts). */
+  continuation?: Continuation;
+};
+
+/** What a continuing job carries: the answer so far and the weights it was made with. */
+export type Continuation = {
+  /** The text the client has (choice 0's): the job's `continueFrom`. */
+  readonly text: string;
+  /** The weights file of the node that began the answer: a node continuing it claims the same. */
+  readonly sha256: string;
 };
 
 /** Tells when the client went away. */
