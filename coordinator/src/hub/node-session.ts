@@ -21,34 +21,30 @@ import {
   negotiateVersion,
   nextPresence,
   PRESENCE_EVENT_FOR_STATUS,
-  PROTOCOL_ERRORS,
   type PresenceEvent,
   type PresenceState,
   ProtocolError,
-  type ProtocolErrorCode,
   parseFrame,
   readJobError,
-  SCOPE_FOR_FAMILY,
-  type Scope,
   SessionOrder,
   TIER_BENEFITS,
-  TIER_NAMES,
   type TierName,
   verifyChallenge,
-  verifyManifest,
-  verifyOwnerProof,
 } from '@gpumesh/protocol';
 import { sendCoalesced } from '@gpumesh/protocol/internal';
 import WebSocket from 'ws';
-import type { Catalog } from '../catalog/catalog.js';
-import type { Entry, ModelOffer, PickIndex } from '../router/pick-index.js';
-import type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
+import type { Entry, PickIndex } from '../router/pick-index.js';
+import { checkManifest } from './check-manifest.js';
+import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
+import { type OwnerLookup, ownerAndTier } from './owner-and-tier.js';
+import { type ListedIds, routableModels } from './routable-models.js';
+import { SessionJobs } from './session-jobs.js';
 
 /**
  * What a session needs from the hub that accepted it (the Hub is one): the pick index to keep in
  * step, the session's settings, and where to register once authenticated.
  */
-export type SessionHost = {
+export type SessionHost = OwnerLookup & {
   readonly index: PickIndex;
   readonly coordinatorId: string;
   readonly heartbeatIntervalMs: number;
@@ -56,40 +52,14 @@ export type SessionHost = {
   readonly ttlMs: number;
   readonly maxFrameBytes: number;
   readonly clock: { now(): number };
-  readonly tierOf: (owner: string) => Promise<TierName>;
   /** Lists each offer under its catalog id (catalog/catalog.ts); absent: under the node's own ids. */
-  readonly catalog: Catalog | undefined;
-  /** A node proved its owner: record the link (its earlier earnings follow, provider/link-node.ts). */
-  readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
-  /** The owner a node was linked to from the dashboard, for a node that names none itself. */
-  readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
+  readonly catalog: ListedIds | undefined;
   /** Why the node is suspended, if it is (trust/). */
   readonly suspensionOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   register(session: NodeSession): void;
   unregister(session: NodeSession): void;
 };
-
-type RunningJob = {
-  entry: Entry;
-  handlers: JobHandlers;
-  timer: NodeJS.Timeout;
-  startedAt: number;
-  firstSeen: boolean;
-  nextSeq: number;
-  /** Cancelled by us: waiting (at most CANCEL_ACK_WAIT_MS) for the node's last word on the job. */
-  cancelling?: { reason: string };
-};
-
-/**
- * How long a cancelled job waits for the node's `job_cancelled` before it is ended anyway: that
- * frame may carry the prompt tokens the node evaluated, which is what a client who left pays
- * (NODE_PROTOCOL.md §9, "Billing a job cut short"). The node's slot stays taken meanwhile, as it is.
- */
-export const CANCEL_ACK_WAIT_MS = 1_000;
-
-/** How many ended job ids a session remembers, to tell a late frame from an unknown job. */
-export const ENDED_JOBS_KEPT = 1_024;
 
 export class NodeSession {
   readonly #hub: SessionHost;
@@ -105,13 +75,7 @@ export class NodeSession {
   #challenge: Omit<FrameOf<'challenge'>, 'v' | 'type'> | undefined;
   #lastHeardAt: number;
   #handshakeDeadline: number;
-  #jobs = new Map<string, RunningJob>();
-  /**
-   * Jobs of this session that ended, newest last (at most ENDED_JOBS_KEPT): a node's late frames for
-   * them — its `job_cancelled` after our cancel or timeout, a chunk that crossed it — are dropped
-   * quietly; `unknown_job` is only for a job id this session never sent (NODE_PROTOCOL.md §9).
-   */
-  #endedJobs = new Set<string>();
+  readonly #jobs: SessionJobs;
   #ended = false;
   #busy: Promise<void> = Promise.resolve();
   #pingTimer: NodeJS.Timeout | undefined;
@@ -123,6 +87,15 @@ export class NodeSession {
     const now = hub.clock.now();
     this.#lastHeardAt = now;
     this.#handshakeDeadline = now + hub.handshakeTimeoutMs;
+    this.#jobs = new SessionJobs({
+      send: (frame) => this.#send(frame),
+      sendJob: (frame) => {
+        this.#order.send('job');
+        if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, frame);
+      },
+      now: () => hub.clock.now(),
+      observeLatency: (ms) => hub.index.observeLatency(this.#nodeId, ms),
+    });
     socket.on('message', (data, binary) => {
       // Frames of one session are handled in order, one at a time (signature checks are async).
       this.#busy = this.#busy.then(() => this.#onMessage(data as Buffer, binary));
@@ -195,47 +168,7 @@ export class NodeSession {
   }
 
   startJob(jobId: string, entry: Entry, spec: JobSpec, handlers: JobHandlers): JobHandle {
-    // Encoded first: a job its frame's schema refuses throws here, before anything is sent.
-    const frame = encodeFrame(
-      createFrame('job', {
-        jobId,
-        kind: spec.kind,
-        // The node's own name for the model (the index may list it under the catalog's).
-        model: entry.offer.nodeModelId ?? spec.model,
-        request: spec.request,
-        stream: spec.stream,
-        timeoutMs: spec.timeoutMs,
-        ...(spec.continueFrom ? { continueFrom: spec.continueFrom } : {}),
-      }),
-    );
-    this.#order.send('job');
-    const timer = setTimeout(() => {
-      this.#send(createFrame('cancel', { jobId, reason: 'timeout' }));
-      this.#finishJob(jobId, { error: registryError('job_timeout', 'The node did not finish in time.') });
-    }, spec.timeoutMs);
-    this.#jobs.set(jobId, {
-      entry,
-      handlers,
-      timer,
-      startedAt: this.#hub.clock.now(),
-      firstSeen: false,
-      nextSeq: 0,
-    });
-    if (this.#socket.readyState === WebSocket.OPEN) sendCoalesced(this.#socket, frame);
-    return {
-      jobId,
-      cancel: (reason: string) => {
-        const job = this.#jobs.get(jobId);
-        if (!job || job.cancelling) return;
-        job.cancelling = { reason };
-        this.#send(createFrame('cancel', { jobId, reason: reason.slice(0, 256) }));
-        clearTimeout(job.timer);
-        job.timer = setTimeout(
-          () => this.#finishJob(jobId, { error: registryError('job_cancelled', reason) }),
-          CANCEL_ACK_WAIT_MS,
-        );
-      },
-    };
+    return this.#jobs.start(jobId, entry, spec, handlers);
   }
 
   async #onMessage(data: Buffer, binary: boolean): Promise<void> {
@@ -273,9 +206,9 @@ export class NodeSession {
         return;
       }
       case 'chunk':
-        return this.#onChunk(frame);
+        return this.#jobs.onChunk(frame);
       case 'result':
-        this.#finishJob(
+        this.#jobs.finish(
           frame.jobId,
           { response: frame.response, ...(frame.tokenIds ? { tokenIds: frame.tokenIds } : {}) },
           true,
@@ -287,7 +220,7 @@ export class NodeSession {
           // code and retryable as the node sent them; protocolCode as the registry reads the code.
           const { jobId, code: protocolCode, message, usage } = error;
           const { code, retryable } = frame;
-          this.#finishJob(
+          this.#jobs.finish(
             jobId,
             { error: { code, protocolCode, message, retryable, ...(usage ? { usage } : {}) } },
             true,
@@ -328,27 +261,8 @@ export class NodeSession {
     if (!ok) throw new ProtocolError('auth_failed', 'The challenge signature is not the node key’s.');
     const suspended = await this.#hub.suspensionOf?.(this.#nodeId).catch(() => undefined);
     if (suspended) throw new ProtocolError('node_suspended', suspended);
-    if (frame.owner) {
-      if (!(await verifyOwnerProof(this.#nodeId, frame.owner))) {
-        throw new ProtocolError('auth_failed', 'The owner proof is not valid.');
-      }
-      this.#owner = frame.owner.address;
-      this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
-    } else {
-      // Linked from the dashboard with the node key's consent (provider/provider-routes.ts); what
-      // it earned after the link and before this connection follows too.
-      this.#owner = (await this.#hub.ownerOf?.(this.#nodeId).catch(() => undefined)) ?? null;
-      if (this.#owner) this.#hub.onOwnerProved?.(this.#nodeId, this.#owner);
-    }
-    let tier: TierName = 'none';
-    if (this.#owner) {
-      try {
-        const t = await this.#hub.tierOf(this.#owner);
-        if ((TIER_NAMES as readonly string[]).includes(t)) tier = t;
-      } catch {
-        tier = 'none'; // staking unavailable: route at the lowest tier rather than refuse the node
-      }
-    }
+    const { owner, tier } = await ownerAndTier(this.#hub, this.#nodeId, frame.owner);
+    this.#owner = owner;
     this.#tier = tier;
     this.#send(
       createFrame('welcome', {
@@ -387,18 +301,7 @@ export class NodeSession {
 
   async #onManifest(frame: FrameOf<'manifest'>): Promise<void> {
     const manifest = frame.manifest;
-    if (!(await verifyManifest(manifest, frame.signature))) {
-      throw new ProtocolError('manifest_signature_invalid');
-    }
-    if (manifest.nodeId.toLowerCase() !== this.#nodeId.toLowerCase()) {
-      throw new ProtocolError('manifest_rejected', 'nodeId differs from the session.');
-    }
-    if (manifest.protocolVersion !== this.#version) {
-      throw new ProtocolError('manifest_rejected', 'protocolVersion differs from the session.');
-    }
-    if (manifest.owner && manifest.owner.toLowerCase() !== this.#owner?.toLowerCase()) {
-      throw new ProtocolError('manifest_rejected', 'owner differs from the proven owner.');
-    }
+    await checkManifest(frame, { nodeId: this.#nodeId, version: this.#version, owner: this.#owner });
     const scopes = grantScopes(this.#tier, manifest.scopes);
     const models = routableModels(manifest, scopes, this.#tier, this.#hub.catalog);
     const firstManifest = !this.#order.ready;
@@ -430,69 +333,6 @@ export class NodeSession {
     this.#move(event);
     const { inFlight, capacity } = frame.load;
     this.#hub.index.setLoad(this.#nodeId, capacity > 0 ? Math.min(1, inFlight / capacity) : 1);
-  }
-
-  #onChunk(frame: FrameOf<'chunk'>): void {
-    const job = this.#jobs.get(frame.jobId);
-    if (!job) {
-      this.#unknownJob(frame.jobId);
-      return;
-    }
-    if (job.cancelling) return; // nothing more reaches the client after a cancel
-    if (frame.seq !== job.nextSeq) {
-      this.#finishJob(frame.jobId, {
-        error: { code: 'provider_error', message: 'Chunks arrived out of sequence.', retryable: false },
-      });
-      this.#send(createFrame('cancel', { jobId: frame.jobId, reason: 'chunk out of sequence' }));
-      return;
-    }
-    job.nextSeq++;
-    this.#firstSign(job);
-    job.handlers.onChunk?.(frame.chunk, frame.seq, frame.tokens);
-  }
-
-  /** A chunk or result for a job not running: quiet if it ended here, else `unknown_job`. */
-  #unknownJob(jobId: string): void {
-    if (this.#endedJobs.has(jobId)) return;
-    this.#send(errorFrame('unknown_job', { jobId, message: 'No such job.' }));
-  }
-
-  #firstSign(job: RunningJob): void {
-    if (job.firstSeen) return;
-    job.firstSeen = true;
-    this.#hub.index.observeLatency(this.#nodeId, Math.max(0.001, this.#hub.clock.now() - job.startedAt));
-  }
-
-  #finishJob(
-    jobId: string,
-    outcome: { response: FrameOf<'result'>['response']; tokenIds?: JobTokenIds } | { error: JobError },
-    fromNode = false,
-  ): void {
-    const job = this.#jobs.get(jobId);
-    if (!job) {
-      // A node's error for a job that is not running is never answered (§9); a chunk or result is
-      // answered only when the job id was never sent in this session.
-      if (fromNode && 'response' in outcome) this.#unknownJob(jobId);
-      return;
-    }
-    this.#jobs.delete(jobId);
-    this.#endedJobs.add(jobId);
-    if (this.#endedJobs.size > ENDED_JOBS_KEPT)
-      this.#endedJobs.delete(this.#endedJobs.values().next().value!);
-    clearTimeout(job.timer);
-    if (job.cancelling) {
-      // The node's answer to our cancel (or a result that crossed it): the job stays cancelled,
-      // with the usage the node reported, if any.
-      const usage = 'response' in outcome ? outcome.response.usage : outcome.error.usage;
-      job.handlers.onError(registryError('job_cancelled', job.cancelling.reason, usage));
-      return;
-    }
-    if ('response' in outcome) {
-      this.#firstSign(job);
-      job.handlers.onResult(outcome.response as Parameters<JobHandlers['onResult']>[0], outcome.tokenIds);
-    } else {
-      job.handlers.onError(outcome.error);
-    }
   }
 
   #move(event: PresenceEvent): void {
@@ -544,78 +384,12 @@ export class NodeSession {
       // Closing from our side after a terminal event; the peer may already be gone.
       this.#socket.close(NORMAL_CLOSE_CODE, why.slice(0, 100));
     }
-    for (const jobId of [...this.#jobs.keys()]) {
-      this.#finishJob(jobId, {
-        error: { code: 'node_lost', message: 'The node disconnected during the job.', retryable: true },
-      });
-    }
+    this.#jobs.endAll({
+      code: 'node_lost',
+      message: 'The node disconnected during the job.',
+      retryable: true,
+    });
     this.#hub.unregister(this);
     if (this.#nodeId && this.#order.ready) this.#hub.log.info({ nodeId: this.#nodeId, why }, 'node left');
   }
-}
-
-/** A job error the hub gives itself with a registry code (a timeout, a cancel), retryable as registered. */
-function registryError(code: ProtocolErrorCode, message: string, usage?: JobUsage): JobError {
-  const { retryable } = PROTOCOL_ERRORS[code];
-  return { code, protocolCode: code, message, retryable, ...(usage ? { usage } : {}) };
-}
-
-/**
- * The models the coordinator routes to a node: those whose family's scope was granted, each under
- * the id the catalog lists it by (a canonical id for known weights, `<nodeId>/<name>` for unknown
- * ones); the first offer wins when two map to one id.
- */
-function routableModels(
-  manifest: Manifest,
-  scopes: readonly Scope[],
-  tier: TierName,
-  catalog: Catalog | undefined,
-): ModelOffer[] {
-  const tierCap = TIER_BENEFITS[tier].maxConcurrency;
-  const byId = new Map<string, ModelOffer>();
-  for (const m of manifest.models) {
-    if (!scopes.includes(SCOPE_FOR_FAMILY[m.family])) continue;
-    const voice = m.family === 'voice' ? voicePricing(m) : undefined;
-    if (m.family === 'voice' && !voice) continue; // no priced voice job: nothing to route
-    const modelId = catalog ? catalog.listedId(m, manifest.nodeId) : m.id;
-    if (byId.has(modelId)) continue;
-    byId.set(modelId, {
-      modelId,
-      ...(modelId !== m.id ? { nodeModelId: m.id } : {}),
-      family: m.family,
-      contextLength: m.contextLength,
-      maxConcurrency: Math.min(m.maxConcurrency, tierCap),
-      priceIn: voice?.priceIn ?? BigInt(m.price.inputPerMTok),
-      priceOut: voice ? 0n : BigInt(m.price.outputPerMTok),
-      currency: m.price.currency,
-      ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
-      ...(voice ? { kinds: voice.kinds, ...voice.prices } : {}),
-      ...(m.continues ? { continues: true } : {}),
-    });
-  }
-  return [...byId.values()];
-}
-
-/**
- * A voice offer's routed kinds — those it names in `kinds` and prices (inputPerSecond for
- * transcription and translation, inputPerMChar for speech) — and the price it sorts by, per
- * million of its first kind's billing units (milliseconds of audio, characters); undefined when
- * it prices none (NODE_PROTOCOL.md §9 "Units and prices").
- */
-function voicePricing(
-  m: Manifest['models'][number],
-): { kinds: string[]; priceIn: bigint; prices: { perSecond?: bigint; perMChar?: bigint } } | undefined {
-  const perSecond = m.price.inputPerSecond === undefined ? undefined : BigInt(m.price.inputPerSecond);
-  const perMChar = m.price.inputPerMChar === undefined ? undefined : BigInt(m.price.inputPerMChar);
-  const kinds = (m.kinds ?? []).filter((k) => (k === 'speech' ? perMChar : perSecond) !== undefined);
-  if (kinds.length === 0) return undefined;
-  const priceIn = kinds[0] === 'speech' ? perMChar! : perSecond! * 1000n;
-  return {
-    kinds,
-    priceIn,
-    prices: {
-      ...(perSecond !== undefined ? { perSecond } : {}),
-      ...(perMChar !== undefined ? { perMChar } : {}),
-    },
-  };
 }
