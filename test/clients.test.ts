@@ -1,20 +1,28 @@
 /**
  * Clients no one here wrote, with only their base URL changed, against a coordinator with a real
- * node (the gpumesh-node daemon on the generated model): LangChain JS (`@langchain/openai`) and the
- * Vercel AI SDK (`ai` with `@ai-sdk/openai-compatible`). Structured output and tool calls come from
- * the node's grammar sampling, so they parse and validate even on random weights.
+ * node (the gpumesh-node daemon on the generated model): the OpenAI Agents SDK (`@openai/agents`,
+ * its default Responses model), the official `openai` SDK's Responses helpers, LangChain JS
+ * (`@langchain/openai`, chat completions and `useResponsesApi`), the Vercel AI SDK (`ai` with
+ * `@ai-sdk/openai`, whose default is the Responses API, and `@ai-sdk/openai-compatible`) and an
+ * OpenRouter-style client on `/api/v1`. Structured output and tool calls come from the node's
+ * grammar sampling, so they parse and validate even on random weights: the tests check structure,
+ * never content.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
-import { generateObject, generateText, streamText } from 'ai';
+import { Agent, tool as agentTool, run, setDefaultOpenAIClient, setTracingDisabled } from '@openai/agents';
+import { generateObject, generateText, stepCountIs, streamText, tool } from 'ai';
 import type { FastifyInstance } from 'fastify';
+import OpenAI from 'openai';
+import { zodResponsesFunction, zodTextFormat } from 'openai/helpers/zod';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { z } from 'zod';
@@ -33,6 +41,7 @@ let app: FastifyInstance;
 let node: SpawnedNodeDaemon | undefined;
 let key: string;
 let baseURL: string;
+let base: string;
 let chatModel: string;
 let embedModel: string;
 const dir = mkdtempSync(path.join(tmpdir(), 'gm-clients-'));
@@ -51,7 +60,8 @@ beforeAll(async () => {
   app = await buildApp({ config, store: store.store, logger: false, tierOf: async () => 'gold' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
-  baseURL = `http://127.0.0.1:${port}/v1`;
+  base = `http://127.0.0.1:${port}`;
+  baseURL = `${base}/v1`;
   const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
   const headers = { authorization: `Bearer ${jwt}` };
   const user = (await app.inject({ method: 'GET', url: '/api/user', headers })).json() as { id: string };
@@ -83,6 +93,11 @@ beforeAll(async () => {
     },
     { timeout: 60_000, interval: 50 },
   );
+  // The Agents SDK: our coordinator as its OpenAI client, no tracing export (no network).
+  setTracingDisabled(true);
+  // (The SDK's types see openai's CommonJS build, this file its ESM one: the same class.)
+  type AgentsClient = Parameters<typeof setDefaultOpenAIClient>[0];
+  setDefaultOpenAIClient(new OpenAI({ baseURL, apiKey: key, maxRetries: 0 }) as unknown as AgentsClient);
 }, 120_000);
 
 afterAll(async () => {
@@ -194,5 +209,229 @@ describe('Vercel AI SDK (ai + @ai-sdk/openai-compatible)', () => {
       maxOutputTokens: 256,
     });
     expect(Weather.parse(object)).toEqual(object);
+  });
+});
+
+const weatherTool = () =>
+  agentTool({
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: Weather.pick({ city: true }),
+    execute: async ({ city }) => `${city}: 21 °C, sunny`,
+  });
+
+describe('OpenAI Agents SDK (@openai/agents, its default Responses model)', () => {
+  test('default: a forced function tool is called with arguments of its schema and run', async () => {
+    const agent = new Agent({
+      name: 'weather',
+      instructions: 'Answer with the weather tool.',
+      model: chatModel,
+      tools: [weatherTool()],
+      modelSettings: { toolChoice: 'get_weather', maxTokens: 128 },
+      toolUseBehavior: 'stop_on_first_tool',
+    });
+    const result = await run(agent, 'What is the weather in Paris?');
+    const call = result.newItems.find((i) => i.type === 'tool_call_item')!.rawItem as {
+      name: string;
+      arguments: string;
+    };
+    expect(call.name).toBe('get_weather');
+    const { city } = Weather.pick({ city: true }).parse(JSON.parse(call.arguments));
+    expect(result.finalOutput).toBe(`${city}: 21 °C, sunny`);
+  });
+
+  test('default: a zod outputType gives a parsed final output', async () => {
+    const agent = new Agent({
+      name: 'structured',
+      instructions: 'Report the weather.',
+      model: chatModel,
+      outputType: Weather,
+      modelSettings: { maxTokens: 128 },
+    });
+    const result = await run(agent, 'Weather in Rome?');
+    expect(Weather.parse(result.finalOutput)).toEqual(result.finalOutput);
+  });
+
+  test('default: a streamed run with a tool streams its events and ends with the tool output', async () => {
+    const agent = new Agent({
+      name: 'weather',
+      model: chatModel,
+      tools: [weatherTool()],
+      modelSettings: { toolChoice: 'required', maxTokens: 128 },
+      toolUseBehavior: 'stop_on_first_tool',
+    });
+    const stream = await run(agent, 'Weather in Rome?', { stream: true });
+    const kinds = new Set<string>();
+    for await (const event of stream) {
+      kinds.add(event.type === 'run_item_stream_event' ? event.name : event.type);
+      if (event.type === 'raw_model_stream_event') kinds.add(`raw:${event.data.type}`);
+    }
+    await stream.completed;
+    expect(stream.error).toBeNull();
+    expect(kinds).toContain('tool_called');
+    expect(kinds).toContain('tool_output');
+    expect(kinds).toContain('raw:response_done');
+    expect(stream.finalOutput).toMatch(/^(Paris|Rome): 21 °C, sunny$/);
+  });
+
+  test('default: a tool and an outputType together: the tool runs, then the final output parses', async () => {
+    const agent = new Agent({
+      name: 'both',
+      model: chatModel,
+      tools: [weatherTool()],
+      outputType: Weather,
+      // Forced on the first turn; the SDK resets tool_choice after a call, so the second turn
+      // answers with the output type.
+      modelSettings: { toolChoice: 'get_weather', maxTokens: 128 },
+    });
+    const result = await run(agent, 'Weather in Paris?', { maxTurns: 3 });
+    expect(result.newItems.map((i) => i.type)).toEqual(
+      expect.arrayContaining(['tool_call_item', 'tool_call_output_item']),
+    );
+    expect(Weather.parse(result.finalOutput)).toEqual(result.finalOutput);
+  });
+});
+
+describe('the openai SDK: responses.create, stream and parse', () => {
+  const client = () => new OpenAI({ baseURL, apiKey: key, maxRetries: 0 });
+
+  test('default: create, stream and parse (a zod text format and a zod function)', async () => {
+    const created = await client().responses.create({ model: chatModel, input: 'Hi', max_output_tokens: 8 });
+    expect(created).toMatchObject({ object: 'response', model: chatModel });
+    const streamed = await client()
+      .responses.stream({ model: chatModel, input: 'Hi', max_output_tokens: 8 })
+      .finalResponse();
+    expect(streamed.usage!.output_tokens).toBeGreaterThan(0);
+    const parsed = await client().responses.parse({
+      model: chatModel,
+      input: 'Weather in Rome?',
+      text: { format: zodTextFormat(Weather, 'weather') },
+      max_output_tokens: 128,
+    });
+    expect(Weather.parse(parsed.output_parsed)).toEqual(parsed.output_parsed);
+    const called = await client().responses.parse({
+      model: chatModel,
+      input: 'Weather in Rome?',
+      tools: [zodResponsesFunction({ name: 'get_weather', parameters: Weather })],
+      tool_choice: 'required',
+      max_output_tokens: 128,
+    });
+    const call = called.output.find((o) => o.type === 'function_call')!;
+    expect(Weather.parse(call.parsed_arguments)).toEqual(call.parsed_arguments);
+  });
+});
+
+describe('Vercel AI SDK (ai + @ai-sdk/openai, its default Responses model)', () => {
+  const openai = () => createOpenAI({ baseURL, apiKey: key });
+
+  test('default: generateText with a tool: the call, its result, then a second step', async () => {
+    let ran = 0;
+    const result = await generateText({
+      model: openai()(chatModel),
+      prompt: 'What is the weather in Paris?',
+      maxOutputTokens: 128,
+      tools: {
+        get_weather: tool({
+          description: 'The weather in a city',
+          inputSchema: Weather.pick({ city: true }),
+          execute: async ({ city }) => {
+            ran++;
+            return `${city}: 21 °C, sunny`;
+          },
+        }),
+      },
+      toolChoice: { type: 'tool', toolName: 'get_weather' },
+      // The second step sends the call back (by reference to the stored response, the SDK's default)
+      // with its result, and answers in text.
+      prepareStep: ({ stepNumber }) => (stepNumber > 0 ? { toolChoice: 'none' } : {}),
+      stopWhen: stepCountIs(2),
+    });
+    expect(ran).toBe(1);
+    expect(result.steps).toHaveLength(2);
+    const [call] = result.steps[0]!.toolCalls;
+    expect(call!.toolName).toBe('get_weather');
+    expect(Weather.pick({ city: true }).parse(call!.input)).toEqual(call!.input);
+    expect(result.steps[1]!.toolCalls).toHaveLength(0);
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+  });
+
+  test('default: generateObject returns an object of the schema', async () => {
+    const { object } = await generateObject({
+      model: openai()(chatModel),
+      schema: Weather,
+      prompt: 'Weather in Paris?',
+      maxOutputTokens: 128,
+    });
+    expect(Weather.parse(object)).toEqual(object);
+  });
+});
+
+describe('LangChain JS with useResponsesApi', () => {
+  const chat = () =>
+    new ChatOpenAI({
+      model: chatModel,
+      apiKey: key,
+      configuration: { baseURL },
+      maxTokens: 128,
+      maxRetries: 0,
+      useResponsesApi: true,
+    });
+
+  test('default: invoke, a forced tool and structured output over /v1/responses', async () => {
+    const reply = await chat().invoke('Hello');
+    expect(reply.usage_metadata?.input_tokens).toBeGreaterThan(0);
+    const bound = chat().bindTools(
+      [{ name: 'get_weather', description: 'The weather in a city', schema: Weather }],
+      { tool_choice: 'get_weather' },
+    );
+    const called = await bound.invoke('What is the weather in Paris?');
+    expect(called.tool_calls).toHaveLength(1);
+    expect(Weather.parse(called.tool_calls![0]!.args)).toBeTruthy();
+    const structured = chat().withStructuredOutput(Weather, { name: 'weather', method: 'jsonSchema' });
+    expect(Weather.parse(await structured.invoke('Weather in Rome?'))).toBeTruthy();
+  });
+});
+
+describe('an OpenRouter-style client (base URL ending in /api/v1)', () => {
+  test('default: the openai SDK with OpenRouter headers: models, chat with usage, a stream, responses', async () => {
+    const openRouter = new OpenAI({
+      baseURL: `${base}/api/v1`,
+      apiKey: key,
+      maxRetries: 0,
+      defaultHeaders: { 'HTTP-Referer': 'https://example.com', 'X-Title': 'gpumesh clients test' },
+    });
+    expect((await openRouter.models.list()).data.map((m) => m.id)).toContain(chatModel);
+    const chat = await openRouter.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 4,
+      // OpenRouter's own members, as its docs send them through the openai SDK.
+      ...({ usage: { include: true }, provider: { sort: 'price' } } as object),
+    });
+    expect(chat.usage!.completion_tokens).toBeGreaterThan(0);
+    let usage: OpenAI.CompletionUsage | undefined;
+    const stream = await openRouter.chat.completions.create({
+      model: chatModel,
+      messages: [{ role: 'user', content: 'Hi' }],
+      max_tokens: 4,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream) usage ??= chunk.usage ?? undefined;
+    expect(usage!.prompt_tokens).toBeGreaterThan(0);
+    const response = await openRouter.responses.create({
+      model: chatModel,
+      input: 'Hi',
+      max_output_tokens: 4,
+    });
+    expect(response.object).toBe('response');
+    const { text } = await generateText({
+      model: createOpenAICompatible({ name: 'openrouter', baseURL: `${base}/api/v1`, apiKey: key })(
+        chatModel,
+      ),
+      prompt: 'Hi',
+      maxOutputTokens: 4,
+    });
+    expect(typeof text).toBe('string');
   });
 });
