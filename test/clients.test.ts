@@ -33,6 +33,7 @@ import { credit } from '../coordinator/src/ledger/credit.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { type Endpoint, readParameterTable } from './support/parameter-table.js';
 
 const USD = 1_000_000_000n;
 
@@ -586,4 +587,52 @@ describe("tool calls and long prompts as OpenAI's API answers them", () => {
     });
     expect(response.output.find((o) => o.type === 'function_call')).toMatchObject({ name: 'write_note' });
   });
+});
+
+describe("coordinator/README.md's /v1 parameter table, against real requests", () => {
+  test('behavior: every ignored cell answers 200 and every 400 cell names its field', async () => {
+    const requests: Record<Endpoint, { url: string; body: () => Record<string, unknown> }> = {
+      chat: {
+        url: '/v1/chat/completions',
+        body: () => ({ model: chatModel, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 }),
+      },
+      completions: {
+        url: '/v1/completions',
+        body: () => ({ model: chatModel, prompt: 'Hi', max_tokens: 2 }),
+      },
+      embeddings: { url: '/v1/embeddings', body: () => ({ model: embedModel, input: 'Hi' }) },
+      responses: {
+        url: '/v1/responses',
+        body: () => ({ model: chatModel, input: 'Hi', max_output_tokens: 2 }),
+      },
+    };
+    const checked: string[] = [];
+    for (const row of readParameterTable()) {
+      if (row.example === undefined) continue;
+      for (const [endpoint, { url, body }] of Object.entries(requests) as [
+        Endpoint,
+        (typeof requests)[Endpoint],
+      ][]) {
+        const treatment = row.on[endpoint];
+        if (treatment !== 'ignored' && treatment !== '400') continue;
+        const res = await fetch(`${base}${url}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...body(), [row.name]: row.example }),
+        });
+        const where = `${endpoint}: ${row.name} ${JSON.stringify(row.example)}`;
+        const answer = (await res.json()) as { error?: { param: string | null; message: string } };
+        if (treatment === 'ignored') expect(res.status, `${where}: ${JSON.stringify(answer)}`).toBe(200);
+        else {
+          expect(res.status, where).toBe(400);
+          expect(
+            answer.error!.param === row.name || answer.error!.message.includes(row.name),
+            `${where}: ${JSON.stringify(answer.error)}`,
+          ).toBe(true);
+        }
+        checked.push(where);
+      }
+    }
+    expect(checked.length).toBeGreaterThan(40);
+  }, 120_000);
 });
