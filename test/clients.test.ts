@@ -322,6 +322,51 @@ describe('the openai SDK: responses.create, stream and parse', () => {
   });
 });
 
+describe('the Responses API: item_reference', () => {
+  test('behavior: a stored call referenced by id stands for the call; an unknown id is 404 naming input', async () => {
+    const client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 });
+    const tools: OpenAI.Responses.Tool[] = [
+      {
+        type: 'function',
+        name: 'get_weather',
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string', enum: ['Paris', 'Rome'] } },
+          required: ['city'],
+          additionalProperties: false,
+        },
+        strict: true,
+      },
+    ];
+    const first = await client.responses.create({
+      model: chatModel,
+      input: 'Weather in Paris?',
+      tools,
+      tool_choice: 'required',
+      max_output_tokens: 128,
+    });
+    const call = first.output.find((o) => o.type === 'function_call')!;
+    const next = await client.responses.create({
+      model: chatModel,
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { type: 'item_reference', id: call.id! },
+        { type: 'function_call_output', call_id: call.call_id, output: 'sunny' },
+      ],
+      tools,
+      max_output_tokens: 4,
+    });
+    expect(next.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+    await expect(
+      client.responses.create({
+        model: chatModel,
+        input: [{ type: 'item_reference', id: `fc_${'0'.repeat(48)}_0` }],
+        max_output_tokens: 4,
+      }),
+    ).rejects.toMatchObject({ status: 404, param: 'input' });
+  });
+});
+
 describe('Vercel AI SDK (ai + @ai-sdk/openai, its default Responses model)', () => {
   const openai = () => createOpenAI({ baseURL, apiKey: key });
 
