@@ -14,9 +14,9 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { openStore } from '../coordinator/src/db/store.js';
+import { providerAccountId } from '../coordinator/src/db/tables/ledger.js';
+import { USAGE_STATUS } from '../coordinator/src/db/tables/usage.js';
 import { Ledger } from '../coordinator/src/ledger/ledger.js';
-import { providerAccountId } from '../coordinator/src/ledger/tables.js';
-import { USAGE_STATUS } from '../coordinator/src/usage/tables.js';
 import { readThreads, usedBetween } from './thread-times.js';
 
 const { values } = parseArgs({

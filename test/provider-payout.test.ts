@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GAS_PRICE_WEI, STABLE_TRANSFER_GAS } from '../coordinator/src/chain/constants.js';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import { sendTransaction } from '../coordinator/src/chain/send-transaction.js';
+import { ENTRY_KINDS, providerAccountId } from '../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
-import { ENTRY_KINDS, providerAccountId } from '../coordinator/src/ledger/tables.js';
 import { settlePayouts } from '../coordinator/src/provider/settle-payouts.js';
 import {
   createTestApp,

@@ -14,9 +14,9 @@ import { promisify } from 'node:util';
 import { startNodeDaemon, usdOffer } from '@gpumesh/node/testing';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { providerAccountId } from '../coordinator/src/db/tables/ledger.js';
 import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import { providerAccountId } from '../coordinator/src/ledger/tables.js';
 import {
   createTestApp,
   expectBooksBalanced,

@@ -4,94 +4,38 @@
  * Create, stream (the typed events the SDK parses), function tools with their outputs sent back,
  * JSON output, previous_response_id over stored responses, GET and DELETE, billing as chat.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { writeTinyModel } from '@gpumesh/node';
-import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
+
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { newApiClient } from './support/api-client.js';
+import { USD } from './support/expected-charge.js';
+import { startTinyNodeNetwork, type TinyNodeNetwork } from './support/tiny-node-network.js';
 
-const USD = 1_000_000_000n;
-
-let store: TestDatabase;
+let net: TinyNodeNetwork;
 let app: FastifyInstance;
 let client: OpenAI;
 let otherClient: OpenAI;
 let userId: string;
 let base: string;
 let key: string;
-let node: SpawnedNodeDaemon | undefined;
 let model: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'gm-responses-'));
 
-async function newKey(): Promise<{ key: string; userId: string }> {
-  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
-  const auth = { authorization: `Bearer ${jwt}` };
-  const id = ((await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string })
-    .id;
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/router/keys',
-    headers: auth,
-    payload: { name: 'r' },
-  });
-  await credit(store.db, { userId: id, amountNano: 10n * USD, ref: `responses-seed-${id}` });
-  return { key: (created.json() as { key: string }).key, userId: id };
-}
+/** A new user with 10 USD of credits and an API key. */
+const newKey = () => newApiClient(app, { keyName: 'r', creditNano: 10n * USD });
 
 beforeAll(async () => {
-  await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
-  store = await testBackends()[0]!.open('responses');
-  const config = loadConfig({
-    overrides: {
-      dataDir: store.dataDir,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
-    },
-  });
-  app = await buildApp({ config, store: store.store, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  net = await startTinyNodeNetwork('responses');
+  ({ app, base, model } = net);
   ({ key, userId } = await newKey());
-  node = spawnNodeDaemon({ coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`, dir });
-  for (;;) {
-    const chat = [...app.hub.index.models()].find(
-      ([, members]) => [...members.values()][0]!.offer.family === 'chat',
-    );
-    if (chat && app.hub.index.pick({ modelId: chat[0] }).ok) {
-      model = chat[0];
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
   client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
   otherClient = new OpenAI({ apiKey: (await newKey()).key, baseURL: `${base}/v1`, maxRetries: 0 });
 }, 180_000);
 
-afterAll(async () => {
-  await node?.stop();
-  if (app) await expectBooksBalanced(app.ctx);
-  await app?.close();
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => net?.close());
 
 const usageRows = async () =>
-  store.db.selectFrom('usage_records').select(['cost_nano']).where('user_id', '=', userId).execute();
+  app.ctx.db.selectFrom('usage_records').select(['cost_nano']).where('user_id', '=', userId).execute();
 
 describe('the Responses API through the openai SDK', () => {
   test('default: create answers a Response with output_text and usage, billed like chat', async () => {

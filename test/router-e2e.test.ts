@@ -1,192 +1,31 @@
 /**
  * The router end to end over real sockets: a coordinator listening on a port, nodes connected over
  * WebSocket (the fixed-reply bench node, for exact and known token counts), HTTP requests with a
- * real sk- key, the real ledger on SQLite and PostgreSQL.
+ * real sk- key, the real ledger on SQLite and PostgreSQL (test/support/router-harness.ts). What a
+ * cut or lying request is billed: test/router-billing.test.ts.
  */
-import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import {
-  type FixedReplyNode,
-  type NodeDaemon,
-  type NodeDaemonOptions,
-  startFixedReplyNode,
-  startNodeDaemon,
-  usdOffer,
-} from '@gpumesh/node/testing';
-import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { usdOffer } from '@gpumesh/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
-import type { Database } from '../coordinator/src/db/schema.js';
-import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { EMPTY_TEXT_TOKENS_PER_CHOICE } from '../coordinator/src/ledger/bound-usage.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
-import type { Ledger } from '../coordinator/src/ledger/ledger.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import {
-  type TestBackend,
-  type TestDatabase,
-  testBackends,
-} from '../coordinator/src/testing/test-backends.js';
+import { testBackends } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
-import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
-import { streamThenLeave } from './support/stream-then-leave.js';
-
-const USD = 1_000_000_000n;
-const FEE_BPS = 500;
-
-type Harness = {
-  app: FastifyInstance;
-  db: Kysely<Database>;
-  ledger: Ledger;
-  base: string;
-  wsUrl: string;
-  key: string;
-  keyId: string;
-  userId: string;
-  jwt: string;
-  nodes: (FixedReplyNode | NodeDaemon)[];
-  close(): Promise<void>;
-};
-
-async function start(
-  backend: TestBackend,
-  label: string,
-  overrides: Record<string, unknown> = {},
-): Promise<Harness> {
-  const store: TestDatabase = await backend.open(label);
-  const config = loadConfig({
-    overrides: {
-      dataDir: store.dataDir,
-      databaseUrl: store.databaseUrl,
-      databaseSchema: store.databaseSchema,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
-      platformFeeBps: FEE_BPS,
-      ...overrides,
-    },
-  });
-  // Every test node's owner counts as platinum (64 concurrent jobs), so concurrency tests are not capped at 1.
-  const app = await buildApp({
-    config,
-    store: store.store,
-    logger: false,
-    tierOf: async () => 'platinum',
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as AddressInfo).port;
-  const account = privateKeyToAccount(generatePrivateKey());
-  const jwt = await signIn(app, account);
-  const user = (
-    await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
-  ).json() as { id: string };
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/router/keys',
-    headers: { authorization: `Bearer ${jwt}` },
-    payload: { name: 'e2e' },
-  });
-  const { key, id: keyId } = created.json() as { key: string; id: string };
-  const nodes: (FixedReplyNode | NodeDaemon)[] = [];
-  return {
-    app,
-    db: store.db,
-    ledger: app.ctx.ledger,
-    base: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
-    key,
-    keyId,
-    userId: user.id,
-    jwt,
-    nodes,
-    async close() {
-      for (const n of nodes) n.kill();
-      // Whatever the suite did, the ledger adds up at its end.
-      await expectBooksBalanced(app.ctx);
-      await app.close();
-      await store.close();
-    },
-  };
-}
-
-const OWNER = generatePrivateKey();
-/** What the fixed-reply nodes answer, as tokens (the stand-in's default too). */
-const DEFAULT_REPLY = ['Hello', ' from', ' a', ' fixed', ' node', '.'];
-
-/** A real node daemon (in this process, on its fixed-reply runtime), online in the hub. */
-async function addNode(h: Harness, options: Partial<NodeDaemonOptions> = {}) {
-  const node = await startNodeDaemon({
-    url: h.wsUrl,
-    ownerPrivateKey: OWNER,
-    models: [usdOffer('m', USD, 2n * USD)],
-    replyTokens: DEFAULT_REPLY,
-    ...options,
-  });
-  h.nodes.push(node);
-  await until(() => h.app.hub.index.node(node.nodeId)?.state === 'online');
-  return node;
-}
-
-/**
- * A misbehaving node stand-in (fixed-reply-node.ts), for what no honest daemon does: lie about
- * usage, overstate chunk.tokens, die abruptly mid-stream.
- */
-async function addMisbehavingNode(
-  h: Harness,
-  options: Partial<Parameters<typeof startFixedReplyNode>[0]> = {},
-) {
-  const node = startFixedReplyNode({
-    url: h.wsUrl,
-    ownerPrivateKey: OWNER,
-    models: [usdOffer('m', USD, 2n * USD)],
-    ...options,
-  });
-  h.nodes.push(node);
-  await node.ready;
-  await until(() => h.app.hub.index.node(node.nodeId)?.state === 'online');
-  return node;
-}
-
-async function chat(h: Harness, body: Record<string, unknown>) {
-  const res = await fetch(`${h.base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body }),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.text()) as string };
-}
-
-async function usageRows(h: Harness) {
-  await h.ledger.idle(); // settlements commit after the answer
-  return h.db
-    .selectFrom('usage_records')
-    .selectAll()
-    .where('user_id', '=', h.userId)
-    .orderBy('created_at')
-    .execute();
-}
-
-/** Expected charge in nanousd for the fixed node's usage at (in, out) USD per million. */
-function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd: bigint): bigint {
-  const provider = (BigInt(prompt) * inUsd * USD + BigInt(completion) * outUsd * USD + 999_999n) / 1_000_000n;
-  const fee = (provider * BigInt(FEE_BPS) + 9_999n) / 10_000n;
-  return provider + fee;
-}
+import { expectedNano, USD } from './support/expected-charge.js';
+import {
+  addMisbehavingNode,
+  addNode,
+  chat,
+  type Harness,
+  startRouterHarness,
+  usageRows,
+} from './support/router-harness.js';
 
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
-
-/** What a cut request pays for the prompt of `chat()` ("hi") when the node sends no count. */
-const HI_PROMPT_BOUND = estimatePromptTokens('chat', { messages: [{ role: 'user', content: 'hi' }] });
 
 describe('router e2e [sqlite]', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await start(sqlite, 'router');
+    h = await startRouterHarness(sqlite, 'router');
     await credit(h.db, { userId: h.userId, amountNano: 10n * USD, ref: 'seed' });
   });
   afterAll(() => h?.close());
@@ -263,230 +102,6 @@ describe('router e2e [sqlite]', () => {
     cheapIn.kill();
     cheapOut.kill();
     await until(() => !h.app.hub.index.hasModel('m'));
-  });
-
-  test('behavior: a node killed mid-stream leaves a usage row billed for the tokens delivered', async () => {
-    const node = await addMisbehavingNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      dieAfterChunks: 3,
-      chunkDelayMs: 5,
-    });
-    const before = await h.ledger.balance(h.userId);
-    const r = await chat(h, { stream: true });
-    expect(r.status).toBe(200);
-    const events = r.body.split('\n\n').filter(Boolean);
-    expect(events.filter((e) => e.includes('chat.completion.chunk'))).toHaveLength(3);
-    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
-    expect(events.at(-1)).toBe('data: [DONE]');
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('node_failed');
-    expect(Number(row.completion_tokens)).toBe(3);
-    // The node had evaluated the prompt: it is billed at the coordinator's bound (no count came).
-    expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
-    const after = await h.ledger.balance(h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 3, 1n, 2n));
-    expect(after.reservedNano).toBe(0n);
-    expect(node.jobs).toBe(1);
-  });
-
-  test('behavior: a stream cut mid-way is billed by the tokens its chunks carry (chunk.tokens)', async () => {
-    const node = await addMisbehavingNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      dieAfterChunks: 3,
-      chunkDelayMs: 5,
-      tokensPerChunk: 4,
-    });
-    const before = await h.ledger.balance(h.userId);
-    const r = await chat(h, { stream: true });
-    expect(r.status).toBe(200);
-    const events = r.body.split('\n\n').filter(Boolean);
-    expect(events.filter((e) => e.includes('chat.completion.chunk'))).toHaveLength(3);
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('node_failed');
-    expect(Number(row.completion_tokens)).toBe(12);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
-    const after = await h.ledger.balance(h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(HI_PROMPT_BOUND, 12, 1n, 2n));
-    expect(node.jobs).toBe(1);
-  });
-
-  test('behavior: a node cannot bill a cut stream beyond max_tokens by overstating chunk.tokens', async () => {
-    await addMisbehavingNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      dieAfterChunks: 3,
-      chunkDelayMs: 5,
-      tokensPerChunk: 1000,
-    });
-    const r = await chat(h, { stream: true, max_tokens: 10 });
-    expect(r.status).toBe(200);
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('node_failed');
-    expect(Number(row.completion_tokens)).toBe(10);
-    expect(toBigInt(row.cost_nano)).toBe(expectedNano(HI_PROMPT_BOUND, 10, 1n, 2n));
-  });
-
-  test('behavior: a client that disconnects mid-stream is billed for what it received', async () => {
-    const node = await addNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
-      chunkDelayMs: 10,
-      promptTokens: 10,
-    });
-    const before = await h.ledger.balance(h.userId);
-    await streamThenLeave(
-      `${h.base}/v1/chat/completions`,
-      h.key,
-      { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 },
-      5,
-    );
-    await until(() => node.cancelled.length === 1);
-    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('client_disconnected');
-    const delivered = Number(row.completion_tokens);
-    expect(delivered).toBeGreaterThanOrEqual(5);
-    expect(delivered).toBeLessThan(200);
-    const after = await h.ledger.balance(h.userId);
-    // The prompt the node evaluated, as its job_cancelled reported (10, under the bound of 50).
-    expect(Number(row.prompt_tokens)).toBe(10);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(10, delivered, 1n, 2n));
-    expect(after.reservedNano).toBe(0n);
-    node.kill();
-    await until(() => !h.app.hub.index.hasModel('m'));
-  });
-
-  test('behavior: a client that leaves a non-streamed request cancels its job and pays the prompt only', async () => {
-    const node = await addNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
-      quietDelayMs: 10,
-      promptTokens: 10,
-    });
-    const before = await h.ledger.balance(h.userId);
-    const controller = new AbortController();
-    const request = fetch(`${h.base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 200 }),
-      signal: controller.signal,
-    }).catch((error: unknown) => error);
-    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 1);
-    controller.abort();
-    await request;
-    // NODE_PROTOCOL.md §9: the coordinator cancels when the client disconnects, streamed or not.
-    await until(() => node.cancelled.length === 1);
-    await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
-    const row = (await usageRows(h)).at(-1)!;
-    expect(row.status).toBe('client_disconnected');
-    expect(Number(row.completion_tokens)).toBe(0);
-    expect(Number(row.prompt_tokens)).toBe(10);
-    const after = await h.ledger.balance(h.userId);
-    expect(before.balanceNano - after.balanceNano).toBe(expectedNano(10, 0, 1n, 2n));
-    expect(after.reservedNano).toBe(0n);
-    node.kill();
-    await until(() => !h.app.hub.index.hasModel('m'));
-  });
-
-  test('attack: a node claiming 1e9 prompt and 1e9 completion tokens for "hi" bills within the bound', async () => {
-    const liar = await addMisbehavingNode(h, {
-      models: [usdOffer('m', USD, 2n * USD)],
-      promptTokens: 1e9,
-      completionTokens: 1e9,
-    });
-    const metric = async (): Promise<[number, number]> => {
-      const text = await (await fetch(`${h.base}/metrics`)).text();
-      const line = (kind: string) =>
-        text.match(new RegExp(`gpumesh_usage_clamped_total\\{kind="${kind}"\\} (\\d+)`));
-      return [Number(line('prompt')?.[1] ?? 0), Number(line('completion')?.[1] ?? 0)];
-    };
-    const [prompt0, completion0] = await metric();
-    const before = await h.ledger.balance(h.userId);
-    for (const stream of [false, true]) {
-      const r = await chat(h, { stream, stream_options: { include_usage: true } });
-      expect(r.status).toBe(200);
-      const body = stream
-        ? JSON.parse(
-            r.body
-              .split('\n\n')
-              .filter((e) => e.includes('"usage"'))
-              .at(-1)!
-              .slice(6),
-          )
-        : JSON.parse(r.body);
-      const text: string = stream
-        ? r.body
-            .split('\n\n')
-            .filter((e) => e.startsWith('data: {'))
-            .map((e) => JSON.parse(e.slice(6)).choices?.[0]?.delta?.content ?? '')
-            .join('')
-        : body.choices[0].message.content;
-      // The client sees the bounded counts: the prompt's bound, and the reply's bytes + slack.
-      const completion = Buffer.byteLength(text) + EMPTY_TEXT_TOKENS_PER_CHOICE;
-      expect(body.usage).toMatchObject({
-        prompt_tokens: HI_PROMPT_BOUND,
-        completion_tokens: completion,
-        total_tokens: HI_PROMPT_BOUND + completion,
-      });
-    }
-    const rows = (await usageRows(h)).slice(-2);
-    for (const row of rows) expect(Number(row.prompt_tokens)).toBe(HI_PROMPT_BOUND);
-    const after = await h.ledger.balance(h.userId);
-    const charged = rows.reduce((sum, row) => sum + toBigInt(row.cost_nano), 0n);
-    expect(before.balanceNano - after.balanceNano).toBe(charged);
-    // Under a cent for two "hi"s, where the claim would have taken the whole hold.
-    expect(charged).toBeLessThan(2n * expectedNano(HI_PROMPT_BOUND, 200, 1n, 2n));
-    const [prompt1, completion1] = await metric();
-    expect([prompt1 - prompt0, completion1 - completion0]).toEqual([2, 2]);
-    // Counted against the node (written beside the bill, off the request path).
-    await expect
-      .poll(async () => {
-        const row = await h.db
-          .selectFrom('node_usage_violations')
-          .select('violations')
-          .where('node_id', '=', liar.nodeId)
-          .executeTakeFirst();
-        return Number(row?.violations ?? 0);
-      })
-      .toBe(2);
-    liar.kill();
-    await until(() => !h.app.hub.index.hasModel('m'));
-  });
-
-  test('behavior: a long prompt and an immediate abort pays the prompt: the node’s count, capped at the bound', async () => {
-    const content = 'lorem ipsum '.repeat(500);
-    const bound = estimatePromptTokens('chat', { messages: [{ role: 'user', content }] });
-    // An honest count (under the bound) is what the client pays; a lie is capped at the bound.
-    for (const [reported, billed] of [
-      [1_234, 1_234],
-      [1e9, bound],
-    ] as const) {
-      // Honest (1,234) and lying (1e9) prompt counts: the stand-in reports what it is told.
-      const node = await addMisbehavingNode(h, {
-        models: [usdOffer('m', USD, 2n * USD)],
-        replyTokens: Array.from({ length: 200 }, (_, i) => ` t${i}`),
-        chunkDelayMs: 10,
-        promptTokens: reported,
-      });
-      const before = await h.ledger.balance(h.userId);
-      await streamThenLeave(
-        `${h.base}/v1/chat/completions`,
-        h.key,
-        { model: 'm', messages: [{ role: 'user', content }], max_tokens: 200 },
-        1,
-      );
-      await until(() => node.cancelled.length === 1);
-      await until(() => h.app.hub.index.node(node.nodeId)!.entries.get('m')!.inflight === 0);
-      const row = (await usageRows(h)).at(-1)!;
-      expect(row.status).toBe('client_disconnected');
-      expect(Number(row.prompt_tokens)).toBe(billed);
-      const after = await h.ledger.balance(h.userId);
-      expect(before.balanceNano - after.balanceNano).toBe(
-        expectedNano(billed, Number(row.completion_tokens), 1n, 2n),
-      );
-      node.kill();
-      await until(() => !h.app.hub.index.hasModel('m'));
-    }
   });
 
   test('behavior: the catalog lists exactly what live nodes serve and drops a model with its last node', async () => {
@@ -592,7 +207,7 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
   let h: Harness;
   beforeAll(async () => {
     if (backend.skip) return;
-    h = await start(backend, 'r500');
+    h = await startRouterHarness(backend, 'r500');
     // The node reports exactly the reserved worst case (prompt bound 50, max_tokens 6), so each
     // request costs what it reserved and a balance for N requests admits exactly N.
     await addNode(h, { models: [usdOffer('m', USD, 2n * USD, { maxConcurrency: 64 })], promptTokens: 50 });
@@ -648,7 +263,9 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
 describe('router e2e, per-key rate limit [sqlite]', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await start(sqlite, 'rl', { rateLimit: { enabled: true, userMax: 3, windowMs: 60_000 } });
+    h = await startRouterHarness(sqlite, 'rl', {
+      rateLimit: { enabled: true, userMax: 3, windowMs: 60_000 },
+    });
   });
   afterAll(() => h?.close());
 
@@ -666,7 +283,7 @@ describe('router e2e, per-key rate limit [sqlite]', () => {
 
 describe('router e2e, stopping the coordinator [sqlite]', () => {
   test('behavior: a stopping coordinator says bye and closes each node session with 1000, not 1006', async () => {
-    const h = await start(sqlite, 'stop');
+    const h = await startRouterHarness(sqlite, 'stop');
     const node = await addMisbehavingNode(h);
     const closing = h.app.close();
     // NODE_PROTOCOL.md §8 "Coordinator shutdown".

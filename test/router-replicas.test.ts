@@ -4,124 +4,58 @@
  * relays the job over peer-RPC (gRPC) and bills it once. Real sockets, real services, the
  * fixed-reply node for known token counts.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type NodeDaemon, type NodeDaemonOptions, startNodeDaemon, usdOffer } from '@gpumesh/node/testing';
-import { credentials, type Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
+import { readFileSync } from 'node:fs';
+import { type NodeDaemon, type NodeDaemonOptions, usdOffer } from '@gpumesh/node/testing';
+import { type ChannelCredentials, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
 import { systemClock } from '../coordinator/src/clock.js';
 import { loadConfig } from '../coordinator/src/config.js';
-import type { Database } from '../coordinator/src/db/schema.js';
-import { openStore, type Store } from '../coordinator/src/db/store.js';
-import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import type { Ledger } from '../coordinator/src/ledger/ledger.js';
-import { loadPeerProto, PEER_METHODS } from '../coordinator/src/peer/load-peer-proto.js';
+import { PEER_METHODS } from '../coordinator/src/peer/load-peer-proto.js';
 import { macPeerCall } from '../coordinator/src/peer/mac-peer-call.js';
 import { loadPeerKeys } from '../coordinator/src/peer/peer-keys.js';
-import type { InferEvent, InferRequest, PingResponse } from '../coordinator/src/peer/peer-messages.js';
+import type { InferEvent, PingResponse } from '../coordinator/src/peer/peer-messages.js';
 import { type Announcement, sealAnnouncement } from '../coordinator/src/peer/replica-directory.js';
 import { signPeerCall } from '../coordinator/src/peer/sign-peer-call.js';
 import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { sumOfEntries } from '../coordinator/src/testing/sum-of-entries.js';
 import { until } from '../coordinator/src/testing/until.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
 import { createKeyring } from '../coordinator/src/wallets/keyring.js';
-import { createTestSchema, testPgUrl, testRedisUrl } from './support/services.js';
+import { newApiClient } from './support/api-client.js';
+import { expectedNano, USD } from './support/expected-charge.js';
+import {
+  ANNOUNCE_MS,
+  ghostAnnouncement,
+  makeCertificates,
+  peerClient,
+  type Replica,
+  type ReplicaNetwork,
+  replicaNetwork,
+  startReplica,
+  startReplicaNode,
+} from './support/replicas.js';
+import { testPgUrl, testRedisUrl } from './support/services.js';
 import { streamThenLeave } from './support/stream-then-leave.js';
 
-const USD = 1_000_000_000n;
-const FEE_BPS = 500;
-const ANNOUNCE_MS = 100;
 const pgUrl = testPgUrl();
 const redisUrl = testRedisUrl();
 
-type Replica = {
-  app: FastifyInstance;
-  store: Store;
-  db: Kysely<Database>;
-  ledger: Ledger;
-  base: string;
-  wsUrl: string;
-  peerUrl: string;
-};
-
-/** Expected charge in nanousd for the fixed node's usage at (in, out) USD per million. */
-function expectedNano(prompt: number, completion: number, inUsd: bigint, outUsd: bigint): bigint {
-  const provider = (BigInt(prompt) * inUsd * USD + BigInt(completion) * outUsd * USD + 999_999n) / 1_000_000n;
-  const fee = (provider * BigInt(FEE_BPS) + 9_999n) / 10_000n;
-  return provider + fee;
-}
-
 describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, peer-RPC)', () => {
-  const masterKey = randomBytes(32).toString('hex');
-  const namespace = `gmtest-${randomBytes(6).toString('hex')}`;
-  let schema: { schema: string; drop(): Promise<void> };
+  let net: ReplicaNetwork;
   let a: Replica;
   let b: Replica;
   let key: string;
   let userId: string;
   const nodes: NodeDaemon[] = [];
 
-  async function replica(peerExtra: Record<string, unknown> = {}, ns = namespace): Promise<Replica> {
-    const store = openStore({ pgUrl: pgUrl!, schema: schema.schema });
-    const config = loadConfig({
-      overrides: {
-        dataDir: '/nonexistent-unused',
-        databaseUrl: pgUrl,
-        databaseSchema: schema.schema,
-        redisUrl,
-        masterKey,
-        logLevel: 'silent',
-        rateLimit: { enabled: false },
-        platformFeeBps: FEE_BPS,
-        peer: { port: 0, announceMs: ANNOUNCE_MS, namespace: ns, ...peerExtra },
-      },
-    });
-    const app = await buildApp({ config, store, logger: false, tierOf: async () => 'platinum' });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (app.server.address() as AddressInfo).port;
-    const peerUrl = app.peerUrl ?? '';
-    return {
-      app,
-      store,
-      db: store.db,
-      ledger: app.ctx.ledger,
-      base: `http://127.0.0.1:${port}`,
-      wsUrl: `ws://127.0.0.1:${port}${HUB_PATH}`,
-      peerUrl,
-    };
-  }
-
   beforeAll(async () => {
-    schema = await createTestSchema(pgUrl!, 'replicas');
-    const { migrate } = await import('../coordinator/src/db/migrate.js');
-    const admin = openStore({ pgUrl: pgUrl!, schema: schema.schema });
-    await migrate(admin.db);
-    await admin.close();
-    a = await replica();
-    b = await replica();
+    net = await replicaNetwork(pgUrl!, redisUrl!, 'replicas');
+    a = await startReplica(net);
+    b = await startReplica(net);
     // The user signs in and makes a key on A; B shares the database, so it knows both.
-    const jwt = await signIn(a.app, privateKeyToAccount(generatePrivateKey()));
-    const auth = { authorization: `Bearer ${jwt}` };
-    userId = (
-      (await a.app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string }
-    ).id;
-    key = (
-      (
-        await a.app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'r' } })
-      ).json() as { key: string }
-    ).key;
-    await credit(a.db, { userId, amountNano: 10n * USD, ref: 'seed' });
+    ({ key, userId } = await newApiClient(a.app, { keyName: 'r', creditNano: 10n * USD, creditRef: 'seed' }));
   });
 
   afterAll(async () => {
@@ -132,21 +66,12 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     if (a) await expectBooksBalanced(a);
     await a?.store.close();
     await b?.store.close();
-    await schema?.drop();
+    await net?.schema.drop();
   });
 
   /** A real node daemon (in this process, on its fixed-reply runtime) connected to replica `r`. */
-  async function nodeOn(r: Replica, options: Partial<NodeDaemonOptions> = {}) {
-    const node = await startNodeDaemon({
-      url: r.wsUrl,
-      models: [usdOffer('m', USD, 2n * USD), usdOffer('e', USD, 0n, { family: 'embedding' })],
-      promptTokens: 11,
-      replyTokens: ['Hello', ' from', ' a', ' fixed', ' node', '.'],
-      ...options,
-    });
-    nodes.push(node);
-    return node;
-  }
+  const nodeOn = (r: Replica, options: Partial<NodeDaemonOptions> = {}) =>
+    startReplicaNode(r, nodes, options);
 
   const chat = (r: Replica, model: string) =>
     post(r, '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'x' }] });
@@ -298,48 +223,23 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const ghostNode = privateKeyToAccount(generatePrivateKey()).address;
     // Announcements are sealed with the network's peer key: this test, knowing the master key,
     // plays a replica of the network.
-    const { macKey } = await loadPeerKeys(a.db, createKeyring(Buffer.from(masterKey, 'hex')), systemClock);
-    const ghost = (nodeId: string, at = Date.now()): Announcement => ({
-      replicaId: 'ghost',
-      at,
-      peerUrl: '127.0.0.1:1',
-      announceMs: ANNOUNCE_MS,
-      nodes: [
-        {
-          nodeId,
-          owner: null,
-          tierRank: 4,
-          tier: 'platinum',
-          role: 'gpu',
-          scopes: ['chat'],
-          state: 'online',
-          load: 0,
-          models: [
-            {
-              modelId: 'g',
-              family: 'chat',
-              contextLength: 4096,
-              maxConcurrency: 8,
-              priceIn: '1',
-              priceOut: '1',
-              currency: 'USD',
-            },
-          ],
-        },
-      ],
-    });
-    const channel = `${namespace}:replicas`;
-    const announce = () => redis.publish(channel, sealAnnouncement(ghost(ghostNode), macKey));
+    const { macKey } = await loadPeerKeys(
+      a.db,
+      createKeyring(Buffer.from(net.masterKey, 'hex')),
+      systemClock,
+    );
+    const channel = `${net.namespace}:replicas`;
+    const announce = () => redis.publish(channel, sealAnnouncement(ghostAnnouncement(ghostNode), macKey));
     // Ignored, not fatal: malformed text, a valid announcement without the network's MAC (anyone
     // who can write to Redis), one sealed with another key, and a genuine one replayed later.
     const forged = privateKeyToAccount(generatePrivateKey()).address;
     await redis.publish(channel, 'not json');
-    await redis.publish(channel, JSON.stringify(ghost(forged)));
-    await redis.publish(channel, sealAnnouncement(ghost(forged), randomBytes(32)));
-    await redis.publish(channel, sealAnnouncement(ghost(forged, Date.now() - 120_000), macKey));
+    await redis.publish(channel, JSON.stringify(ghostAnnouncement(forged)));
+    await redis.publish(channel, sealAnnouncement(ghostAnnouncement(forged), randomBytes(32)));
+    await redis.publish(channel, sealAnnouncement(ghostAnnouncement(forged, Date.now() - 120_000), macKey));
     await redis.publish(
       channel,
-      sealAnnouncement({ ...ghost(forged), nodes: [] } as Announcement, macKey).replace(
+      sealAnnouncement({ ...ghostAnnouncement(forged), nodes: [] } as Announcement, macKey).replace(
         '"nodes":[]',
         '"nodes":[{"nodeId":1}]',
       ),
@@ -368,19 +268,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
   });
 
   test('errors: a peer-RPC call signed by a stranger, one with a MAC under another secret, and one not signed are refused', async () => {
-    const PeerRpc = loadPeerProto();
-    const client = new PeerRpc(b.peerUrl, credentials.createInsecure()) as unknown as {
-      Ping(
-        request: { ts: number },
-        metadata: Metadata,
-        callback: (error: ServiceError | null, response?: PingResponse) => void,
-      ): void;
-      Infer(
-        request: InferRequest,
-        metadata: Metadata,
-      ): NodeJS.ReadableStream & { on(e: 'error', f: (e: ServiceError) => void): void };
-      close(): void;
-    };
+    const client = peerClient(b.peerUrl, credentials.createInsecure());
     const ping = (metadata: Metadata) =>
       new Promise<ServiceError | PingResponse>((resolve) =>
         client.Ping({ ts: 1 }, metadata, (error, response) => resolve(error ?? response!)),
@@ -388,8 +276,7 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const stranger = privateKeyToAccount(generatePrivateKey());
     const refused = (await ping(await signPeerCall(PEER_METHODS.Ping, stranger))) as ServiceError;
     expect(refused.code).toBe(status.PERMISSION_DENIED);
-    const { Metadata: MetadataClass } = await import('@grpc/grpc-js');
-    const unsigned = (await ping(new MetadataClass())) as ServiceError;
+    const unsigned = (await ping(new Metadata())) as ServiceError;
     expect(unsigned.code).toBe(status.UNAUTHENTICATED);
     // A MAC under any other secret than the replicas' shared one.
     const forged = (await ping(
@@ -446,8 +333,8 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
     const certs = makeCertificates();
     const tls = { tlsCert: certs.cert, tlsKey: certs.key, tlsCa: certs.ca };
     const ns = `gmtest-tls-${randomBytes(4).toString('hex')}`;
-    const c = await replica(tls, ns);
-    const d = await replica(tls, ns);
+    const c = await startReplica(net, tls, ns);
+    const d = await startReplica(net, tls, ns);
     try {
       const node = await nodeOn(d, { models: [usdOffer('tls', USD, USD)] });
       await until(() => c.app.hub.index.node(node.nodeId)?.state === 'online');
@@ -456,25 +343,14 @@ describe.skipIf(!pgUrl || !redisUrl)('coordinator replicas (PostgreSQL + Redis, 
       expect(res.headers.get('x-gpumesh-node')).toBe(node.nodeId);
       expect(node.jobs).toBe(1);
 
-      const PeerRpc = loadPeerProto();
-      const { readFileSync } = await import('node:fs');
-      const ping = (channel: ReturnType<typeof credentials.createInsecure>) =>
+      const ping = (channel: ChannelCredentials) =>
         new Promise<ServiceError | PingResponse>((resolve) => {
-          const client = new PeerRpc(d.peerUrl, channel) as unknown as {
-            Ping(
-              r: { ts: number },
-              m: Metadata,
-              o: { deadline: number },
-              cb: (e: ServiceError | null, v?: PingResponse) => void,
-            ): void;
-            close(): void;
-          };
-          client.Ping({ ts: 1 }, new MetadataClass(), { deadline: Date.now() + 2_000 }, (error, value) => {
+          const client = peerClient(d.peerUrl, channel);
+          client.Ping({ ts: 1 }, new Metadata(), { deadline: Date.now() + 2_000 }, (error, value) => {
             client.close();
             resolve(error ?? value!);
           });
         });
-      const { Metadata: MetadataClass } = await import('@grpc/grpc-js');
       expect(((await ping(credentials.createInsecure())) as ServiceError).code).toBe(status.UNAVAILABLE);
       // TLS that trusts the server, but shows no client certificate.
       const noClientCert = (await ping(credentials.createSsl(readFileSync(certs.ca)))) as ServiceError;
@@ -516,44 +392,3 @@ describe('coordinator replicas: configuration', () => {
     expect(loadConfig({ overrides: { ...base, ...stores, peer: { port: 0 } } }).peer.port).toBe(0);
   });
 });
-
-/** A throwaway CA and one replica certificate it signed (for 127.0.0.1, server and client use). */
-function makeCertificates(): { ca: string; cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'gm-peer-tls-'));
-  const at = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    at('ca.key'),
-    '-out',
-    at('ca.pem'),
-    '-days',
-    '1',
-    '-subj',
-    '/CN=gpumesh test CA',
-  );
-  openssl('req', ...ec, '-keyout', at('replica.key'), '-out', at('replica.csr'), '-subj', '/CN=replica');
-  writeFileSync(at('ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    at('replica.csr'),
-    '-CA',
-    at('ca.pem'),
-    '-CAkey',
-    at('ca.key'),
-    '-CAcreateserial',
-    '-out',
-    at('replica.pem'),
-    '-days',
-    '1',
-    '-extfile',
-    at('ext'),
-  );
-  return { ca: at('ca.pem'), cert: at('replica.pem'), key: at('replica.key') };
-}

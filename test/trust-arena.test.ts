@@ -26,27 +26,27 @@ import { tinyModelPath } from '@gpumesh/node';
 import { type LlamaDaemon, startLlamaDaemon } from '@gpumesh/node/testing';
 import { CONVICTION_THRESHOLD } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
-import { getLlama, type LlamaModel, type Token } from 'node-llama-cpp';
+import { getLlama, type LlamaModel } from 'node-llama-cpp';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import {
   expectBooksBalanced,
-  signIn,
   type TestDatabase,
   testBackends,
   until,
 } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
 import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
-import type { Canary } from '../coordinator/src/trust/make-canary.js';
 import { PROBATION_WINDOW } from '../coordinator/src/trust/probation.js';
-import type { Runtime, RuntimeJob } from '../node/src/runtimes/runtime.js';
+import { newApiClient } from './support/api-client.js';
+import { arenaJob, seeded } from './support/arena-jobs.js';
+import { LIARS, type Lie } from './support/arena-liars.js';
+import { USD } from './support/expected-charge.js';
 
 const ARENA_CHECKS = Number(process.env.GPUMESH_ARENA_CHECKS ?? 2_000);
 /** A liar is suspended within this many checks of it (two checks at the cap convict). */
@@ -55,88 +55,14 @@ const LIAR_MAX_CHECKS = 4;
 const REQUESTS_PER_CHECK = 5;
 const PROBATION_SHARE = 0.2;
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
-const USD = 1_000_000_000n;
 const DEFAULT_ID = 'arena/default';
 const SHARP_ID = 'arena/sharp';
-
-/** A seeded PRNG (mulberry32): the arena's jobs are the same every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const WORDS = (
-  'time person year way day thing man world life hand part child eye woman place work week case point ' +
-  'government company number group problem fact river garden music window letter story engine market ' +
-  'bright quiet early simple strong young small large green happy careful heavy open modern ancient'
-).split(' ');
-
-/** Every sampling setting a client can ask for, cycled over the checks. */
-const SETTINGS: Record<string, unknown>[] = [
-  {},
-  { top_p: 0.9 },
-  { presence_penalty: 0.5, frequency_penalty: 0.5 },
-  { stop: ['. ', '\n'] },
-  {
-    response_format: {
-      type: 'json_schema',
-      json_schema: {
-        name: 'x',
-        schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] },
-      },
-    },
-  },
-  {
-    tools: [
-      {
-        type: 'function',
-        function: {
-          name: 'lookup',
-          parameters: { type: 'object', properties: { q: { type: 'boolean' } }, required: ['q'] },
-        },
-      },
-    ],
-    tool_choice: 'required',
-  },
-];
-const TEMPERATURES = [0, 0.7, 1, 1.5];
-
-/** The i-th arena job for `model`: its setting, temperature, kind and streaming cycle independently. */
-function arenaJob(model: string, i: number, random: () => number): Canary {
-  const words = Array.from(
-    { length: 4 + Math.floor(random() * 12) },
-    () => WORDS[Math.floor(random() * WORDS.length)],
-  );
-  const text = `${words.join(' ')} ${i}`;
-  const setting = SETTINGS[i % SETTINGS.length]!;
-  const temperature = TEMPERATURES[Math.floor(i / SETTINGS.length) % TEMPERATURES.length]!;
-  const chatOnly = 'tools' in setting || 'response_format' in setting;
-  const kind = chatOnly || i % 3 !== 0 ? 'chat' : 'completion';
-  const request: Record<string, unknown> = {
-    model,
-    // A grammar's output must be allowed to finish (a cut one is refused, issue 30).
-    max_tokens: chatOnly ? 160 : 16 + Math.floor(random() * 16),
-    seed: i,
-    temperature,
-    ...setting,
-  };
-  if (kind === 'chat') request.messages = [{ role: 'user', content: text }];
-  else request.prompt = text;
-  return { kind, stream: !chatOnly && i % 2 === 0, request };
-}
 
 describe('trust arena: honest nodes at every setting, and every liar', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpumesh-arena-'));
   let db: TestDatabase;
   let app: FastifyInstance;
   let base = '';
-  let shaDefault = '';
   let tokenizer: LlamaModel;
   const llamaPromise = getLlama({ gpu: false });
   const honest: Record<string, LlamaDaemon> = {};
@@ -158,7 +84,6 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
     const defaultFile = await tinyModelPath();
     const sharpFile = await tinyModelPath({ seed: 11, outputStd: 1 });
     const sha = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
-    shaDefault = sha(defaultFile);
     const entry = (id: string, f: string) => ({
       id,
       name: id,
@@ -221,20 +146,11 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
     });
     await until(() => ['default', 'sharp'].every((k) => targetOf(honest[k]!.nodeId) !== undefined), 60_000);
     // A client with credit and a key: the liars' share of real traffic is measured on it.
-    const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
-    const auth = { authorization: `Bearer ${jwt}` };
-    userId = ((await app.inject({ url: '/api/user', headers: auth })).json() as { id: string }).id;
-    await credit(db.db, { userId, amountNano: 10n * USD, ref: 'arena-client' });
-    apiKey = (
-      (
-        await app.inject({
-          method: 'POST',
-          url: '/api/router/keys',
-          headers: auth,
-          payload: { name: 'arena' },
-        })
-      ).json() as { key: string }
-    ).key;
+    ({ key: apiKey, userId } = await newApiClient(app, {
+      keyName: 'arena',
+      creditNano: 10n * USD,
+      creditRef: 'arena-client',
+    }));
   }, 180_000);
 
   afterAll(async () => {
@@ -304,88 +220,6 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
     expect(maxEvidence).toBeLessThan(CONVICTION_THRESHOLD / 2);
     expect(significant.length / scored.length).toBeLessThanOrEqual(0.05);
   }, 1_800_000);
-  /** The liars: each a wrapper around the real runtime serving `real` (A's weights) and `junk` (B's). */
-  type Lie = (runtime: Runtime, ids: { real: string; junk: string }) => Partial<Runtime>;
-  const randomIds = (n: number, random: () => number) =>
-    Array.from({ length: n }, () => 3 + Math.floor(random() * 390)) as Token[];
-  /** The junk model's answer, as the real model's id. */
-  const junk = (runtime: Runtime, ids: { real: string; junk: string }, job: RuntimeJob) =>
-    runtime.run({ ...job, model: ids.junk, request: { ...job.request, model: ids.junk } });
-  /** The old canaries' tells (issue 29): kind completion on a chat model, exactly four members, not streamed. */
-  const looksLikeOldCanary = (job: RuntimeJob) =>
-    job.kind === 'completion' &&
-    !job.stream &&
-    Object.keys(job.request).sort().join() === 'max_tokens,model,prompt,temperature';
-  const LIARS: Record<string, Lie> = {
-    'other weights': (runtime, ids) => ({ run: (job) => junk(runtime, ids, job) }),
-    'no token ids': (runtime, ids) => ({
-      run: (job) => junk(runtime, ids, { ...job, onTokenIds: undefined }),
-    }),
-    'random token ids': (runtime, ids) => {
-      const random = seeded(7);
-      return {
-        run: async (job) => {
-          let prompt: number[] = [];
-          const answer = await junk(runtime, ids, {
-            ...job,
-            stream: false,
-            onChunk: undefined,
-            onTokenIds: (t) => {
-              prompt = t.prompt;
-            },
-          });
-          const completion = randomIds(answer.usage.completion_tokens, random);
-          const text = tokenizer.detokenize(completion);
-          job.onTokenIds?.({ prompt, completion });
-          const choice = (answer.choices as Record<string, unknown>[])[0]!;
-          if (job.kind === 'chat') choice.message = { role: 'assistant', content: text };
-          else choice.text = text;
-          return answer;
-        },
-      };
-    },
-    'ids that do not match the text': (runtime, ids) => {
-      const random = seeded(8);
-      return {
-        run: (job) =>
-          junk(runtime, ids, {
-            ...job,
-            onTokenIds: (t) =>
-              job.onTokenIds?.({ prompt: t.prompt, completion: randomIds(t.completion.length, random) }),
-          }),
-      };
-    },
-    'one genuine completion replayed': (runtime, ids) => {
-      let recorded:
-        | {
-            answer: Awaited<ReturnType<Runtime['run']>>;
-            tokenIds: { prompt: number[]; completion: number[] };
-          }
-        | undefined;
-      return {
-        run: async (job) => {
-          if (!recorded) {
-            let tokenIds = { prompt: [] as number[], completion: [] as number[] };
-            const answer = await runtime.run({
-              ...job,
-              stream: false,
-              onChunk: undefined,
-              onTokenIds: (t) => {
-                tokenIds = t;
-              },
-            });
-            recorded = { answer, tokenIds };
-          }
-          job.onTokenIds?.(recorded.tokenIds);
-          return structuredClone(recorded.answer);
-        },
-      };
-    },
-    'a canary detector': (runtime, ids) => ({
-      run: (job) => (looksLikeOldCanary(job) ? runtime.run(job) : junk(runtime, ids, job)),
-    }),
-  };
-
   /** A liar's daemon: A's and B's files, offering only A's (its sha256: the default model's). */
   async function startLiar(name: string, lie: Lie, owner: `0x${string}`): Promise<LlamaDaemon> {
     const home = path.join(dir, `liar-${name.replace(/\W+/g, '-')}`);
@@ -399,7 +233,7 @@ describe('trust arena: honest nodes at every setting, and every liar', () => {
       llama: await llamaPromise,
       wrap: (runtime) => {
         const ids = { real: 'real', junk: 'junk' };
-        const lied = lie(runtime, ids);
+        const lied = lie(runtime, ids, { detokenize: (t) => tokenizer.detokenize(t) });
         return {
           ...runtime,
           ...lied,

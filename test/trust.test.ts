@@ -10,234 +10,34 @@
  * the rewards vault with the evidence; the honest node is never flagged. On SQLite; the books balance.
  */
 
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
-import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
+import { spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
-import type { FastifyInstance } from 'fastify';
 import { parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
 import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { applyEntry } from '../coordinator/src/ledger/apply-entry.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../coordinator/src/ledger/tables.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
-import {
-  expectBooksBalanced,
-  signIn,
-  type TestDatabase,
-  testBackends,
-  until,
-} from '../coordinator/src/testing/index.js';
+import { signIn, until } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
 import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
-import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from './chain-fixture.js';
-
-const run = promisify(execFile);
-const NODE_BIN = path.resolve(import.meta.dirname, '../node/bin/gpumesh-node.js');
-const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
-const USD = 1_000_000_000n;
-const MODEL = 'test/model-a';
+import { newApiClient } from './support/api-client.js';
+import { USD } from './support/expected-charge.js';
+import { MODEL, startTrustNetwork, type TrustNetwork } from './support/trust-network.js';
 
 describe('verification: canaries catch a node serving other weights', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gpumesh-trust-'));
-  let db: TestDatabase;
-  let app: FastifyInstance;
-  const daemons: SpawnedNodeDaemon[] = [];
-  const verifierOwner = privateKeyToAccount(generatePrivateKey());
-  const liarOwner = privateKeyToAccount(generatePrivateKey());
-  let devnet: Devnet;
-  let vaultsAfterStake = { staking: 0n, rewards: 0n };
-  let liarJwt = '';
-  const balance = (address: `0x${string}`) => devnet.context.client.getBalance({ address });
-  let ids: { honest: string; liar: string; verifier: string };
-  let modelA = '';
-  let shaOfA = '';
-  let base = '';
-  /** The coordinator's own verifier of A: the second opinion on a network verifier's failures. */
-  let confirmer: Awaited<ReturnType<typeof startLocalVerifier>> | undefined;
-
-  /** A node folder: its models dir holds `file` (A or B) as model.gguf. */
-  function nodeDir(name: string, file: string) {
-    const home = path.join(dir, name);
-    mkdirSync(path.join(home, 'models'), { recursive: true });
-    mkdirSync(path.join(home, 'state'), { recursive: true });
-    writeFileSync(path.join(home, 'models', 'model.gguf'), readFileSync(file));
-    return home;
-  }
-
-  /** A liar's node folder: `file`'s weights, with a hash cache that says they are model A. */
-  function claimingA(name: string, file: string, sha256: string) {
-    const home = nodeDir(name, file);
-    const model = path.join(home, 'models', 'model.gguf');
-    const info = statSync(model);
-    writeFileSync(
-      path.join(home, 'state', 'model-hashes.json'),
-      JSON.stringify({ [model]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256 } }),
-    );
-    return home;
-  }
-
-  async function nodeIdOf(home: string): Promise<string> {
-    const { stdout } = await run(process.execPath, [
-      NODE_BIN,
-      'id',
-      '--json',
-      '--state-dir',
-      path.join(home, 'state'),
-    ]);
-    return (JSON.parse(stdout) as { nodeId: string }).nodeId;
-  }
-
+  let net: TrustNetwork;
   beforeAll(async () => {
-    const a = path.join(dir, 'a.gguf');
-    const b = path.join(dir, 'b.gguf');
-    await writeTinyModel({ path: a, seed: 101, outputStd: 0.5 });
-    await writeTinyModel({ path: b, seed: 202, outputStd: 0.5 });
-    const shaA = createHash('sha256').update(readFileSync(a)).digest('hex');
-    const catalogFile = path.join(dir, 'catalog.json');
-    writeFileSync(
-      catalogFile,
-      JSON.stringify({
-        models: [
-          {
-            id: MODEL,
-            name: 'test model A',
-            family: 'chat',
-            contextLength: 2048,
-            files: [{ quant: 'F32', file: 'model.gguf', sizeBytes: statSync(a).size, sha256: shaA }],
-            priceBand: { inputPerMTok: ['0', '1000000000'], outputPerMTok: ['0', '2000000000'] },
-          },
-        ],
-      }),
-    );
-    const homes = {
-      honest: nodeDir('honest', a),
-      // The liar's lie: its hash cache says its file (B's weights) is A.
-      liar: claimingA('liar', b, shaA),
-      verifier: nodeDir('verifier', a),
-    };
-    modelA = a;
-    shaOfA = shaA;
-    ids = {
-      honest: await nodeIdOf(homes.honest),
-      liar: await nodeIdOf(homes.liar),
-      verifier: await nodeIdOf(homes.verifier),
-    };
-
-    devnet = await startDevnet();
-    db = await sqlite.open('trust');
-    const config = loadConfig({
-      overrides: {
-        ...chainOverrides(devnet, { staking: { releaseIntervalMs: 100 } }),
-        dataDir: db.dataDir,
-        logLevel: 'silent',
-        catalogFile,
-        rateLimit: { enabled: false },
-        // Canaries are run by the test, one at a time.
-        trust: {
-          canaryIntervalMs: 0,
-          spotCheckRate: 0,
-          secondOpinionRate: 0,
-          passesToTrust: 3,
-          probationShare: 0.2,
-          slashBps: 1_500,
-        },
-      },
-    });
-    const owner = verifierOwner.address.toLowerCase();
-    app = await buildApp({
-      config,
-      store: db.store,
-      logger: false,
-      tierOf: async (o) => (o.toLowerCase() === owner ? 'silver' : 'none'),
-    });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const confirmerModels = path.join(dir, 'confirmer-models');
-    mkdirSync(confirmerModels, { recursive: true });
-    writeFileSync(path.join(confirmerModels, 'a.gguf'), readFileSync(a));
-    confirmer = await startLocalVerifier({
-      modelsDir: confirmerModels,
-      stateDir: path.join(dir, 'confirmer-state'),
-    });
-    app.canaries.setLocalVerifier(confirmer);
-    // The platform's fee income pays canaries (seeded here as an operator's adjustment).
-    await applyEntry(db.db, {
-      accountId: PLATFORM_ACCOUNT_ID,
-      kind: ENTRY_KINDS.adjustment,
-      amount: USD,
-      ref: 'trust-seed',
-      now: Date.now(),
-    });
-    // The liar's owner stakes 100 TOK (a real transfer to the staking vault).
-    liarJwt = await signIn(app, liarOwner);
-    await devnet.fund(await proxyAddressOf(app, liarJwt), { nativeWei: parseEther('101') });
-    const staked = await app.inject({
-      method: 'POST',
-      url: '/tx',
-      headers: { authorization: `Bearer ${liarJwt}` },
-      payload: { method: 'chain_stake', params: [liarOwner.address, '100.0000 TOK'] },
-    });
-    expect(staked.statusCode).toBe(200);
-    vaultsAfterStake = {
-      staking: await balance(devnet.vaults.staking.address),
-      rewards: await balance(devnet.vaults.rewards.address),
-    };
-    const proof = await signOwnerProof(ids.verifier, verifierOwner);
-    const liarProof = await signOwnerProof(ids.liar, liarOwner);
-    for (const [name, home] of Object.entries(homes)) {
-      const owned = (p: typeof proof) => ['--owner-address', p.address, '--owner-signature', p.signature];
-      const args =
-        name === 'verifier'
-          ? ['--role', 'network', ...owned(proof)]
-          : name === 'liar'
-            ? ['--role', 'cpu', ...owned(liarProof)]
-            : ['--role', 'cpu'];
-      daemons.push(spawnNodeDaemon({ coordinator: base, dir: home, args }));
-    }
-    // Both targets, verified by the network node (the coordinator's own verifier is the second
-    // opinion; it also verifies the network node, which no other node can).
-    await until(
-      () =>
-        [ids.honest, ids.liar].every((id) => {
-          const verifier = pairFor(id)?.verifier;
-          return verifier !== undefined && 'node' in verifier && verifier.node.nodeId === ids.verifier;
-        }),
-      90_000,
-    );
+    net = await startTrustNetwork();
   }, 180_000);
-
-  /** A node's checkable model and its first verifier (a network node before the coordinator's own). */
-  const pairFor = (nodeId: string) => {
-    const target = app.canaries.targets().find((t) => t.node.nodeId === nodeId);
-    const verifier = target && app.canaries.verifiersFor(target)[0];
-    return target && verifier ? { target, verifier } : undefined;
-  };
-
-  afterAll(async () => {
-    for (const d of daemons) await d.stop().catch(() => {});
-    if (app) {
-      await expectBooksBalanced(app.ctx);
-      await app.close();
-    }
-    await confirmer?.close();
-    await db?.close();
-    await devnet?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => net?.close());
 
   test('behavior: the liar is listed under the claimed id, then suspended by canaries; the honest node passes every one', async () => {
+    const { db, app, devnet, daemons, ids, liarOwner, liarJwt, vaultsAfterStake, balance, shaOfA, pairFor } =
+      net;
     // Both compete under A's catalog id.
     expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
     expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
@@ -388,7 +188,7 @@ describe('verification: canaries catch a node serving other weights', () => {
   }, 180_000);
 
   test('behavior: a price-0 node serving junk under the claimed hash gets at most its probation share, then is suspended', async () => {
-    void modelA;
+    const { dir, db, app, base, daemons, shaOfA, claimingA, nodeIdOf, pairFor } = net;
     // Junk: random weights with a flat output layer (near-uniform tokens), priced at 0, A's hash claimed.
     const c = path.join(dir, 'c.gguf');
     await writeTinyModel({ path: c, seed: 303, outputStd: 0.02 });
@@ -403,14 +203,11 @@ describe('verification: canaries catch a node serving other weights', () => {
     expect(pairFor(junk)!.target.offer.modelId).toBe(MODEL);
 
     // A client's requests: the junk node is the cheapest, yet takes at most its share (20 %).
-    const account = privateKeyToAccount(generatePrivateKey());
-    const jwt = await signIn(app, account);
-    const auth = { authorization: `Bearer ${jwt}` };
-    const { id: userId } = (await app.inject({ url: '/api/user', headers: auth })).json() as { id: string };
-    await credit(db.db, { userId, amountNano: USD, ref: 'trust-client' });
-    const { key } = (
-      await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'c' } })
-    ).json() as { key: string };
+    const { userId, key } = await newApiClient(app, {
+      keyName: 'c',
+      creditNano: USD,
+      creditRef: 'trust-client',
+    });
     const ask = async (n: number) => {
       for (let i = 0; i < n; i++) {
         const res = await fetch(`${base}/v1/completions`, {
@@ -456,14 +253,12 @@ describe('verification: canaries catch a node serving other weights', () => {
   }, 180_000);
 
   test('behavior: spot checks verify live completions on the verifier; the honest node passes them', async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const jwt = await signIn(app, account);
-    const auth = { authorization: `Bearer ${jwt}` };
-    const { id: userId } = (await app.inject({ url: '/api/user', headers: auth })).json() as { id: string };
-    await credit(db.db, { userId, amountNano: USD, ref: 'spot-client' });
-    const { key } = (
-      await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 's' } })
-    ).json() as { key: string };
+    const { db, app, base, ids } = net;
+    const { userId, key } = await newApiClient(app, {
+      keyName: 's',
+      creditNano: USD,
+      creditRef: 'spot-client',
+    });
     const spots = () => db.db.selectFrom('verifications').selectAll().where('source', '=', 'spot').execute();
     expect(await spots()).toEqual([]);
     app.canaries.spotCheckRate = 1;
@@ -499,6 +294,7 @@ describe('verification: canaries catch a node serving other weights', () => {
   }, 120_000);
 
   test('behavior: a verifier lying about its weights convicts no one: the second opinion passes the honest node, and the verifier is suspended', async () => {
+    const { dir, db, app, base, daemons, ids, verifierOwner, shaOfA, claimingA, nodeIdOf, pairFor } = net;
     // A network node holding B's weights under A's hash, owned (silver tier): it fails whatever it scores.
     const b = path.join(dir, 'b3.gguf');
     await writeTinyModel({ path: b, seed: 505, outputStd: 0.5 });
@@ -549,6 +345,7 @@ describe('verification: canaries catch a node serving other weights', () => {
   }, 120_000);
 
   test('behavior: with no network node holding the weights, the coordinator verifies itself and still catches a liar', async () => {
+    const { dir, db, app, base, daemons, ids, modelA, shaOfA, claimingA, nodeIdOf, pairFor } = net;
     // The network verifier leaves; the coordinator loads model A itself (trust.verifierModelsDir).
     await daemons[2]!.stop();
     await until(() => app.hub.index.node(ids.verifier) === undefined, 10_000);

@@ -5,8 +5,8 @@
  * Flags: --port N (default 8545), --data-dir DIR (default ./.gpumesh), --native-symbol SYM.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_NATIVE_SYMBOL } from '../src/chain/constants.js';
 import { DEVNET_FILE_NAME, startDevnet } from '../src/chain/devnet.js';
+import { DEFAULT_NATIVE_SYMBOL } from '../src/config-schema.js';
 
 const DEFAULT_DEVNET_PORT = 8545;
 const DEFAULT_DATA_DIR = './.gpumesh';

@@ -5,6 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { PublicClient } from 'viem';
 import type { Catalog } from './catalog/catalog.js';
+import type { ChainServices } from './chain/create-chain-services.js';
+import type { TransferOutbox } from './chain/transfer-outbox.js';
 import type { Clock } from './clock.js';
 import type { CoordinatorConfig } from './config.js';
 import type { Database } from './db/schema.js';
@@ -43,4 +45,13 @@ export type AppContext = {
   readonly acceptedKeys: AcceptedKeys;
   /** Every route registered so far (filled by an onRoute hook). */
   readonly routes: readonly RouteEntry[];
+};
+
+/** What each chain route plugin gets: the app context and the one set of chain services. */
+export type ChainRouteOptions = {
+  ctx: AppContext;
+  /** The chain services; throws chain_unavailable when no chain RPC is configured. */
+  services: () => ChainServices;
+  /** The transfer outbox every on-chain send goes through; throws chain_unavailable like `services`. */
+  outbox: () => TransferOutbox;
 };

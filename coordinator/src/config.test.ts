@@ -2,8 +2,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { DEFAULT_GAS_PRICE_WEI, DEFAULT_JWT_TTL_S, loadConfig } from './config.js';
+import { GAS_PRICE_WEI } from './chain/constants.js';
+import {
+  DEFAULT_GAS_PRICE_WEI,
+  DEFAULT_JWT_TTL_S,
+  DEFAULT_NATIVE_USD_PRICE_NANO,
+  DEFAULT_PAYOUT_DAILY_CAP_NANO,
+  DEFAULT_PAYOUT_MIN_NANO,
+  loadConfig,
+} from './config.js';
 import { ApiError } from './errors.js';
+import { NANOUSD_PER_USD } from './ledger/money.js';
 
 describe('loadConfig', () => {
   test('default', () => {
@@ -64,4 +73,12 @@ describe('loadConfig', () => {
       }),
     ).toThrow(/media\.maxImageBytes/);
   });
+});
+
+// config-schema.ts sits below the ledger and the chain, so it writes these out; they must agree.
+test('behavior: money and chain defaults agree with ledger/money.ts and chain/constants.ts', () => {
+  expect(DEFAULT_PAYOUT_MIN_NANO).toBe(NANOUSD_PER_USD / 100n);
+  expect(DEFAULT_PAYOUT_DAILY_CAP_NANO).toBe(1_000n * NANOUSD_PER_USD);
+  expect(DEFAULT_NATIVE_USD_PRICE_NANO).toBe(NANOUSD_PER_USD);
+  expect(DEFAULT_GAS_PRICE_WEI).toBe(GAS_PRICE_WEI);
 });

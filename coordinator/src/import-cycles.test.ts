@@ -1,29 +1,14 @@
 /**
  * The import graph of coordinator/src has no cycle, type-only imports included (what
  * `npx madge --circular` checks): a cycle is two capabilities that each need the other, the shape
- * the architecture keeps out. Relative imports only; packages are leaves here.
+ * the architecture keeps out. Relative imports only; packages are leaves here
+ * (testing/import-graph.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from 'vitest';
+import { importGraph, importsOf } from './testing/import-graph.js';
 
 const ROOT = import.meta.dirname;
-const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g;
-
-/** Every non-test .ts file under `dir`, with the files it imports. */
-function importGraph(dir: string): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    const source = readFileSync(file, 'utf8');
-    const deps = [...source.matchAll(IMPORT)].map((m) =>
-      path.resolve(path.dirname(file), (m[1] ?? m[2])!.replace(/\.js$/, '.ts')),
-    );
-    graph.set(file, deps);
-  }
-  return graph;
-}
 
 /** Strongly connected components of more than one file (Tarjan). */
 function cycles(graph: Map<string, string[]>): string[][] {
@@ -76,5 +61,5 @@ test('behavior: a cycle is found, type-only imports included', () => {
   expect(cycles(graph)).toHaveLength(1);
   const source =
     "import type { X } from './x.js';\nexport { y } from './y.js';\nconst z = await import('./z.js');";
-  expect([...source.matchAll(IMPORT)].map((m) => m[1] ?? m[2])).toEqual(['./x.js', './y.js', './z.js']);
+  expect(importsOf(source)).toEqual(['./x.js', './y.js', './z.js']);
 });

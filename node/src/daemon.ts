@@ -2,10 +2,12 @@ import { join } from 'node:path';
 import type { JobFrame, Price } from '@gpumesh/protocol';
 import type { Llama } from 'node-llama-cpp';
 import { hubUrls, type NodeConfig } from './config.js';
+import { NodeError } from './errors.js';
 import { detectHardware } from './hardware/detect-hardware.js';
 import type { HardwareSource } from './hardware/hardware-source.js';
 import { type HealthServer, type HealthStatus, startHealthServer } from './health.js';
-import { HubClient, type HubLogger } from './hub-client.js';
+import { HubClient } from './hub-client.js';
+import type { HubLogger } from './hub-client-options.js';
 import { loadNodeIdentity } from './identity.js';
 import { buildManifest } from './manifest.js';
 import { createRuntime } from './runtimes/create-runtime.js';
@@ -71,11 +73,16 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       onTokenIds: (ids: TokenIds) => void;
     },
   ) => {
+    // A job continues an answer only on a model offered with `continues` (NODE_PROTOCOL.md §9).
+    if (job.continueFrom && !models.some((m) => m.id === job.model && m.continues)) {
+      throw new NodeError('invalid_request', { detail: `${job.model} does not continue answers.` });
+    }
     const response = await runtime.run({
       kind: job.kind,
       model: job.model,
       request: job.request,
       stream: job.stream,
+      ...(job.continueFrom ? { continueFrom: job.continueFrom } : {}),
       ...io,
     });
     const price: Price = prices[job.model] ?? config.price;

@@ -4,7 +4,8 @@ import { createFrame, encodeFrame, type FrameOf, type JobFrame } from '@gpumesh/
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { HubClient, type HubClientOptions } from './hub-client.js';
+import { HubClient } from './hub-client.js';
+import type { HubClientOptions } from './hub-client-options.js';
 import { chatChunk } from './runtimes/openai-shapes.js';
 import { CoordinatorPeer } from './testing/coordinator-peer.js';
 

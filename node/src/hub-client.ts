@@ -2,18 +2,16 @@ import {
   createFrame,
   DEFAULT_MAX_FRAME_BYTES,
   encodeFrame,
+  errorFrame,
   type Frame,
   type JobFrame,
   knownScopes,
-  type Manifest,
   MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
-  PROTOCOL_ERRORS,
   type PresenceStatus,
   ProtocolError,
   type ProtocolErrorCode,
   parseFrame,
-  type Scope,
   SUPPORTED_PROTOCOL_VERSIONS,
   signChallenge,
   signManifest,
@@ -22,81 +20,16 @@ import {
   type WelcomeFrame,
 } from '@gpumesh/protocol';
 import { sendCoalesced } from '@gpumesh/protocol/internal';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import WebSocket from 'ws';
-import { ChunkCoalescer, DEFAULT_CHUNK_FLUSH_MS } from './chunk-coalescer.js';
-import { NODE_ERRORS, NodeError, toNodeError } from './errors.js';
+import { DEFAULT_CHUNK_FLUSH_MS } from './chunk-flush.js';
+import type { HubClientOptions, HubLogger, HubState } from './hub-client-options.js';
+import { hubCloseVerdict } from './hub-close-verdict.js';
 import { reconnectDelayMs } from './reconnect-delay.js';
-import type { JobResponse, JsonObject, TokenIds } from './runtimes/runtime.js';
+import { type RunningHubJob, runHubJob } from './run-hub-job.js';
 import { SOFTWARE } from './software.js';
 import { tierSummary } from './tier-summary.js';
 
-/** Where the connection is. Only `online` and `draining` sessions are admitted ones. */
-export const HUB_STATES = ['idle', 'connecting', 'handshake', 'online', 'draining', 'stopped'] as const;
-export type HubState = (typeof HUB_STATES)[number];
-
-export type HubLogger = {
-  info(message: string, fields?: object): void;
-  warn(message: string, fields?: object): void;
-};
-
-export type HubClientOptions = {
-  /**
-   * The hub's ws/wss URL, or several (one per coordinator replica): each reconnect tries the next,
-   * so a node whose replica died moves to another.
-   */
-  url: string | readonly string[];
-  account: PrivateKeyAccount;
-  role: 'gpu' | 'cpu' | 'network';
-  /** The owner wallet's proof for `auth.owner`. */
-  owner?: { address: `0x${string}`; signature: `0x${string}` };
-  /** The manifest for the scopes the tier allows (called after each welcome). */
-  manifest: (allowedScopes: readonly Scope[]) => Manifest;
-  /** Jobs this node runs at once; at this many it reports busy. */
-  capacity: number;
-  /** Runs one job; rejects with a NodeError. `tokens`: completion tokens the chunk carries, if known. */
-  runJob: (
-    job: JobFrame,
-    io: {
-      signal: AbortSignal;
-      onChunk: (chunk: JsonObject, tokens?: number) => void;
-      /** The prompt's token count, once known (reported if the job ends early). */
-      onPromptTokens: (count: number) => void;
-      /** The token ids evaluated and sampled, sent with the result for verification. */
-      onTokenIds: (ids: TokenIds) => void;
-    },
-  ) => Promise<JobResponse>;
-  /**
-   * Longest streamed text waits to share a chunk frame with later tokens (default
-   * {@link DEFAULT_CHUNK_FLUSH_MS}); 0: one frame per chunk the runtime emits.
-   */
-  chunkFlushMs?: number;
-  reconnectMinMs: number;
-  reconnectMaxMs: number;
-  log?: HubLogger;
-  /** Jitter source (tests pass a fixed one). */
-  random?: () => number;
-  /**
-   * The coordinator refused this node for good (auth_failed: a bad owner proof, say): the client
-   * stops reconnecting, and this gets the reason.
-   */
-  onRefused?: (reason: string) => void;
-};
-
-type RunningJob = { controller: AbortController; done: Promise<void> };
-
 const SILENT_LOG: HubLogger = { info() {}, warn() {} };
-
-/**
- * The coordinator's closes for a problem on the node's side — version (4004), manifest signature (4007),
- * manifest refused (4008) — after which the node waits the longest delay (NODE_PROTOCOL.md §12; 4006
- * and 4012 stop it).
- */
-const NODE_SIDE_CLOSE_CODES = new Set<number>([
-  PROTOCOL_ERRORS.unsupported_version.closeCode,
-  PROTOCOL_ERRORS.manifest_signature_invalid.closeCode,
-  PROTOCOL_ERRORS.manifest_rejected.closeCode,
-]);
 
 /**
  * The node's side of NODE_PROTOCOL.md over one WebSocket at a time: hello → challenge → auth →
@@ -111,7 +44,7 @@ export class HubClient {
   presence: PresenceStatus = 'offline';
   private ws?: WebSocket;
   private welcome?: WelcomeFrame;
-  private readonly jobs = new Map<string, RunningJob>();
+  private readonly jobs = new Map<string, RunningHubJob>();
   private heartbeat?: NodeJS.Timeout;
   private reconnectTimer?: NodeJS.Timeout;
   /** Which of the hub URLs the next connection uses. */
@@ -229,24 +162,14 @@ export class HubClient {
       if (ws !== this.ws) return;
       this.log.info('hub session closed', { code, reason: reason.toString() });
       this.endSession();
-      // Retrying can't fix a refused signature or owner proof, nor a suspension: stop, and say why.
-      if (
-        code === PROTOCOL_ERRORS.auth_failed.closeCode ||
-        code === PROTOCOL_ERRORS.node_suspended.closeCode
-      ) {
+      const verdict = hubCloseVerdict(code, this.closedByUs, this.lastHubError);
+      this.closedByUs = false;
+      if (verdict.refused !== undefined) {
         this.state = 'stopped';
-        this.options.onRefused?.(
-          this.lastHubError ??
-            PROTOCOL_ERRORS[code === PROTOCOL_ERRORS.auth_failed.closeCode ? 'auth_failed' : 'node_suspended']
-              .message,
-        );
+        this.options.onRefused?.(verdict.refused);
         return;
       }
-      // The coordinator's close for a problem on this side (version, manifest, owner proof) waits
-      // the longest delay; the node's own close, whatever its code, backs off as usual (§12).
-      const byUs = this.closedByUs;
-      this.closedByUs = false;
-      this.scheduleReconnect(!byUs && NODE_SIDE_CLOSE_CODES.has(code));
+      this.scheduleReconnect(verdict.longestDelay);
     });
     ws.on('error', (error) => {
       this.log.warn('hub socket error', { error: error.message });
@@ -328,105 +251,28 @@ export class HubClient {
   }
 
   private startJob(job: JobFrame) {
-    const refuse = (code: ProtocolErrorCode) =>
-      this.send(
-        createFrame('error', {
-          jobId: job.jobId,
-          code,
-          message: PROTOCOL_ERRORS[code].message,
-          retryable: PROTOCOL_ERRORS[code].retryable,
-        }),
-      );
+    const refuse = (code: ProtocolErrorCode) => this.send(errorFrame(code, { jobId: job.jobId }));
     if (this.jobs.has(job.jobId)) return refuse('duplicate_job');
     if (this.state === 'draining' || this.leaving || this.stopping) return refuse('draining');
     if (this.jobs.size >= this.capacity) return refuse('overloaded');
 
-    const controller = new AbortController();
-    const timeout = setTimeout(() => controller.abort(new Error('timeout')), job.timeoutMs);
     const ws = this.ws;
-    let seq = 0;
-    // Frames of a job go only to the session it came on, and never after a cancel.
-    const sendForJob = (frame: Frame) => {
-      if (ws === this.ws && !(controller.signal.aborted && frame.type !== 'error')) this.send(frame);
-    };
-    // What the job used so far, for its error frame if it ends early (billed: NODE_PROTOCOL.md §9).
-    let promptTokens: number | undefined;
-    let tokenIds: TokenIds | undefined;
-    let sentTokens = 0;
-    const chunks = new ChunkCoalescer({
-      flushMs: this.options.chunkFlushMs ?? DEFAULT_CHUNK_FLUSH_MS,
-      send: (chunk, tokens) => {
-        sentTokens += tokens ?? 0;
-        sendForJob(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk, tokens }));
+    const running = runHubJob(job, {
+      runJob: this.options.runJob,
+      chunkFlushMs: this.options.chunkFlushMs ?? DEFAULT_CHUNK_FLUSH_MS,
+      // Frames of a job go only to the session it came on.
+      send: (frame) => {
+        if (ws === this.ws) this.send(frame);
       },
+      maxFrameBytes: () => this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES,
     });
-    const done = this.options
-      .runJob(job, {
-        signal: controller.signal,
-        onChunk: (chunk, tokens) => chunks.push(chunk, tokens),
-        onPromptTokens: (count) => {
-          promptTokens = count;
-        },
-        onTokenIds: (ids) => {
-          tokenIds = ids;
-        },
-      })
-      .then((response) => {
-        if (controller.signal.aborted) throw new Error('aborted');
-        chunks.flush();
-        const result = createFrame('result', {
-          jobId: job.jobId,
-          response,
-          ...(tokenIds ? { tokenIds } : {}),
-        });
-        // A result no frame can hold is never sent: the request asked for too much (NODE_PROTOCOL.md §9).
-        const limit = this.welcome?.maxFrameBytes ?? MIN_MAX_FRAME_BYTES;
-        if (Buffer.byteLength(encodeFrame(result)) > limit) {
-          throw new NodeError('invalid_request', { detail: `The response is larger than ${limit} bytes.` });
-        }
-        sendForJob(result);
-      })
-      .catch((error: unknown) => {
-        // Text produced before a failure is still delivered (and billed); after a cancel, nothing.
-        if (controller.signal.aborted) chunks.discard();
-        else chunks.flush();
-        const timedOut =
-          controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
-        const nodeError: NodeError = toNodeError(error, 'runtime_error');
-        const code = timedOut
-          ? 'job_timeout'
-          : controller.signal.aborted
-            ? 'job_cancelled'
-            : (NODE_ERRORS[nodeError.code].wire ?? 'internal_error');
-        sendForJob(
-          createFrame('error', {
-            jobId: job.jobId,
-            code,
-            message:
-              timedOut || controller.signal.aborted
-                ? PROTOCOL_ERRORS[code as ProtocolErrorCode].message
-                : nodeError.message,
-            retryable: PROTOCOL_ERRORS[code as ProtocolErrorCode].retryable,
-            ...(promptTokens === undefined
-              ? {}
-              : {
-                  usage: {
-                    prompt_tokens: promptTokens,
-                    completion_tokens: sentTokens,
-                    total_tokens: promptTokens + sentTokens,
-                  },
-                }),
-          }),
-        );
-      })
-      .finally(() => {
-        clearTimeout(timeout);
-        this.jobs.delete(job.jobId);
-        // On the session now open (a job of a lost session ends after the reconnect: its slot is
-        // free again, and the new session must hear it or it would stay busy).
-        if (this.connected) this.reportPresence();
-      });
-    this.jobs.set(job.jobId, { controller, done });
+    const done = running.done.finally(() => {
+      this.jobs.delete(job.jobId);
+      // On the session now open (a job of a lost session ends after the reconnect: its slot is
+      // free again, and the new session must hear it or it would stay busy).
+      if (this.connected) this.reportPresence();
+    });
+    this.jobs.set(job.jobId, { controller: running.controller, done });
     this.reportPresence();
   }
 
@@ -489,13 +335,7 @@ export class HubClient {
     this.log.warn('hub protocol error', { code: error.code, message: error.message });
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN) return;
-    this.send(
-      createFrame('error', {
-        code: error.code,
-        message: error.message.slice(0, 1024),
-        retryable: error.retryable,
-      }),
-    );
+    this.send(errorFrame(error));
     this.closedByUs = true;
     ws.close(error.closeCode ?? 4000, error.code);
   }

@@ -41,6 +41,7 @@ export function buildManifest(options: BuildManifestOptions): Manifest {
       price: options.prices[model.id] ?? options.defaultPrice,
       ...(model.sha256 ? { sha256: model.sha256 } : {}),
       ...(model.kinds ? { kinds: model.kinds } : {}),
+      ...(model.continues ? { continues: true } : {}),
     }));
   const scopes: Scope[] = [...new Set(models.map((model) => SCOPE_FOR_FAMILY[model.family]))];
   if (options.role === 'network' && options.allowedScopes.includes('relay')) scopes.push('relay');

@@ -74,6 +74,12 @@ export const ModelOfferSchema = Type.Object({
   kinds: Type.Optional(
     Type.Array(Type.Union(VOICE_KINDS.map((k) => Type.Literal(k))), { minItems: 1, maxItems: 3 }),
   ),
+  /**
+   * v0.3, `chat` and `text` models: the node continues a job's `continueFrom` (NODE_PROTOCOL.md §9
+   * "Continuing an answer"). A coordinator sends `continueFrom` to no other offer: a node that does
+   * not know the field would ignore it and answer from the start.
+   */
+  continues: Type.Optional(Type.Boolean()),
 });
 
 /** The capability manifest a node publishes, signed by its node key (see `signManifest`). */

@@ -104,6 +104,13 @@ export const VerificationResponse = Type.Object({
 });
 export type VerificationResponse = Static<typeof VerificationResponse>;
 
+/** A `job`'s `continueFrom` (v0.3): the text of the answer so far, to be continued. */
+export const ContinueFrom = Type.Object(
+  { text: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+export type ContinueFrom = Static<typeof ContinueFrom>;
+
 export const JOB_KINDS = [
   'chat',
   'completion',
@@ -218,6 +225,12 @@ export const JobFrame = frame(
     request: JsonObject,
     stream: Type.Boolean(),
     timeoutMs: Type.Integer({ minimum: 1 }),
+    /**
+     * v0.3: the answer so far (the first choice's text as the client has it), which the node
+     * continues rather than begins; sent only with `chat` and `completion` jobs, only to a model
+     * whose offer says `continues` (NODE_PROTOCOL.md §9 "Continuing an answer").
+     */
+    continueFrom: Type.Optional(ContinueFrom),
   },
   'coordinator → node, run one inference',
 );

@@ -1,124 +1,29 @@
 import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
-import type { Page } from 'playwright-core';
-import { encodeFunctionData, erc20Abi, parseEther, parseUnits } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sendTransaction } from '../../coordinator/src/chain/send-transaction.js';
 import { authenticateApiKey } from '../../coordinator/src/keys/authenticate-api-key.js';
-import { createTestApp, type TestApp, testBackends } from '../../coordinator/src/testing/index.js';
-import { chainOverrides, type Devnet, startDevnet } from '../chain-fixture.js';
 import { artifactPath } from './artifact-path.js';
-import { freePort } from './free-port.js';
-import { installTestWallet } from './install-test-wallet.js';
-import { type Chromium, launchChromium } from './launch-chromium.js';
-import { startTinyNode, type TinyNode } from './start-tiny-node.js';
-
-const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
-let t: TestApp;
-let baseUrl: string;
-let browser: Chromium;
-let devnet: Devnet;
-let node: TinyNode;
+import {
+  type DashboardFixture,
+  shownProxyAddress,
+  startDashboardFixture,
+  topUp,
+  watchErrors,
+} from './dashboard-fixture.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-beforeAll(async () => {
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  devnet = await startDevnet();
-  t = await createTestApp(sqlite, {
-    label: 'dashboard',
-    overrides: { publicUrl: baseUrl, ...chainOverrides(devnet) },
-  });
-  await t.app.listen({ port, host: '127.0.0.1' });
-  // A real provider: the gpumesh-node daemon serving the tiny GGUF model, installed the way the
-  // /network page says (its --coordinator is this app's URL).
-  node = await startTinyNode(baseUrl);
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await node?.stop();
-  await t?.close();
-  await devnet?.stop();
-});
-
-/** Sends `usd` of USDC.s from a dev account to `proxy` (a real ERC-20 transfer); returns its hash. */
-async function sendUsdc(proxy: `0x${string}`, usd: string) {
-  const { hash } = await sendTransaction(devnet.context, {
-    account: devnet.accounts[1]!.account,
-    to: devnet.tokens['USDC.s'],
-    data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [proxy, parseUnits(usd, 6)] }),
-  });
-  return hash;
-}
-
-/** Fills and submits the dashboard's top-up form, then waits for the credited balance. */
-async function topUp(page: Page, hash: string, usd: string, expectedBalance: string) {
-  await page.selectOption('#topup-source', 'USDC.s');
-  await page.fill('#topup-amount', usd);
-  await page.fill('#topup-payment', hash);
-  await page.click('#topup-form button[type=submit]');
-  await page.waitForFunction(
-    (want) => document.getElementById('balance')?.textContent === want,
-    expectedBalance,
-    {
-      timeout: 15_000,
-    },
-  );
-}
-
-/** Waits until the coordinator routes a chat model (the node is online); returns its id. */
-async function onlineChatModel(): Promise<string> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const stats = (await (await fetch(`${baseUrl}/api/network/stats`)).json()) as {
-      nodes: { routable: number };
-      models: { id: string; family: string }[];
-    };
-    const chat = stats.models.find((m) => m.family === 'chat');
-    if (stats.nodes.routable > 0 && chat) return chat.id;
-    if (Date.now() > end) throw new Error('the node did not come online');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** Opens /dashboard with a fresh test wallet and signs in through the page. */
-async function signedInPage() {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const page = await browser.context.newPage();
-  const errors = watchErrors(page);
-  const wallet = await installTestWallet(page, account);
-  await page.goto(`${baseUrl}/dashboard`);
-  await page.click('#connect');
-  await page.waitForSelector('#app:not([hidden])');
-  return { account, page, errors, wallet };
-}
-
-/** Collects uncaught page errors and CSP refusals (the page must produce neither). */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Refused|Content Security Policy/i.test(message.text())) {
-      errors.push(message.text());
-    }
-  });
-  return errors;
-}
-
 describe('/dashboard in Chromium', () => {
-  test('default: sign in with the injected wallet, see credits and the proxy wallet, sign out', async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const page = await browser.context.newPage();
-    const errors = watchErrors(page);
-    const wallet = await installTestWallet(page, account);
+  let f: DashboardFixture;
+  beforeAll(async () => {
+    f = await startDashboardFixture();
+  }, 120_000);
+  afterAll(() => f?.close());
 
-    await page.goto(`${baseUrl}/dashboard`);
-    await page.click('#connect');
-    await page.waitForSelector('#app:not([hidden])');
+  test('default: sign in with the injected wallet, see credits and the proxy wallet, sign out', async () => {
+    const { t, signedInPage } = f;
+    const { account, page, errors, wallet } = await signedInPage();
     expect(await page.textContent('#account-address')).toBe(account.address);
     expect(wallet.signed).toHaveLength(1);
     expect(wallet.signed[0]).toMatch(/^Sign this message to authenticate with gpumesh\./);
@@ -126,10 +31,7 @@ describe('/dashboard in Chromium', () => {
 
     await page.waitForFunction(() => document.getElementById('balance')?.textContent === '$0.00');
     expect(await page.textContent('#spend')).toBe('$0.00');
-    await page.waitForFunction(() =>
-      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
-    );
-    const proxyAddress = await page.textContent('#proxy-address');
+    const proxyAddress = await shownProxyAddress(page);
     const proxy = await t.app.inject({
       url: '/api/keys/proxy',
       headers: {
@@ -152,13 +54,8 @@ describe('/dashboard in Chromium', () => {
   });
 
   test('behavior: create a key (secret shown once), list it, revoke it', async () => {
-    const account = privateKeyToAccount(generatePrivateKey());
-    const page = await browser.context.newPage();
-    const errors = watchErrors(page);
-    await installTestWallet(page, account);
-    await page.goto(`${baseUrl}/dashboard`);
-    await page.click('#connect');
-    await page.waitForSelector('#app:not([hidden])');
+    const { t, signedInPage } = f;
+    const { page, errors } = await signedInPage();
     await page.waitForSelector('#keys-body tr.empty');
 
     await page.fill('#key-name', 'laptop');
@@ -195,11 +92,9 @@ describe('/dashboard in Chromium', () => {
   });
 
   test('behavior: a real token transfer tops up the balance; stake, tier and a claim of rewards', async () => {
+    const { devnet, t, sendUsdc, signedInPage } = f;
     const { page, errors } = await signedInPage();
-    await page.waitForFunction(() =>
-      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
-    );
-    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    const proxy = await shownProxyAddress(page);
     await page.waitForFunction(() => document.getElementById('stake-tier')?.textContent === 'none');
     expect(await page.textContent('#stake-quantity')).toBe('0.0000 TOK');
 
@@ -249,11 +144,9 @@ describe('/dashboard in Chromium', () => {
   test('behavior: a chat through the API with a key made on the page shows as usage, spend and balance', {
     timeout: 120_000,
   }, async () => {
+    const { baseUrl, sendUsdc, onlineChatModel, signedInPage } = f;
     const { page, errors } = await signedInPage();
-    await page.waitForFunction(() =>
-      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
-    );
-    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    const proxy = await shownProxyAddress(page);
     await topUp(page, await sendUsdc(proxy, '5'), '5', '$5.00');
     await page.fill('#key-name', 'chat');
     await page.click('#key-form button[type=submit]');
@@ -328,13 +221,11 @@ describe('/dashboard in Chromium', () => {
   test('behavior: a paid request shows in the activity table; older pages behind "More"; the CSV export', {
     timeout: 120_000,
   }, async () => {
+    const { baseUrl, t, sendUsdc, onlineChatModel, signedInPage } = f;
     const { page, errors } = await signedInPage();
-    await page.waitForFunction(() =>
-      /^0x[0-9a-fA-F]{40}$/.test(document.getElementById('proxy-address')?.textContent ?? ''),
-    );
     await page.waitForSelector('#activity-body tr.empty');
     expect(await page.isHidden('#activity-more')).toBe(true);
-    const proxy = (await page.textContent('#proxy-address')) as `0x${string}`;
+    const proxy = await shownProxyAddress(page);
     await topUp(page, await sendUsdc(proxy, '5'), '5', '$5.00');
     await page.fill('#key-name', 'ci, bot');
     await page.click('#key-form button[type=submit]');
@@ -447,6 +338,7 @@ describe('/dashboard in Chromium', () => {
   });
 
   test('error: no wallet in the browser → a clear message, no request', async () => {
+    const { baseUrl, browser } = f;
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
     await page.goto(`${baseUrl}/dashboard`);

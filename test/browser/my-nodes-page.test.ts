@@ -17,8 +17,8 @@ import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { providerAccountId } from '../../coordinator/src/db/tables/ledger.js';
 import { credit } from '../../coordinator/src/ledger/credit.js';
-import { providerAccountId } from '../../coordinator/src/ledger/tables.js';
 import {
   createTestApp,
   expectBooksBalanced,

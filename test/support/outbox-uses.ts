@@ -11,8 +11,8 @@ import { NATIVE_TRANSFER_FEE_WEI } from '../../coordinator/src/chain/constants.j
 import type { ChainServices } from '../../coordinator/src/chain/create-chain-services.js';
 import type { TransferOutbox } from '../../coordinator/src/chain/transfer-outbox.js';
 import type { OutboxLog, TransferRow } from '../../coordinator/src/chain/transfer-types.js';
+import { ENTRY_KINDS, providerAccountId } from '../../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../../coordinator/src/ledger/apply-entry.js';
-import { ENTRY_KINDS, providerAccountId } from '../../coordinator/src/ledger/tables.js';
 import { requestPayout } from '../../coordinator/src/provider/payout.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../../coordinator/src/provider/payout-transfers.js';
 import { claim } from '../../coordinator/src/staking/claim.js';

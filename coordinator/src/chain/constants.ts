@@ -32,8 +32,5 @@ export const NATIVE_TRANSFER_FEE_WEI = NATIVE_TRANSFER_GAS * GAS_PRICE_WEI;
  */
 export const STABLE_TRANSFER_GAS = 100_000n;
 
-/** Default native-token symbol of the devnet. */
-export const DEFAULT_NATIVE_SYMBOL = 'TOK';
-
 /** Default block time of the devnet. */
 export const DEFAULT_BLOCK_TIME_S = 0.5;

@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely';
 import { type Address, getAddress, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { AppContext } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { type Tier, tiersFromConfig } from '../staking/tiers.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import { STABLE_SYMBOLS, type StableSymbol } from './constants.js';
-import type { TransferOutbox } from './transfer-outbox.js';
+import { type Tier, tiersFromConfig } from './tiers.js';
 import { createWalletLock } from './wallet-lock.js';
 
 /** A vault: an EOA; the coordinator holds its key when it must pay out of it. */
@@ -32,15 +30,6 @@ export type ChainServices = {
   readonly baseApyBps: bigint;
   readonly unbondingPeriodMs: number;
   readonly withdrawDailyLimitNano: bigint;
-};
-
-/** What each chain route plugin gets: the app context and the one set of chain services. */
-export type ChainRouteOptions = {
-  ctx: AppContext;
-  /** The chain services; throws chain_unavailable when no chain RPC is configured. */
-  services: () => ChainServices;
-  /** The transfer outbox every on-chain send goes through; throws chain_unavailable like `services`. */
-  outbox: () => TransferOutbox;
 };
 
 /**

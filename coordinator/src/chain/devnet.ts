@@ -12,12 +12,12 @@ import {
   parseUnits,
 } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
+import { DEFAULT_NATIVE_SYMBOL } from '../config-schema.js';
 import { anvilCommand } from './anvil-binary.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import {
   CHAIN_ID,
   DEFAULT_BLOCK_TIME_S,
-  DEFAULT_NATIVE_SYMBOL,
   GAS_PRICE_WEI,
   STABLE_DECIMALS,
   STABLE_SYMBOLS,

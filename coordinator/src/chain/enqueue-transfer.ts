@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type Address, getAddress, type Hex } from 'viem';
 import type { Database } from '../db/schema.js';
-import { TRANSFER_STATUS } from './tables.js';
+import { TRANSFER_STATUS } from '../db/tables/chain.js';
 
 export type EnqueueTransfer = {
   purpose: string;

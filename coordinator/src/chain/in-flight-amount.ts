@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { type Address, getAddress } from 'viem';
 import type { Database } from '../db/schema.js';
+import { TRANSFER_STATUS } from '../db/tables/chain.js';
 import { GAS_PRICE_WEI } from './constants.js';
-import { TRANSFER_STATUS } from './tables.js';
 
 /**
  * What leaves `from` in `asset` through transfers signed or broadcast but not yet settled — what

@@ -22,12 +22,13 @@ import { type Address, type Hex, keccak256, WaitForTransactionReceiptTimeoutErro
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import type { TransferOutcome, TransferStatus } from '../db/tables/chain.js';
+import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
 import { ApiError } from '../errors.js';
 import type { ChainContext } from './chain-context.js';
 import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
 import { lookupTransaction } from './lookup-transaction.js';
 import { DEFAULT_RECEIPT_TIMEOUT_MS } from './send-transaction.js';
-import { OPEN_TRANSFER, TRANSFER_STATUS, type TransferOutcome, type TransferStatus } from './tables.js';
 import type { OutboxLog, TransferHandler, TransferRow, TransferStep } from './transfer-types.js';
 import { wrapChainError } from './wrap-chain-error.js';
 

@@ -2,7 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { LocalAccount } from 'viem';
 import type { Database } from '../db/schema.js';
-import type { ChainTransfersTable, TransferOutcome } from './tables.js';
+import type { ChainTransfersTable, TransferOutcome } from '../db/tables/chain.js';
 
 export type TransferRow = Omit<ChainTransfersTable, 'nonce' | 'claimed_at' | 'created_at' | 'updated_at'> & {
   nonce: string | number | bigint | null;

@@ -1,16 +1,17 @@
 /**
  * The Kysely `Database` interface: every table of the coordinator. Each capability adds its tables
- * here (and a migration in ./migrations). Conventions, so both SQLite and PostgreSQL agree:
+ * in ./tables/<capability>.ts, listed here, and a migration in ./migrations: below every
+ * capability, so the store needs none of them. Conventions, so both SQLite and PostgreSQL agree:
  * ids are text; times are bigint milliseconds since the epoch; money is bigint nanousd
  * (1e-9 USD); wei amounts are decimal TEXT (they can exceed int64). Read bigint columns back
  * through `toBigInt` (pg returns int8 as string, SQLite as number).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { ChainTables } from '../chain/tables.js';
-import type { LedgerTables } from '../ledger/tables.js';
-import type { ProviderTables } from '../provider/tables.js';
-import type { TrustTables } from '../trust/tables.js';
-import type { UsageTables } from '../usage/tables.js';
+import type { ChainTables } from './tables/chain.js';
+import type { LedgerTables } from './tables/ledger.js';
+import type { ProviderTables } from './tables/provider.js';
+import type { TrustTables } from './tables/trust.js';
+import type { UsageTables } from './tables/usage.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
 export type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;

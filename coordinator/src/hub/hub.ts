@@ -12,12 +12,11 @@ import {
   ttlMsFor,
 } from '@gpumesh/protocol';
 import type { WebSocket } from 'ws';
-import type { Catalog } from '../catalog/catalog.js';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type Entry, PickIndex } from '../router/pick-index.js';
 import type { JobTransport } from '../router/router.js';
 import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
-import { NodeSession } from './node-session.js';
+import { NodeSession, type SessionHost } from './node-session.js';
 
 export type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
 
@@ -32,7 +31,7 @@ export type HubOptions = {
   /** The owner's tier from its stake; `none` when the node names no owner. */
   tierOf?: (owner: string) => Promise<TierName>;
   /** Lists offers under catalog ids (catalog/catalog.ts); absent: under the nodes' own ids. */
-  catalog?: Catalog;
+  catalog?: NonNullable<SessionHost['catalog']>;
   /** Called when a node proves its owner wallet at connect (the link is recorded there). */
   onOwnerProved?: (nodeId: string, owner: string) => void;
   /** The owner a node was linked to, for a node that proves none at connect. */
@@ -58,7 +57,7 @@ export class Hub implements JobTransport {
   readonly maxFrameBytes: number;
   readonly clock: { now(): number };
   readonly tierOf: (owner: string) => Promise<TierName>;
-  readonly catalog: Catalog | undefined;
+  readonly catalog: SessionHost['catalog'];
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
   readonly log: NonNullable<HubOptions['log']>;

@@ -40,6 +40,8 @@ export type JobSpec = {
   request: Record<string, unknown>;
   stream: boolean;
   timeoutMs: number;
+  /** The answer so far, which the node continues (NODE_PROTOCOL.md §9 "Continuing an answer"). */
+  continueFrom?: { text: string };
 };
 
 /** A running job: cancel it when the client goes away. */

@@ -205,6 +205,7 @@ export class NodeSession {
         request: spec.request,
         stream: spec.stream,
         timeoutMs: spec.timeoutMs,
+        ...(spec.continueFrom ? { continueFrom: spec.continueFrom } : {}),
       }),
     );
     this.#order.send('job');
@@ -589,6 +590,7 @@ function routableModels(
       currency: m.price.currency,
       ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
       ...(voice ? { kinds: voice.kinds, ...voice.prices } : {}),
+      ...(m.continues ? { continues: true } : {}),
     });
   }
   return [...byId.values()];

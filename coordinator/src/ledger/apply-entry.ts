@@ -3,8 +3,8 @@ import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import { Statement, valueRows } from '../db/statement.js';
+import type { EntryKind } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
-import type { EntryKind } from './tables.js';
 
 export type EntryParams = {
   accountId: string;

@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import { type Clock, systemClock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { ENTRY_KINDS, type EntryKind } from '../db/tables/ledger.js';
 import { applyEntry } from './apply-entry.js';
 import { assertPositive, LedgerInputError } from './ledger-input.js';
-import { ENTRY_KINDS, type EntryKind } from './tables.js';
 
 export type CreditParams = {
   /** The account credited: a user id (or a provider/platform account id). */

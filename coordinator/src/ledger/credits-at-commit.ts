@@ -1,8 +1,8 @@
 import { newId } from '../db/ids.js';
+import type { EntryKind } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { AtCommit } from './at-commit.js';
-import type { EntryKind } from './tables.js';
 
 type Credit = { accountId: string; kind: EntryKind; amount: bigint; now: number };
 

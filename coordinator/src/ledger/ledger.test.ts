@@ -2,11 +2,11 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { PLATFORM_ACCOUNT_ID, providerAccountId } from '../db/tables/ledger.js';
 import { storedBalance, sumOfEntries } from '../testing/sum-of-entries.js';
 import { testBackends } from '../testing/test-backends.js';
 import { createTestClock } from '../testing/test-clock.js';
 import { Ledger } from './ledger.js';
-import { PLATFORM_ACCOUNT_ID, providerAccountId } from './tables.js';
 
 describe.each(testBackends())('ledger on $name', ({ skip, open }) => {
   let db: Kysely<Database>;

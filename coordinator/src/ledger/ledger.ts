@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
+import { RESERVATION_STATUS } from '../db/tables/ledger.js';
 import { LedgerBatcher } from './batch.js';
 import { type CreditParams, type CreditResult, credit } from './credit.js';
 import { assertPositive, LedgerInputError } from './ledger-input.js';
@@ -10,7 +11,6 @@ import { dropLease, findOrphanedHolds, renewLease } from './replica-leases.js';
 import { reserveIn } from './reserve.js';
 import { settleIn } from './settle.js';
 import { STALE_HOLDS_PER_SWEEP } from './stale-holds.js';
-import { RESERVATION_STATUS } from './tables.js';
 import type { Hold, ReserveResult, Settlement, SettleOutcome } from './types.js';
 import { type Balance, LedgerWriter } from './writer.js';
 

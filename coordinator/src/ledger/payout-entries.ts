@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { ENTRY_KINDS, providerAccountId } from '../db/tables/ledger.js';
 import { applyEntry } from './apply-entry.js';
-import { ENTRY_KINDS, providerAccountId } from './tables.js';
 
 /**
  * Inside the payout's transaction: takes `usdNano` off the owner's earnings (a guarded debit: it

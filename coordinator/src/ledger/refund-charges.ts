@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { ENTRY_KINDS, type EntryKind } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
-import { ENTRY_KINDS, type EntryKind } from './tables.js';
 
 /** One charge to give back: `amountNano` to `accountId`, once per `ref` (its entries: `<ref>:from|to`). */
 export type Refund = { ref: string; accountId: string; amountNano: bigint };

@@ -1,6 +1,6 @@
+import { ENTRY_KINDS } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
 import { applyEntry } from './apply-entry.js';
-import { ENTRY_KINDS } from './tables.js';
 import { takeReservation } from './take-reservation.js';
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { RESERVATION_STATUS } from './tables.js';
+import { RESERVATION_STATUS } from '../db/tables/ledger.js';
 
 /** How long after its last renewal a replica counts as dead. */
 export const REPLICA_LEASE_MS = 6_000;

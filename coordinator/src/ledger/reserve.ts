@@ -1,7 +1,7 @@
 import { Statement } from '../db/statement.js';
+import { ENTRY_KINDS, RESERVATION_STATUS, type ReservationStatus } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
 import { applyEntry } from './apply-entry.js';
-import { ENTRY_KINDS, RESERVATION_STATUS, type ReservationStatus } from './tables.js';
 import type { Hold, ReserveResult } from './types.js';
 
 const insertRow = new Statement(

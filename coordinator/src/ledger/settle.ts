@@ -1,10 +1,10 @@
 import { Statement } from '../db/statement.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
-import { recordUsage } from '../usage/record-usage.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
 import { capCharge } from './charges.js';
 import { creditAtCommit } from './credits-at-commit.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from './tables.js';
+import { recordUsage } from './record-usage.js';
 import { takeReservation } from './take-reservation.js';
 import type { Hold, Settlement, SettleOutcome } from './types.js';
 

@@ -1,7 +1,7 @@
 import { toBigInt } from '../db/bigint.js';
 import { Statement } from '../db/statement.js';
+import { RESERVATION_STATUS } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
-import { RESERVATION_STATUS } from './tables.js';
 
 const take = new Statement<{ account_id: string; amount: string | number | bigint }>(
   `update ledger_reservations set status = ?, updated_at = ?

@@ -2,7 +2,7 @@
  * The ledger's data types, in a module of their own: the operations (reserve, settle), the writer
  * thread and the usage row all share them, and none of them need import another for a type.
  */
-import type { UsageStatus } from '../usage/tables.js';
+import type { UsageStatus } from '../db/tables/usage.js';
 
 export type ReserveResult =
   | { ok: true; reservationId: string; amountNano: bigint; balanceNano: bigint }

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { migrate } from '../db/migrate.js';
 import { openStore, type Store } from '../db/store.js';
+import { providerAccountId } from '../db/tables/ledger.js';
 import { storedBalance, sumOfEntries } from '../testing/sum-of-entries.js';
 import { Ledger } from './ledger.js';
-import { providerAccountId } from './tables.js';
 
 /** The SQLite ledger writer thread (writer.ts): holds decided in this process, written by the thread. */
 describe('ledger writer thread (SQLite)', () => {

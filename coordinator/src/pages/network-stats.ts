@@ -262,7 +262,7 @@ function parseBaseUnits(value: string): bigint | null {
   return /^\d{1,40}$/.test(value) ? BigInt(value) : null;
 }
 
-/** Where the stats come from: the hub's live sessions and the usage totals (supplied by app.ts). */
+/** Where the stats come from: the hub's live sessions and the usage totals (supplied by compose/register-pages.ts). */
 export type NetworkSource = {
   /** Every node session the hub holds now, in any state. */
   listNodes(): readonly NetworkNodeView[];

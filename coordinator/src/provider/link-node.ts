@@ -12,10 +12,10 @@ import { newId } from '../db/ids.js';
 import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import { ENTRY_KINDS, providerAccountId } from '../db/tables/ledger.js';
+import { TRUST_STATUS } from '../db/tables/trust.js';
 import { ApiError } from '../errors.js';
 import { applyEntry } from '../ledger/apply-entry.js';
-import { ENTRY_KINDS, providerAccountId } from '../ledger/tables.js';
-import { TRUST_STATUS } from '../trust/tables.js';
 
 export type LinkResult = { owner: string; movedNano: bigint };
 

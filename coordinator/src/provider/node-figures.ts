@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { USAGE_STATUS } from '../usage/tables.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { USAGE_STATUS } from '../usage/tables.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
 import { tokensPerSecond } from '../usage/tokens-per-second.js';
 
 /** Median time to first token and tokens/s of each node's completed jobs since `since`. */

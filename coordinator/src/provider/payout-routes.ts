@@ -5,8 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { ChainRouteOptions } from '../app-context.js';
 import { PAYMENT_SOURCES } from '../chain/constants.js';
-import type { ChainRouteOptions } from '../chain/create-chain-services.js';
 import { listPayouts, refuseWhileSuspended, requestPayout } from './payout.js';
 
 const Payout = Type.Object({

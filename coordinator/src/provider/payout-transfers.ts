@@ -18,9 +18,9 @@ import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
+import { PAYOUT_STATUS, UNSETTLED } from '../db/tables/provider.js';
 import { ApiError } from '../errors.js';
 import { refundEarnings } from '../ledger/payout-entries.js';
-import { PAYOUT_STATUS, UNSETTLED } from './tables.js';
 
 /** The outbox purpose of payouts. */
 export const PAYOUT_PURPOSE = 'payout';

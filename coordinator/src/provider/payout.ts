@@ -48,14 +48,14 @@ import { isPostgres } from '../db/dialect.js';
 import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import { providerAccountId } from '../db/tables/ledger.js';
+import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from '../db/tables/provider.js';
+import { TRUST_STATUS } from '../db/tables/trust.js';
 import { ApiError } from '../errors.js';
 import { nanoToUsd, usdToNano } from '../ledger/money.js';
 import { debitEarnings } from '../ledger/payout-entries.js';
-import { providerAccountId } from '../ledger/tables.js';
-import { TRUST_STATUS } from '../trust/tables.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
 import { assertTreasuryCovers, PAYOUT_PURPOSE } from './payout-transfers.js';
-import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from './tables.js';
 
 const DAY_MS = 86_400_000;
 /** nanousd per smallest unit of a stable (6 decimals). */

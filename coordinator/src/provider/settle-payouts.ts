@@ -15,14 +15,14 @@ import { randomUUID } from 'node:crypto';
 import { encodeFunctionData, erc20Abi, getAddress } from 'viem';
 import { NATIVE_TRANSFER_GAS, type PaymentSource, STABLE_TRANSFER_GAS } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { TRANSFER_STATUS } from '../chain/tables.js';
 import { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
 import { systemClock } from '../clock.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Store } from '../db/store.js';
+import { TRANSFER_STATUS } from '../db/tables/chain.js';
+import { PAYOUT_STATUS, UNSETTLED } from '../db/tables/provider.js';
 import { failPayout, PAYOUT_PURPOSE, payoutTransfers } from './payout-transfers.js';
-import { PAYOUT_STATUS, UNSETTLED } from './tables.js';
 
 export type SettleReport = { adopted: number; refunded: number; looked: number; finished: number };
 

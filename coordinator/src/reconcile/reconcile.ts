@@ -9,8 +9,8 @@ import type { ChainServices } from '../chain/create-chain-services.js';
 import { wrapChainError } from '../chain/wrap-chain-error.js';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
-import { ENTRY_KINDS, RESERVATION_STATUS } from '../ledger/tables.js';
-import { PAYOUT_STATUS, UNSETTLED } from '../provider/tables.js';
+import { ENTRY_KINDS, RESERVATION_STATUS } from '../db/tables/ledger.js';
+import { PAYOUT_STATUS, UNSETTLED } from '../db/tables/provider.js';
 
 /** What a check found that does not hold. Amounts are integer strings in the named unit. */
 export type ReconcileDifference =

@@ -6,9 +6,9 @@
 import { chunkTokens } from '@gpumesh/protocol';
 import type { JobError, JobHandle, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { outputBytes } from '../ledger/bound-usage.js';
-import { deliveredText, streamedText } from '../trust/delivered-text.js';
-import { responseAsChunk, withoutFinish } from '../v1/chunks.js';
 import { type Hold, releaseHold } from './billing.js';
+import { responseAsChunk, withoutFinish } from './chunks.js';
+import { deliveredText, streamedText } from './delivered-text.js';
 import type { Entry } from './pick-index.js';
 import type { Slot } from './router.js';
 import type { InferenceJob, RouteDeps, RouterSettings, StreamSink } from './types.js';
@@ -46,6 +46,11 @@ export type AttemptOutcome =
       deliveredTokens: number;
       deliveredBytes: number;
       clientGone: boolean;
+      /**
+       * Choice 0's text the client got from this attempt, while it was plain text (undefined once a
+       * chunk carried anything else, a tool call say): what a continuation continues.
+       */
+      answerText?: string;
     };
 
 /** Which attempt of a request answers: the first to show a sign of work. */
@@ -88,6 +93,8 @@ export class Attempt {
   #deliveredChunks = 0;
   #deliveredTokens = 0;
   #deliveredBytes = 0;
+  /** Choice 0's text so far, kept for a stream a continuation may take over (continuation.ts). */
+  #answerText: string | undefined;
   /** What the client got of a stream, kept only for a spot check. */
   readonly #relayedChunks: Record<string, unknown>[] = [];
   /** Chunks without output (a role) waiting for the first that has some. */
@@ -109,6 +116,8 @@ export class Attempt {
     this.#race = race;
     this.#sink = sink;
     this.#deadlineMs = firstSignDeadlineMs(deps.settings, job);
+    if (job.stream && job.choices === 1 && (job.kind === 'chat' || job.kind === 'completion'))
+      this.#answerText = '';
     let reject: (error: unknown) => void = () => {};
     this.outcome = new Promise<AttemptOutcome>((resolve, rejectOutcome) => {
       this.#resolve = resolve;
@@ -124,6 +133,7 @@ export class Attempt {
           request: job.nodeRequest,
           stream: job.stream,
           timeoutMs: deps.settings.jobTimeoutMs,
+          ...(job.continuation ? { continueFrom: { text: job.continuation.text } } : {}),
         },
         {
           onChunk: (chunk, _seq, tokens) => this.#onChunk(chunk, tokens),
@@ -205,19 +215,23 @@ export class Attempt {
     const sink = this.#sink;
     if (!this.#mayAnswer() || this.#done || !sink || sink.closed) return;
     // The stream's end (finish reason, usage) is the coordinator's to send, once.
-    const relayed = withoutFinish(chunk);
+    // A continuation's chunks go on the stream another node began: no second role.
+    const continued = this.#job.continuation !== undefined;
+    const finished = withoutFinish(chunk);
+    const relayed = finished && continued ? withoutRole(finished) : finished;
     this.#deliveredTokens += chunkTokens(chunk, tokens);
     this.#deliveredBytes += outputBytes(chunk);
     if (!relayed) return;
-    if (this.#deps.spotCheck) this.#relayedChunks.push(relayed);
+    if (this.#deps.spotCheck && !continued) this.#relayedChunks.push(relayed);
+    this.#answerText = plainTextOf(relayed, this.#answerText);
     const out = { ...relayed, id: this.#job.requestId, model: this.#job.model };
     // Nothing goes out before the first output (a role-only chunk waits): an error the node sends
     // first — a prompt over the model's context — is then still a plain HTTP error, as OpenAI's.
     if (this.#deliveredChunks === 0 && TEXT_KINDS.has(this.#job.kind) && outputBytes(relayed) === 0) {
-      this.#held.push(out);
+      if (!continued) this.#held.push(out);
       return;
     }
-    if (this.#deliveredChunks === 0) sink.start(this.entry.node.nodeId);
+    if (this.#deliveredChunks === 0 && !continued) sink.start(this.entry.node.nodeId);
     for (const held of this.#held.splice(0)) sink.write(held);
     sink.write(out);
     this.#deliveredChunks++;
@@ -231,20 +245,26 @@ export class Attempt {
     this.#done = true;
     const job = this.#job;
     const sink = this.#sink;
-    // Read only when a spot check is drawn: the text of a stream is assembled then.
-    this.#deps.spotCheck?.(this.entry, () => ({
-      kind: job.kind,
-      jobId: this.#handle?.jobId ?? '',
-      request: job.nodeRequest,
-      usage: response.usage,
-      tokenIds,
-      delivered: this.#deliveredChunks > 0 ? streamedText(this.#relayedChunks) : deliveredText(response),
-      private: job.provider?.dataCollection === 'deny',
-    }));
+    // Read only when a spot check is drawn: the text of a stream is assembled then. A continued
+    // answer is not checked: no node's token ids cover what the client got.
+    if (!job.continuation)
+      this.#deps.spotCheck?.(this.entry, () => ({
+        kind: job.kind,
+        jobId: this.#handle?.jobId ?? '',
+        request: job.nodeRequest,
+        usage: response.usage,
+        tokenIds,
+        delivered: this.#deliveredChunks > 0 ? streamedText(this.#relayedChunks) : deliveredText(response),
+        private: job.provider?.dataCollection === 'deny',
+      }));
     if (sink && !sink.closed && this.#deliveredChunks === 0) {
-      // The node answered a stream request in one piece: stream it as one chunk.
-      sink.start(this.entry.node.nodeId);
-      sink.write(responseAsChunk(job, response));
+      // The node answered a stream request in one piece: stream it as one chunk (a continuation's
+      // on the stream already begun, without a role).
+      if (job.continuation) sink.write(withoutRole(responseAsChunk(job, response)));
+      else {
+        sink.start(this.entry.node.nodeId);
+        sink.write(responseAsChunk(job, response));
+      }
     }
     this.#resolve({
       type: 'result',
@@ -267,6 +287,7 @@ export class Attempt {
       deliveredTokens: this.#deliveredTokens,
       deliveredBytes: this.#deliveredBytes,
       clientGone: this.#clientGone,
+      ...(this.#answerText !== undefined ? { answerText: this.#answerText } : {}),
     });
   }
 
@@ -275,6 +296,40 @@ export class Attempt {
     this.#clientGone = true;
     this.#handle?.cancel('client disconnected');
   }
+}
+
+/**
+ * `text` with choice 0's plain text in `chunk` added; undefined (for good) when the chunk carries
+ * anything but text and a role, or a choice other than 0.
+ */
+function plainTextOf(chunk: Record<string, unknown>, text: string | undefined): string | undefined {
+  if (text === undefined || !Array.isArray(chunk.choices)) return undefined;
+  let more = '';
+  for (const choice of chunk.choices as { index?: unknown; text?: unknown; delta?: unknown }[]) {
+    if ((choice?.index ?? 0) !== 0) return undefined;
+    if (typeof choice.text === 'string') more += choice.text;
+    if (choice.delta === undefined) continue;
+    if (!choice.delta || typeof choice.delta !== 'object') return undefined;
+    for (const [key, value] of Object.entries(choice.delta)) {
+      if (key === 'content' && typeof value === 'string') more += value;
+      else if (key !== 'role' && key !== 'content' && value != null) return undefined;
+    }
+  }
+  return text + more;
+}
+
+/** A chat chunk without its deltas' `role` (a continuation's chunks follow the first node's role). */
+function withoutRole(chunk: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(chunk.choices)) return chunk;
+  return {
+    ...chunk,
+    choices: (chunk.choices as Record<string, unknown>[]).map((choice) => {
+      const delta = choice?.delta as Record<string, unknown> | undefined;
+      if (!delta || !('role' in delta)) return choice;
+      const { role: _role, ...rest } = delta;
+      return { ...choice, delta: rest };
+    }),
+  };
 }
 
 /** What happens next among the running attempts: one ends, or it is time to hedge. */

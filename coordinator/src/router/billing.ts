@@ -3,13 +3,13 @@
  * (and the key's limit), released when no node answers, and the tokens delivered billed after.
  */
 
+import { providerAccountId } from '../db/tables/ledger.js';
+import type { UsageStatus } from '../db/tables/usage.js';
 import { ApiError } from '../errors.js';
 import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
 import { unitPrices } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
-import { providerAccountId } from '../ledger/tables.js';
 import type { SettleOutcome } from '../ledger/types.js';
-import type { UsageStatus } from '../usage/tables.js';
 import type { Entry } from './pick-index.js';
 import type { InferenceJob, RouteDeps } from './types.js';
 
@@ -23,10 +23,13 @@ export const MAX_LEDGER_BACKLOG = 512;
 /** An attempt's worst case, held: the user's reservation, and the key's admission under its limit. */
 export type Hold = { reservationId: string; amountNano: bigint; keyHold: { done(): void } | undefined };
 
-/** Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. */
+/**
+ * Holds the attempt's worst case on the user's balance (and the key's limit); 402 if it can't. A
+ * part continuing an answer holds no prompt: the client's prompt was billed with the first part.
+ */
 export async function holdWorstCase(deps: RouteDeps, job: InferenceJob, entry: Entry): Promise<Hold> {
   const worst = computeCost({
-    promptTokens: job.promptTokensBound,
+    promptTokens: job.continuation ? 0 : job.promptTokensBound,
     completionTokens: job.maxTokens * job.choices,
     ...unitPrices(entry, job.kind),
     feeBps: deps.settings.platformFeeBps,

@@ -27,6 +27,8 @@ export type ModelOffer = {
   readonly perSecond?: bigint;
   /** Voice: price per million characters spoken, as sent. */
   readonly perMChar?: bigint;
+  /** The node continues a job's `continueFrom` for this model (router/continue-stream.ts). */
+  readonly continues?: boolean;
 };
 
 /** The only presence state a node takes new jobs in (busy means full, draining means leaving). */

@@ -1,6 +1,7 @@
 /** A request's candidates: picked now, or after a wait in the router's queue when all are full. */
 import { ApiError } from '../errors.js';
 import { isVoiceKind } from '../ledger/media-units.js';
+import { canContinueOn } from './continuation.js';
 import { modelNotFound, servesKind } from './find-model.js';
 import type { Entry, PickIndex, PickResult } from './pick-index.js';
 import type { InferenceJob, RouteDeps } from './types.js';
@@ -40,6 +41,12 @@ export async function pickOrWait(
     if (isVoiceKind(job.kind)) {
       for (const entry of index.offers(job.model)?.values() ?? [])
         if (!servesKind(entry, job.kind)) exclude.add(entry.node.nodeId);
+    }
+    // A continued answer goes only to nodes that continue answers, with the same weights.
+    const { continuation } = job;
+    if (continuation) {
+      for (const entry of index.offers(job.model)?.values() ?? [])
+        if (!canContinueOn(entry, continuation)) exclude.add(entry.node.nodeId);
     }
     return index.pick({
       modelId: job.model,

@@ -5,11 +5,15 @@
  * settle the actual cost, release the rest, credit the provider, record usage (settle-outcome.ts,
  * one transaction) → answer. The route found the model first (find-model.ts).
  * A failure before the first token releases the hold and fails over to the next candidate, so the
- * user never pays twice; a stream cut after its first token bills exactly what was delivered.
+ * user never pays twice; a stream whose node fails after its first token is continued on another
+ * node with the same weights (continue-stream.ts), or, when none can, bills exactly what was
+ * delivered.
  */
 import { ApiError } from '../errors.js';
 import type { JobError } from '../hub/jobs.js';
 import { type Attempt, nextEvent, Race } from './attempt.js';
+import { canContinue } from './continuation.js';
+import { continueStream } from './continue-stream.js';
 import { failsOver, mapJobError } from './job-errors.js';
 import { settleOutcome } from './settle-outcome.js';
 import { startAttempt } from './start-attempt.js';
@@ -40,6 +44,8 @@ export async function routeRequest(
   const race = new Race();
   const tried = new Set<string>();
   const running = new Set<Attempt>();
+  /** Nodes that failed this request: never asked to continue it. */
+  const failed = new Set<string>();
   let lastError: JobError | undefined;
   let hedging = false;
   let answered = false;
@@ -86,6 +92,7 @@ export async function routeRequest(
       }
       const { attempt, outcome } = next;
       running.delete(attempt);
+      if (outcome.type === 'failed') failed.add(attempt.entry.node.nodeId);
       if (outcome.type === 'lost' || (race.decided && !attempt.won())) {
         await attempt.endUnbilled();
         continue;
@@ -94,6 +101,15 @@ export async function routeRequest(
       // any answer: one attempt's prompt is billed, the hedge's is not.
       if (outcome.type === 'result' || outcome.deliveredChunks > 0 || outcome.clientGone) {
         answered = true;
+        // Its node failed mid-stream: another node with the same weights goes on from its text.
+        if (
+          outcome.type === 'failed' &&
+          !outcome.clientGone &&
+          sink &&
+          !sink.closed &&
+          canContinue(job, attempt.entry, outcome.answerText)
+        )
+          return await continueStream(deps, job, attempt, outcome, sink, failed);
         return await settleOutcome(deps, job, attempt, outcome, sink);
       }
       // Failed before its first sign, the client still there: nothing billed, try another node.

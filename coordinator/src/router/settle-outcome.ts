@@ -2,17 +2,31 @@
  * The bill and the answer of the attempt that answered: its usage bounded by what the coordinator
  * saw, billed, and the response (or the stream's end) with its cost.
  */
+
+import { USAGE_STATUS } from '../db/tables/usage.js';
 import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
 import { claimedUnits, isVoiceKind } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
-import { recordUsageViolation } from '../usage/record-usage-violation.js';
-import { USAGE_STATUS } from '../usage/tables.js';
-import { finishChunk, usageChunk } from '../v1/chunks.js';
+import type { SettleOutcome } from '../ledger/types.js';
 import type { Attempt, AttemptOutcome } from './attempt.js';
 import { bill } from './billing.js';
+import { finishChunk, usageChunk } from './chunks.js';
 import { mapJobError } from './job-errors.js';
 import type { Entry } from './pick-index.js';
+import { recordUsageViolation } from './record-usage-violation.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';
+
+/**
+ * The parts of one answer already billed, each to the node that produced it (a stream continued
+ * on other nodes, continue-stream.ts): the client's prompt (billed once, with the first part), the
+ * completion tokens and the charges so far.
+ */
+export type BilledParts = {
+  promptTokens: number;
+  completionTokens: number;
+  chargedNano: bigint;
+  settlements: Promise<SettleOutcome>[];
+};
 
 /**
  * Bills the attempt that answered: a result at the node's usage, bounded by what the coordinator
@@ -20,6 +34,10 @@ import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './typ
  * died after its first token) at its prompt — the node's count if its error frame carried one,
  * else the coordinator's bound, never above it — plus the completion tokens delivered. The answer
  * carries the cost; a stream still open gets its finish chunk (and usage chunk), or an error event.
+ *
+ * A part that continues an answer (`job.continuation`) bills no prompt: the client paid its prompt
+ * with the first part, and the node's re-read of prompt and answer so far is not billed (nor paid).
+ * `earlier` are the answer's parts billed before; the usage the client sees covers them all.
  */
 export async function settleOutcome(
   deps: RouteDeps,
@@ -27,51 +45,87 @@ export async function settleOutcome(
   attempt: Attempt,
   outcome: Exclude<AttemptOutcome, { type: 'lost' }>,
   sink: StreamSink | undefined,
+  earlier?: BilledParts,
 ): Promise<InferenceResult> {
   const { entry, hold } = attempt;
-  attempt.endBilled();
-  if (outcome.type === 'result') {
-    const usage = outcome.response.usage;
-    const deliveredBytes =
-      outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
-    const counted = boundUsage(claimedUnits(job.kind, usage), {
-      promptTokens: job.promptTokensBound,
-      completionTokens:
-        job.kind === 'embedding' || isVoiceKind(job.kind)
-          ? 0
-          : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
-    });
-    if (counted.clamped) reportClamp(deps, job, entry, counted);
-    const { promptTokens, completionTokens } = counted;
-    const billed = await bill(
-      deps,
-      job,
-      entry,
-      hold,
-      promptTokens,
-      completionTokens,
-      USAGE_STATUS.completed,
-      finishReasonOf(outcome.response),
-    );
-    const withCost = {
-      ...outcome.response,
-      // The generation's id is the request's (GET /api/v1/generation?id=).
-      id: job.requestId,
-      model: job.model,
-      usage: {
-        ...usage,
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
-        cost: nanoToUsd(billed.chargedNano),
-      },
+  if (outcome.type !== 'result') {
+    const parts = await billCutPart(deps, job, attempt, outcome, earlier);
+    if (sink && !sink.closed) sink.finish({ error: mapJobError(outcome.error, job.kind).toBody().error });
+    const usage = {
+      prompt_tokens: parts.promptTokens,
+      completion_tokens: parts.completionTokens,
+      total_tokens: parts.promptTokens + parts.completionTokens,
     };
-    if (sink && !sink.closed) {
-      sink.write(finishChunk(job, outcome.response));
-      sink.finish(job.includeUsage ? usageChunk(job, outcome.response, withCost.usage) : null);
-    }
-    return { nodeId: entry.node.nodeId, response: withCost, ...billed };
+    return {
+      nodeId: entry.node.nodeId,
+      response: { usage: { ...usage, cost: nanoToUsd(parts.chargedNano) } },
+      chargedNano: parts.chargedNano,
+      settlement: lastSettlement(parts),
+    };
   }
+  attempt.endBilled();
+  const usage = outcome.response.usage;
+  const deliveredBytes = outcome.deliveredChunks > 0 ? outcome.deliveredBytes : outputBytes(outcome.response);
+  const counted = boundUsage(claimedUnits(job.kind, usage), {
+    promptTokens: job.promptTokensBound,
+    completionTokens:
+      job.kind === 'embedding' || isVoiceKind(job.kind)
+        ? 0
+        : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
+  });
+  if (counted.clamped) reportClamp(deps, job, entry, counted);
+  const promptTokens = job.continuation ? 0 : counted.promptTokens;
+  const { completionTokens } = counted;
+  const billed = await bill(
+    deps,
+    job,
+    entry,
+    hold,
+    promptTokens,
+    completionTokens,
+    USAGE_STATUS.completed,
+    finishReasonOf(outcome.response),
+  );
+  const parts = addPart(earlier, promptTokens, completionTokens, billed);
+  const withCost = {
+    ...outcome.response,
+    // The generation's id is the request's (GET /api/v1/generation?id=).
+    id: job.requestId,
+    model: job.model,
+    usage: {
+      ...usage,
+      prompt_tokens: parts.promptTokens,
+      completion_tokens: parts.completionTokens,
+      total_tokens: parts.promptTokens + parts.completionTokens,
+      cost: nanoToUsd(parts.chargedNano),
+    },
+  };
+  if (sink && !sink.closed) {
+    sink.write(finishChunk(job, outcome.response));
+    sink.finish(job.includeUsage ? usageChunk(job, outcome.response, withCost.usage) : null);
+  }
+  return {
+    nodeId: entry.node.nodeId,
+    response: withCost,
+    chargedNano: parts.chargedNano,
+    settlement: lastSettlement(parts),
+  };
+}
+
+/**
+ * Bills an attempt cut short after the node had the job (the client left, or the node failed after
+ * its first chunk) and adds it to the answer's parts: its prompt (none for a continuing part, see
+ * settleOutcome) and the completion tokens delivered. The stream is left as it is.
+ */
+export async function billCutPart(
+  deps: RouteDeps,
+  job: InferenceJob,
+  attempt: Attempt,
+  outcome: Extract<AttemptOutcome, { type: 'failed' }>,
+  earlier?: BilledParts,
+): Promise<BilledParts> {
+  const { entry, hold } = attempt;
+  attempt.endBilled();
   const { error, clientGone } = outcome;
   const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
   // A voice job cut short bills its input in full (the coordinator's bound: the audio's length or
@@ -94,19 +148,31 @@ export async function settleOutcome(
     },
   );
   if (counted.clamped) reportClamp(deps, job, entry, counted);
-  const { promptTokens, completionTokens: deliveredTokens } = counted;
+  const promptTokens = job.continuation ? 0 : counted.promptTokens;
+  const deliveredTokens = counted.completionTokens;
   const billed = await bill(deps, job, entry, hold, promptTokens, deliveredTokens, status, null);
-  if (sink && !sink.closed) sink.finish({ error: mapJobError(error, job.kind).toBody().error });
-  const usage = {
-    prompt_tokens: promptTokens,
-    completion_tokens: deliveredTokens,
-    total_tokens: promptTokens + deliveredTokens,
-  };
+  return addPart(earlier, promptTokens, deliveredTokens, billed);
+}
+
+/** The answer's parts with one more. */
+function addPart(
+  earlier: BilledParts | undefined,
+  promptTokens: number,
+  completionTokens: number,
+  billed: { chargedNano: bigint; settlement: Promise<SettleOutcome> },
+): BilledParts {
   return {
-    nodeId: entry.node.nodeId,
-    response: { usage: { ...usage, cost: nanoToUsd(billed.chargedNano) } },
-    ...billed,
+    promptTokens: (earlier?.promptTokens ?? 0) + promptTokens,
+    completionTokens: (earlier?.completionTokens ?? 0) + completionTokens,
+    chargedNano: (earlier?.chargedNano ?? 0n) + billed.chargedNano,
+    settlements: [...(earlier?.settlements ?? []), billed.settlement],
   };
+}
+
+/** Commits when every part's settlement did: the last part's outcome. */
+function lastSettlement(parts: BilledParts): Promise<SettleOutcome> {
+  if (parts.settlements.length === 1) return parts.settlements[0]!;
+  return Promise.all(parts.settlements).then((all) => all.at(-1)!);
 }
 
 /**

@@ -6,13 +6,9 @@ import type { JobKind } from '@gpumesh/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ApiError } from '../errors.js';
-import type { JobUsage } from '../hub/jobs.js';
-import type { KeyLimits } from '../keys/key-limits.js';
+import type { JobTokenIds, JobUsage } from '../hub/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { SettleOutcome } from '../ledger/types.js';
-import type { Metrics } from '../metrics/create-metrics.js';
-import type { CheckedJob } from '../trust/canary-runner.js';
-import type { Probation } from '../trust/probation.js';
 import type { Entry, ProviderPreferences } from './pick-index.js';
 import type { Router } from './router.js';
 
@@ -26,16 +22,58 @@ export type RouterSettings = {
   minTokensPerSecond: number;
 };
 
+/**
+ * Per-key credit limits (keys/key-limits.ts): admits a request's worst case against its key's
+ * limit; `done` gives it back once the settlement committed.
+ */
+export type KeyLimitGate = {
+  admit(keyId: string, limitNano: bigint, amountNano: bigint): Promise<{ done(): void }>;
+};
+
+/**
+ * New nodes' capped share of a model's traffic (trust/probation.ts): the candidates put in the
+ * order they may take the request, and each request a node took noted.
+ */
+export type TrafficShare = {
+  order(model: string, candidates: readonly Entry[]): readonly Entry[];
+  note(model: string, nodeId: string): void;
+};
+
+/** A /metrics counter (prom-client's Counter is one). */
+export type MetricCounter<Label extends string> = {
+  inc(labels: Partial<Record<Label, string>>, value?: number): void;
+};
+
+/** What the router counts for /metrics (metrics/create-metrics.ts: the app's registry). */
+export type RouterMetrics = {
+  readonly tokens: MetricCounter<'model' | 'kind'>;
+  readonly creditsSpentNano: MetricCounter<'model'>;
+  readonly failovers: MetricCounter<'model'>;
+  readonly usageClamped: MetricCounter<'kind'>;
+};
+
+/** A completion the client got, with what the node claimed for it: what a spot check checks (trust/). */
+export type CheckedJob = {
+  kind: string;
+  jobId: string;
+  /** The OpenAI request body the node got. */
+  request: Record<string, unknown>;
+  usage: { prompt_tokens: number; completion_tokens: number };
+  tokenIds: JobTokenIds | undefined;
+  /** The text the client got for choice 0 (undefined: not text, e.g. a tool call). */
+  delivered: string | undefined;
+  /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
+  private?: boolean;
+};
+
 export type RouteDeps = {
   db: Kysely<Database>;
   ledger: Ledger;
   router: Router;
-  /** Per-key credit limits (keys/key-limits.ts). */
-  keyLimits: KeyLimits;
+  keyLimits: KeyLimitGate;
   settings: RouterSettings;
   clock: { now(): number };
-  /** New nodes' capped share of a model's traffic (trust/probation.ts). */
-  probation?: Probation;
+  probation?: TrafficShare;
   /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
   spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
   /**
@@ -51,7 +89,7 @@ export type RouteDeps = {
     shareable: boolean,
   ): void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
-  metrics?: Pick<Metrics, 'tokens' | 'creditsSpentNano' | 'failovers' | 'usageClamped'>;
+  metrics?: RouterMetrics;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
   log?: {
     error(details: Record<string, unknown>, message: string): void;
@@ -88,6 +126,16 @@ export type InferenceJob = {
    * the client leaves, the job is cancelled (NODE_PROTOCOL.md §9) and billed as cut short.
    */
   client?: ClientPresence;
+  /** Set on the job that continues an answer another node began (continue-stream.ts). */
+  continuation?: Continuation;
+};
+
+/** What a continuing job carries: the answer so far and the weights it was made with. */
+export type Continuation = {
+  /** The text the client has (choice 0's): the job's `continueFrom`. */
+  readonly text: string;
+  /** The weights file of the node that began the answer: a node continuing it claims the same. */
+  readonly sha256: string;
 };
 
 /** Tells when the client went away. */

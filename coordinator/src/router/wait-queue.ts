@@ -1,9 +1,6 @@
+import { DEFAULT_QUEUE_DEPTH, DEFAULT_QUEUE_WAIT_MS } from '../config-schema.js';
 import { ApiError } from '../errors.js';
 
-/** Requests one model's queue holds at most; past it, 503 at once. */
-export const DEFAULT_QUEUE_DEPTH = 256;
-/** How long a request waits in the queue at most before 503. */
-export const DEFAULT_QUEUE_WAIT_MS = 10_000;
 /** The share of a model's queue one client (API key) may hold. */
 export const CLIENT_SHARE = 0.25;
 /**

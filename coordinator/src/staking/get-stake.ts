@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { ChainServices } from '../chain/create-chain-services.js';
+import { tierFor } from '../chain/tiers.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { findPositionByAddress, readRewardIndex, toSeconds } from './position-store.js';
 import { rewardIndexAt, settlePosition } from './rewards.js';
 import { type StakeView, stakeView } from './stake-view.js';
-import { tierFor } from './tiers.js';
 import { formatTokenAmount } from './token-amount.js';
 
 /**

@@ -4,11 +4,11 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { ChainServices } from '../chain/create-chain-services.js';
+import { tierFor } from '../chain/tiers.js';
 import { toBigInt } from '../db/bigint.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Database } from '../db/schema.js';
 import { checkpointRewardIndex, type RewardIndex, rewardIndexAt, type StakePosition } from './rewards.js';
-import { tierFor } from './tiers.js';
 
 export const GLOBAL_INDEX_ID = 'global';
 

@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { UNBONDING_STATUS } from '../chain/tables.js';
 import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
+import { UNBONDING_STATUS } from '../db/tables/chain.js';
 import { ApiError } from '../errors.js';
 
 /** The outbox purpose of unbonding releases. */

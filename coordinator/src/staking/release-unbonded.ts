@@ -1,8 +1,8 @@
 import { NATIVE_TRANSFER_GAS } from '../chain/constants.js';
 import { enqueueTransfer } from '../chain/enqueue-transfer.js';
-import { OPEN_TRANSFER, UNBONDING_STATUS } from '../chain/tables.js';
 import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
+import { OPEN_TRANSFER, UNBONDING_STATUS } from '../db/tables/chain.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { RELEASE_PURPOSE } from './release-transfers.js';
 import type { StakingDeps } from './stake.js';

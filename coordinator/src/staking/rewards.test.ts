@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { parseEther } from 'viem';
 import { describe, expect, test } from 'vitest';
+import { DEFAULT_BASE_APY_BPS, DEFAULT_TIERS, tierFor } from '../chain/tiers.js';
 import {
   checkpointRewardIndex,
   claimableWei,
@@ -11,7 +12,6 @@ import {
   type StakePosition,
   settlePosition,
 } from './rewards.js';
-import { DEFAULT_BASE_APY_BPS, DEFAULT_TIERS, tierFor } from './tiers.js';
 
 const start = 1_800_000_000n;
 const index: RewardIndex = { value: 0n, atS: start, apyBps: BigInt(DEFAULT_BASE_APY_BPS) };

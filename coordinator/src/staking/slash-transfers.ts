@@ -7,8 +7,8 @@
 import type { ChainServices } from '../chain/create-chain-services.js';
 import type { TransferHandler } from '../chain/transfer-types.js';
 import type { Clock } from '../clock.js';
+import { SLASH_STATUS } from '../db/tables/trust.js';
 import { ApiError } from '../errors.js';
-import { SLASH_STATUS } from '../trust/tables.js';
 
 /** The outbox purpose of slashes. */
 export const SLASH_PURPOSE = 'slash';

@@ -20,12 +20,12 @@ import { getAddress } from 'viem';
 import { NATIVE_TRANSFER_FEE_WEI, NATIVE_TRANSFER_GAS } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
 import { enqueueTransfer } from '../chain/enqueue-transfer.js';
-import { OPEN_TRANSFER, TRANSFER_STATUS } from '../chain/tables.js';
 import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Database } from '../db/schema.js';
-import { SLASH_STATUS } from '../trust/tables.js';
+import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
+import { SLASH_STATUS } from '../db/tables/trust.js';
 import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';
 import { settlePosition } from './rewards.js';
 import { SLASH_PURPOSE, TRANSFER_REF_PREFIX } from './slash-transfers.js';
@@ -42,7 +42,7 @@ export type SlashReport = { slashed: number; sent: number; none: number };
 /** Most slashes one pass handles. */
 const BATCH = 20;
 
-/** Executes every open slash; run on a timer by chain/routes.ts (and by tests). */
+/** Executes every open slash; run on a timer by compose/register-chain.ts (and by tests). */
 export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
   const report: SlashReport = { slashed: 0, sent: 0, none: 0 };
   const { db, services, outbox, log } = deps;

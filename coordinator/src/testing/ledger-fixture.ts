@@ -4,9 +4,9 @@ import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
+import { providerAccountId } from '../db/tables/ledger.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
 import { Ledger } from '../ledger/ledger.js';
-import { providerAccountId } from '../ledger/tables.js';
-import { USAGE_STATUS } from '../usage/tables.js';
 import type { TestBackend, TestDatabase } from './test-backends.js';
 import { createTestClock, type TestClock } from './test-clock.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { ChainRouteOptions } from '../app-context.js';
 import { PAYMENT_SOURCES, type PaymentSource } from '../chain/constants.js';
-import type { ChainRouteOptions } from '../chain/create-chain-services.js';
 import { topup } from './topup.js';
 
 const TopupResultSchema = Type.Object({

@@ -13,10 +13,11 @@ import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
 import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
 import { computeCost } from '../ledger/charges.js';
+import { deliveredText, streamedText } from '../router/delivered-text.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';
+import type { CheckedJob } from '../router/types.js';
 import { CanaryTimer } from './canary-timer.js';
-import { deliveredText, streamedText } from './delivered-text.js';
 import { type Claims, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { type Canary, makeCanary } from './make-canary.js';
@@ -77,12 +78,6 @@ export type CanaryOutcome =
   | { status: 'skipped'; reason: string };
 
 /** What a checked job was and what came of it. */
-export type CheckedJob = Omit<Claims, 'kind'> & {
-  kind: string;
-  jobId: string;
-  /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
-  private?: boolean;
-};
 
 const DAY_MS = 86_400_000;
 

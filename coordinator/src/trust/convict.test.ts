@@ -11,15 +11,18 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, test } from 'vitest';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
-import { applyEntry } from '../ledger/apply-entry.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
   providerAccountId,
   REFUND_POOL_ACCOUNT_ID,
-} from '../ledger/tables.js';
+} from '../db/tables/ledger.js';
+import { PAYOUT_STATUS } from '../db/tables/provider.js';
+import { TRUST_STATUS } from '../db/tables/trust.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
+import { applyEntry } from '../ledger/apply-entry.js';
+import { Ledger } from '../ledger/ledger.js';
 import { linkNode } from '../provider/link-node.js';
-import { PAYOUT_STATUS } from '../provider/tables.js';
 import { describeBackends, expectBooksBalanced } from '../testing/index.js';
 import { ledgerFixture } from '../testing/ledger-fixture.js';
 import { type ConvictParams, convict } from './convict.js';

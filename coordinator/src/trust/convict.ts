@@ -24,15 +24,15 @@ import { sql, type Transaction } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Database } from '../db/schema.js';
-import { type Funding, type Refund, refundChargesIn } from '../ledger/refund-charges.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
   providerAccountId,
   REFUND_POOL_ACCOUNT_ID,
-} from '../ledger/tables.js';
-import { OPEN_OR_PAID } from '../provider/tables.js';
-import { TRUST_ACTION } from './tables.js';
+} from '../db/tables/ledger.js';
+import { OPEN_OR_PAID } from '../db/tables/provider.js';
+import { TRUST_ACTION } from '../db/tables/trust.js';
+import { type Funding, type Refund, refundChargesIn } from '../ledger/refund-charges.js';
 
 export type ConvictParams = {
   nodeId: string;

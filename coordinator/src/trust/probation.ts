@@ -6,8 +6,9 @@
  * canaries suspend it. The standings live here in memory, loaded when a node connects and
  * updated by every verification.
  */
+
+import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 import type { Entry } from '../router/pick-index.js';
-import { TRUST_STATUS, type TrustStatus } from './tables.js';
 
 /** How many of a model's latest routed requests the share is measured over. */
 export const PROBATION_WINDOW = 100;

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../db/ids.js';
 import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Store } from '../db/store.js';
-import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from './tables.js';
+import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 
 export type ReinstateParams = {
   nodeId: string;

@@ -4,10 +4,10 @@
  * why in an `error` frame and disconnected (4012), refused when they come back.
  */
 import type { Store } from '../db/store.js';
+import { TRUST_STATUS } from '../db/tables/trust.js';
 import type { Hub } from '../hub/hub.js';
 import type { Probation } from './probation.js';
 import { reputationsOf } from './reputation.js';
-import { TRUST_STATUS } from './tables.js';
 import { suspendNode } from './trust-store.js';
 
 export type ReputationGuardDeps = {

@@ -15,9 +15,9 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
+import { USAGE_STATUS } from '../db/tables/usage.js';
 import { uptimeOf } from '../provider/node-sessions.js';
-import { USAGE_STATUS } from '../usage/tables.js';
-import { TRUST_STATUS, type TrustStatus } from './tables.js';
 
 const DAY_MS = 86_400_000;
 

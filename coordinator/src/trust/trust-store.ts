@@ -12,9 +12,9 @@ import { sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
+import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 import { convict } from './convict.js';
 import type { Judgement } from './judge.js';
-import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from './tables.js';
 
 export type TrustPolicy = {
   passesToTrust: number;

@@ -5,9 +5,9 @@
 import type { Kysely } from 'kysely';
 import { formatEther } from 'viem';
 import type { Database } from '../db/schema.js';
+import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 import { CONVICTION_ID_PREFIX } from './convict.js';
 import { reputationsOf } from './reputation.js';
-import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from './tables.js';
 
 /** Verifications listed per node in /api/provider/nodes. */
 export const HISTORY_LIMIT = 20;

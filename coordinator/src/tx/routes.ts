@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getAddress, isAddress } from 'viem';
-import type { ChainRouteOptions } from '../chain/create-chain-services.js';
+import type { ChainRouteOptions } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { claim } from '../staking/claim.js';
 import { getStake } from '../staking/get-stake.js';

@@ -1,11 +1,11 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { providerAccountId } from '../db/tables/ledger.js';
+import { USAGE_STATUS, type UsageStatus } from '../db/tables/usage.js';
 import { isErrorBody } from '../errors.js';
-import { providerAccountId } from '../ledger/tables.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
 import { ACTIVITY_CSV_COLUMNS, exportActivityCsv } from './export-activity-csv.js';
 import type { ActivityRow } from './list-activity.js';
-import { USAGE_STATUS, type UsageStatus } from './tables.js';
 
 const DAY_MS = 86_400_000;
 /** 2026-03-10T12:00:00Z: the tests' days are counted from here. */

@@ -3,7 +3,7 @@
  * serves them: GET /api/v1/key (balance, spend, the key's limit, rate limits) and
  * GET /api/v1/generation?id= (one request: model, node, tokens, cost, latency, finish reason),
  * GET /api/v1/credits (what the account put in and used, in USD). Every other /api/v1 path is
- * its /v1 route (app.ts rewrites it), so an OpenRouter client needs only the host changed.
+ * its /v1 route (compose/create-fastify.ts rewrites it), so an OpenRouter client needs only the host changed.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
@@ -103,16 +103,25 @@ export async function accountRoutes(
     async (request) => {
       const { id } = request.query as { id: string };
       await ctx.ledger.idle();
-      const row = await ctx.db
+      // A continued answer has a row per node that produced part of it (router/continue-stream.ts):
+      // the generation is their sum, as the node that finished it (the last row) answered it.
+      const rows = await ctx.db
         .selectFrom('usage_records')
         .selectAll()
         .where('request_id', '=', id)
         .where('user_id', '=', request.apiKey!.userId)
-        .executeTakeFirst();
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      const row = rows.at(-1);
       if (!row)
         throw new ApiError('not_found', `No generation with id "${id}" for this account.`, { param: 'id' });
+      const sum = (pick: (r: (typeof rows)[number]) => string | number | bigint) =>
+        rows.reduce((total, r) => total + toBigInt(pick(r)), 0n);
       const latencyMs = row.latency_ms === null ? null : Number(row.latency_ms);
-      const completion = Number(row.completion_tokens);
+      const completion = Number(sum((r) => r.completion_tokens));
+      const prompt = Number(sum((r) => r.prompt_tokens));
+      const firstTtft = rows[0]!.ttft_ms;
       return {
         data: {
           id: row.request_id,
@@ -120,9 +129,9 @@ export async function accountRoutes(
           node_id: row.node_id,
           kind: row.kind,
           created_at: new Date(toMillis(row.created_at)).toISOString(),
-          tokens_prompt: Number(row.prompt_tokens),
+          tokens_prompt: prompt,
           tokens_completion: completion,
-          total_cost: nanoToUsd(toBigInt(row.cost_nano)),
+          total_cost: nanoToUsd(sum((r) => r.cost_nano)),
           latency_ms: latencyMs,
           tokens_per_second: tokensPerSecond(completion, latencyMs),
           finish_reason: row.finish_reason,
@@ -130,8 +139,8 @@ export async function accountRoutes(
           // OpenRouter's names for the same: the provider is the node; native tokens are the model's own.
           provider_name: row.node_id,
           generation_time: latencyMs,
-          latency: row.ttft_ms === null ? null : Number(row.ttft_ms),
-          native_tokens_prompt: Number(row.prompt_tokens),
+          latency: firstTtft === null ? null : Number(firstTtft),
+          native_tokens_prompt: prompt,
           native_tokens_completion: completion,
         },
       };

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ChainRouteOptions } from '../chain/create-chain-services.js';
+import type { ChainRouteOptions } from '../app-context.js';
 import { withdraw } from './withdraw.js';
 
 /** POST /api/keys/proxy/withdraw (JWT): tokens from the proxy wallet to any address. */

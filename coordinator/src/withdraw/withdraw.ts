@@ -17,8 +17,8 @@ import {
   STABLE_TRANSFER_GAS,
 } from '../chain/constants.js';
 import { enqueueTransfer } from '../chain/enqueue-transfer.js';
-import { TRANSFER_STATUS, WITHDRAWAL_STATUS } from '../chain/tables.js';
 import type { TransferOutbox } from '../chain/transfer-outbox.js';
+import { TRANSFER_STATUS, WITHDRAWAL_STATUS } from '../db/tables/chain.js';
 import { ApiError } from '../errors.js';
 import { MAX_STORED_NANO } from '../ledger/money.js';
 import type { StakingDeps } from '../staking/stake.js';

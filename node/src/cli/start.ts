@@ -1,5 +1,5 @@
 import type { NodeConfig } from '../config.js';
-import type { HubLogger } from '../hub-client.js';
+import type { HubLogger } from '../hub-client-options.js';
 import type { CommandInput } from './parse-args.js';
 
 /** Exit codes after a signal: 128 + its number, as shells report it. */

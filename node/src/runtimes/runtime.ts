@@ -27,6 +27,8 @@ export type ServedModel = {
   sha256?: string;
   /** Voice models: the voice jobs served. */
   kinds?: VoiceKind[];
+  /** Chat and text models: jobs may carry `continueFrom` (NODE_PROTOCOL.md §9 "Continuing an answer"). */
+  continues?: boolean;
 };
 
 export type Usage = {
@@ -67,6 +69,11 @@ export type RuntimeJob = {
   onPromptTokens?: (count: number) => void;
   /** Chat and completion: the token ids evaluated and sampled, for the result's `tokenIds`. */
   onTokenIds?: (ids: TokenIds) => void;
+  /**
+   * Chat and completion, for a model offered with `continues`: the answer so far, which the job
+   * continues rather than begins; the response carries only the new text.
+   */
+  continueFrom?: { text: string };
 };
 
 /** A job's prompt and completion token ids (protocol result frame `tokenIds`). */

@@ -1,8 +1,10 @@
 import type { Migration } from 'kysely';
-import { chainCursorsMigration, chainMigration, walletLocksMigration } from '../../chain/migration.js';
 import { base001 } from './001-base.js';
 import { ledger002 } from './002-ledger.js';
+import { chain003 } from './003-chain.js';
+import { chainCursors004 } from './004-chain-cursors.js';
 import { heldReservations005 } from './005-held-reservations.js';
+import { walletLocks006 } from './006-wallet-locks.js';
 import { nodeUsageViolations007 } from './007-node-usage-violations.js';
 import { generationsAndKeyLimits008 } from './008-generations-and-key-limits.js';
 import { activityIndex009 } from './009-activity-index.js';
@@ -25,10 +27,10 @@ import { storedResponses020 } from './020-stored-responses.js';
 export const migrations: readonly (Migration & { name: string })[] = [
   base001,
   ledger002,
-  chainMigration,
-  chainCursorsMigration,
+  chain003,
+  chainCursors004,
   heldReservations005,
-  walletLocksMigration,
+  walletLocks006,
   nodeUsageViolations007,
   generationsAndKeyLimits008,
   activityIndex009,

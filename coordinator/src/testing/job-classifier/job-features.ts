@@ -4,10 +4,9 @@
  * statistics (text-stats.ts), the old canaries' tells (public prompt pool, " (N)"), and repetition
  * across the jobs seen before (system prompts, messages, histories, templates).
  */
-import { OLD_CANARY_PROMPTS } from './old-canary.js';
+import { type Job, OLD_CANARY_PROMPTS } from './old-canary.js';
 import { textStats } from './text-stats.js';
 
-export type Job = { kind: string; stream: boolean; request: Record<string, unknown> };
 export type Features = { num: Record<string, number>; cat: Record<string, string> };
 /** A trained model: a job's features → its score (higher: more likely a canary). */
 export type Model = (f: Features) => number;

@@ -1,5 +1,6 @@
 /** The canaries the coordinator sent before issue 29, reproduced to show a classifier can win. */
-import type { Job } from './job-features.js';
+/** A job as a node sees it: its kind, whether streamed, its request body. */
+export type Job = { kind: string; stream: boolean; request: Record<string, unknown> };
 
 /** The 32 prompts of the old public canary pool (trust/canary-prompts.ts before issue 29). */
 export const OLD_CANARY_PROMPTS: readonly string[] = [

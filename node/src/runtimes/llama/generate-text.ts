@@ -33,6 +33,11 @@ export type GenerateTextOptions = {
   grammar?: LlamaGrammar;
   signal?: AbortSignal;
   /**
+   * Tokens that precede the completion in its text (a continued answer's last tokens), as the
+   * detokenizer's context for the first new ones: a word-initial token keeps its leading space.
+   */
+  lastTokens?: Token[];
+  /**
    * Receives text as soon as it is final (a token, or a few when a character spans tokens), with the
    * tokens sampled since the previous call (those whose text is held back count when it is released).
    */
@@ -59,7 +64,7 @@ const MAX_PENDING_TOKENS = 4;
  * partial UTF-8 character or a possible stop-string prefix.
  */
 export async function generateText(options: GenerateTextOptions): Promise<GeneratedText> {
-  const { sequence, promptTokens, stop, signal, onText } = options;
+  const { sequence, promptTokens, stop, signal, onText, lastTokens = [] } = options;
   const model = sequence.model;
   const room = sequence.context.contextSize - promptTokens.length;
   if (room <= 0) {
@@ -124,7 +129,8 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     if (model.isEogToken(token)) break;
     completionTokens++;
     pending.push(token);
-    const piece = model.detokenize(pending, false, generated.slice(-DETOKENIZE_CONTEXT_TOKENS));
+    const context = generated.length >= DETOKENIZE_CONTEXT_TOKENS ? generated : [...lastTokens, ...generated];
+    const piece = model.detokenize(pending, false, context.slice(-DETOKENIZE_CONTEXT_TOKENS));
     const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
     if (!partial) {
       generated.push(...pending);

@@ -35,6 +35,7 @@ import { nextPresence, PRESENCE_EVENT_FOR_STATUS, type PresenceState } from '../
 import { SCOPE_FOR_FAMILY, type Scope } from '../../scopes.js';
 import { SessionOrder } from '../../session-order.js';
 import { grantScopes, TIER_BENEFITS, type TierName, tierForStake } from '../../tiers.js';
+import { ignoresBadFrame } from './ignores-bad-frame.js';
 
 export type ReferenceCoordinatorOptions = {
   port?: number;
@@ -294,13 +295,6 @@ export async function startReferenceCoordinator(
         const limit = breaks === 'oversized' ? Number.POSITIVE_INFINITY : maxFrameBytes;
         frame = parseFrame(data as Buffer, { maxBytes: limit, binary });
       } catch (error) {
-        if (
-          breaks === 'malformed' &&
-          !binary &&
-          error instanceof ProtocolError &&
-          error.code === 'malformed_frame'
-        )
-          return;
         if (ignoresBadFrame(breaks, error, data as Buffer, binary)) return;
         return fail(session, error instanceof ProtocolError ? error : new ProtocolError('internal_error'));
       }
@@ -370,23 +364,4 @@ export async function startReferenceCoordinator(
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
-}
-
-/** For the v0.1 bad-frame scenarios: whether a coordinator broken on `breaks` lets this parse error pass. */
-function ignoresBadFrame(breaks: string | undefined, error: unknown, data: Buffer, binary: boolean): boolean {
-  if (!breaks || !(error instanceof ProtocolError)) return false;
-  switch (breaks) {
-    case 'unknown_type':
-      return error.code === 'unknown_type';
-    case 'binary':
-      return binary;
-    case 'wrong_version':
-      return error.code === 'unsupported_version';
-    case 'missing_version':
-      return error.code === 'schema_violation' && !data.toString('utf8').includes('"v"');
-    case 'schema_violation':
-      return error.code === 'schema_violation' && data.toString('utf8').includes('"v"');
-    default:
-      return false;
-  }
 }

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /** Top-ups, stakes, the reward index, stake events, unbondings, reward payouts, withdrawals. */
-export const chainMigration: Migration & { name: string } = {
+export const chain003: Migration & { name: string } = {
   name: '003-chain',
   async up(db: Kysely<unknown>) {
     await db.schema
@@ -90,31 +90,6 @@ export const chainMigration: Migration & { name: string } = {
       .createIndex('withdrawals_user')
       .on('withdrawals')
       .columns(['user_id', 'created_at'])
-      .execute();
-  },
-};
-
-/** The deposit watcher's cursor. */
-export const chainCursorsMigration: Migration & { name: string } = {
-  name: '004-chain-cursors',
-  async up(db: Kysely<unknown>) {
-    await db.schema
-      .createTable('chain_cursors')
-      .addColumn('name', 'text', (c) => c.primaryKey())
-      .addColumn('block', 'bigint', (c) => c.notNull())
-      .execute();
-  },
-};
-
-/** The per-wallet lease every replica takes before a check-then-send on a service wallet. */
-export const walletLocksMigration: Migration & { name: string } = {
-  name: '006-wallet-locks',
-  async up(db: Kysely<unknown>) {
-    await db.schema
-      .createTable('wallet_locks')
-      .addColumn('address', 'text', (c) => c.primaryKey())
-      .addColumn('holder', 'text', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint', (c) => c.notNull())
       .execute();
   },
 };

@@ -1,8 +1,8 @@
 import { newId } from '../db/ids.js';
 import { Statement } from '../db/statement.js';
 import type { Tx } from '../db/tx.js';
-import { AtCommit } from '../ledger/at-commit.js';
-import type { SettleOutcome, UsageRow } from '../ledger/types.js';
+import { AtCommit } from './at-commit.js';
+import type { SettleOutcome, UsageRow } from './types.js';
 
 /** The usage row and what the settlement charged for it. */
 export type RecordUsageParams = UsageRow & { outcome: SettleOutcome };

@@ -1,4 +1,4 @@
-import type { RouteEntry } from './app-context.js';
+import type { RouteEntry } from '../app-context.js';
 
 /**
  * The methods the app answers on `path` (a request path, no query): the routes whose URL pattern

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
+import { type ChainServices, createChainServices } from '../chain/create-chain-services.js';
+import { TransferOutbox } from '../chain/transfer-outbox.js';
 import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
@@ -14,17 +16,16 @@ import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
 import { withdrawRoutes } from '../withdraw/routes.js';
 import { WITHDRAW_PURPOSE, withdrawTransfers } from '../withdraw/withdraw-transfers.js';
-import { type ChainServices, createChainServices } from './create-chain-services.js';
-import { TransferOutbox } from './transfer-outbox.js';
+import { repeat } from './repeat.js';
 
 /**
- * The chain capabilities: POST /api/user/topup, POST /tx, POST /api/keys/proxy/withdraw, payouts, all on one
- * set of chain services (one signer queue per wallet for the whole process) and one transfer outbox
- * (every use registered on it); the timers that return unbonded stakes, carry out slashes
- * (staking/slash.ts) and finish every open transfer (payouts from before the outbox adopted first)
- * and, when configured, the deposit watcher.
+ * The chain capabilities: one set of chain services (one signer queue per wallet for the whole
+ * process) and one transfer outbox (every use registered on it), passed to the routes of top-up,
+ * /tx, withdraw and payouts (each registers its own); then the timers that return unbonded stakes,
+ * carry out slashes (staking/slash.ts) and finish every open transfer (payouts from before the
+ * outbox adopted first) and, when configured, the deposit watcher.
  */
-export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+export async function registerChain(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const chain = createChainServices(ctx.config, ctx.db);
   const services = (): ChainServices => {
     if (!chain) throw new ApiError('chain_unavailable', 'No chain is configured on this coordinator.');
@@ -72,25 +73,4 @@ export async function chainRoutes(app: FastifyInstance, ctx: AppContext): Promis
   if (ctx.config.chain.watchDeposits) {
     repeat(app, ctx.config.chain.watchIntervalMs, 'watching deposits', () => watchDeposits(deps));
   }
-}
-
-/** Runs `task` every `intervalMs` while the app is up (never two at once); failures are logged. */
-function repeat(app: FastifyInstance, intervalMs: number, what: string, task: () => Promise<unknown>): void {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  app.addHook('onReady', async () => {
-    timer = setInterval(() => {
-      if (running) return;
-      running = task()
-        .catch((error: unknown) => app.log.warn({ err: error }, `${what} failed`))
-        .finally(() => {
-          running = undefined;
-        });
-    }, intervalMs);
-    timer.unref();
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await running;
-  });
 }

@@ -1,0 +1,81 @@
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../app-context.js';
+import { CanaryRunner } from '../trust/canary-runner.js';
+import { type LocalVerifier, startLocalVerifier } from '../trust/local-verifier.js';
+import type { Probation } from '../trust/probation.js';
+import { ReputationGuard } from '../trust/reputation-guard.js';
+import { TrafficShapes } from '../trust/traffic-shapes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Canaries and verification of what nodes serve (trust/). */
+    canaries: CanaryRunner;
+    reputation: ReputationGuard;
+  }
+}
+
+/** What the routes feed trust: spot checks of live answers, and client jobs' shapes for canaries. */
+export type Trust = { canaries: CanaryRunner; shapes: TrafficShapes };
+
+/**
+ * Verification of what nodes serve (issues 20, 29): canaries and spot checks (`app.canaries`),
+ * reputation suspensions (`app.reputation`), started when the app is ready and stopped before it
+ * closes; the coordinator's own verifier loads in the background when `trust.verifierModelsDir`
+ * is set. Needs `app.hub` and `app.router` (compose/start-hub.ts).
+ */
+export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Probation): Trust {
+  const { config } = ctx;
+  // Client jobs' shapes (never their text), that canaries are made like (issue 29).
+  const shapes = new TrafficShapes();
+  const canaries = new CanaryRunner({
+    hub: app.hub,
+    router: app.router,
+    store: ctx.store,
+    settings: config.trust,
+    platformFeeBps: config.platformFeeBps,
+    jobTimeoutMs: config.router.jobTimeoutMs,
+    clock: { now: () => Date.now() },
+    log: app.log,
+    probation,
+    shapes,
+    maxTokensCap: config.router.maxTokensCap,
+    settled: () => ctx.ledger.idle(),
+  });
+  app.decorate('canaries', canaries);
+  const reputation = new ReputationGuard({
+    hub: app.hub,
+    store: ctx.store,
+    settings: config.trust,
+    clock: ctx.clock,
+    probation,
+    log: app.log,
+  });
+  app.decorate('reputation', reputation);
+  let localVerifier: Promise<LocalVerifier | undefined> = Promise.resolve(undefined);
+  app.addHook('onReady', async () => {
+    canaries.start();
+    reputation.start();
+    const modelsDir = config.trust.verifierModelsDir;
+    if (modelsDir) {
+      // Loaded in the background: hashing and loading large weights must not hold up the API.
+      localVerifier = startLocalVerifier({ modelsDir, stateDir: path.join(config.dataDir, 'verifier') }).then(
+        (verifier) => {
+          canaries.setLocalVerifier(verifier);
+          return verifier;
+        },
+        (err: unknown) => {
+          app.log.error({ err, modelsDir }, 'the coordinator verifier could not load its models');
+          return undefined;
+        },
+      );
+    }
+  });
+  app.addHook('preClose', async () => {
+    canaries.stop();
+    reputation.stop();
+    canaries.setLocalVerifier(undefined);
+    await (await localVerifier)?.close();
+  });
+  return { canaries, shapes };
+}

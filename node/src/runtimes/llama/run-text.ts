@@ -1,0 +1,154 @@
+import type { Token } from 'node-llama-cpp';
+import { NodeError } from '../../errors.js';
+import {
+  type ChatRequest,
+  type CompletionRequest,
+  chatChunk,
+  chatResponse,
+  completionChunk,
+  completionResponse,
+  type FinishReason,
+  parseRequest,
+  responseId,
+  usageOf,
+} from '../openai-shapes.js';
+import type { JobResponse, RuntimeJob } from '../runtime.js';
+import { toChatHistory } from './chat-history.js';
+import { generateText } from './generate-text.js';
+import type { JsonGrammars } from './json-grammars.js';
+import { type LoadedModel, withSequence } from './loaded-model.js';
+import { toTokenBias } from './to-token-bias.js';
+import { forcedTools, ToolCallStream } from './tool-calls.js';
+
+export const DEFAULT_MAX_TOKENS = 512;
+/** OpenAI's default sampling temperature. */
+export const DEFAULT_TEMPERATURE = 1;
+/** Tokens of a continued answer's text given to the detokenizer as context (leading-space rules). */
+const CONTINUED_CONTEXT_TOKENS = 16;
+
+/**
+ * A `chat` or `completion` job: the prompt (chat: the model's template over the messages; a
+ * completion: BOS and the raw prompt) sampled under the request's settings, `n` choices one after
+ * another, streamed as chunks when asked. A job with `continueFrom` continues that answer instead
+ * of beginning one (NODE_PROTOCOL.md §9 "Continuing an answer"): the chat's model turn begun with
+ * its text and left open, or the text appended to the prompt; only the new text is returned.
+ */
+export async function runText(
+  entry: LoadedModel,
+  job: RuntimeJob,
+  grammars: JsonGrammars,
+): Promise<JobResponse> {
+  const chat = job.kind === 'chat';
+  const request = chat ? parseRequest('chat', job.request) : parseRequest('completion', job.request);
+  const { model } = entry;
+  const stop = stopStrings(request.stop);
+  // A forced tool call (tool_choice "required" or a named function) is sampled under a grammar of
+  // the calls' shape: the arguments validate against the function's parameters.
+  const forced = chat ? forcedTools(request as ChatRequest) : undefined;
+  const answerSoFar = job.continueFrom?.text;
+  if (answerSoFar !== undefined) refuseUncontinuable(request, chat);
+  let promptTokens: Token[];
+  if (chat) {
+    const state = entry.chatWrapper!.generateContextState({
+      chatHistory: toChatHistory(
+        (request as ChatRequest).messages,
+        (request as ChatRequest).tools,
+        answerSoFar,
+      ),
+    });
+    promptTokens = state.contextText.tokenize(model.tokenizer);
+    for (const trigger of state.stopGenerationTriggers) {
+      const values = trigger.values;
+      if (values.every((value) => typeof value === 'string')) stop.push(values.join(''));
+    }
+  } else {
+    const bos = model.tokens.bos;
+    const text = model.tokenize((request as CompletionRequest).prompt + (answerSoFar ?? ''));
+    promptTokens = bos !== null && model.tokens.shouldPrependBosToken ? [bos, ...text] : text;
+  }
+  job.onPromptTokens?.(promptTokens.length);
+  const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
+  const emit = job.stream && !forced ? job.onChunk : undefined;
+  const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
+  const grammar = forced
+    ? await grammars.forSchema(forced.schema)
+    : await grammars.forResponseFormat(request.response_format);
+  // n choices, one after another on one sequence; choice i samples with seed + i (when seeded).
+  const n = request.n ?? 1;
+  if (n > 1 && forced) {
+    throw new NodeError('invalid_request', { detail: 'n > 1 with a forced tool call is not supported.' });
+  }
+  const choices: { text: string; finishReason: FinishReason }[] = [];
+  let completionTokens = 0;
+  for (let index = 0; index < n; index++) {
+    let streamedTokens = 0;
+    if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }, null, index), 0);
+    const result = await withSequence(entry, (sequence) =>
+      generateText({
+        sequence,
+        promptTokens,
+        maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
+        temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+        topP: request.top_p,
+        ...(request.top_k ? { topK: request.top_k } : {}),
+        ...(request.min_p ? { minP: request.min_p } : {}),
+        seed: request.seed === undefined ? undefined : request.seed + index,
+        tokenBias: toTokenBias(model, request.logit_bias),
+        ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
+        ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
+        ...(grammar ? { grammar } : {}),
+        // The continued text's last tokens precede the new ones: the first keeps its leading space.
+        ...(answerSoFar !== undefined ? { lastTokens: promptTokens.slice(-CONTINUED_CONTEXT_TOKENS) } : {}),
+        // A forced call ends where its grammar does: a stop string inside it would cut the JSON.
+        stop: forced ? [] : stop,
+        signal: job.signal,
+        onText: call
+          ? (text, tokens) => call.push(text, tokens)
+          : emit &&
+            ((text, tokens) => {
+              streamedTokens += tokens;
+              emit(
+                chat
+                  ? chatChunk(meta, { content: text }, null, index)
+                  : completionChunk(meta, text, null, index),
+                tokens,
+              );
+            }),
+      }),
+    );
+    completionTokens += result.completionTokens;
+    // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
+    if (index === 0) job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
+    if (call) return call.finish(result, usageOf(promptTokens.length, completionTokens), forced?.name);
+    // Tokens whose text was never sent (a matched stop string) count in the choice's last chunk.
+    const unsent = result.completionTokens - streamedTokens;
+    emit?.(
+      chat
+        ? chatChunk(meta, {}, result.finishReason, index)
+        : completionChunk(meta, '', result.finishReason, index),
+      unsent,
+    );
+    choices.push({ text: result.text, finishReason: result.finishReason });
+  }
+  const usage = usageOf(promptTokens.length, completionTokens);
+  return chat ? chatResponse(meta, choices, usage) : completionResponse(meta, choices, usage);
+}
+
+/**
+ * A continued answer is plain text of one choice: under a grammar (tools, a JSON response_format)
+ * the continuation would start the grammar again mid-answer, and `n` answers have no one text so far.
+ */
+function refuseUncontinuable(request: ChatRequest | CompletionRequest, chat: boolean): void {
+  const tools = chat && ((request as ChatRequest).tools?.length ?? 0) > 0;
+  const format = request.response_format && request.response_format.type !== 'text';
+  if (tools || format || (request.n ?? 1) > 1) {
+    throw new NodeError('invalid_request', {
+      detail: 'continueFrom is only for one plain-text choice (no tools, no JSON response_format, n 1).',
+    });
+  }
+}
+
+function stopStrings(stop: string | string[] | null | undefined): string[] {
+  if (stop == null) return [];
+  return (typeof stop === 'string' ? [stop] : stop).filter((s) => s.length > 0);
+}
