@@ -681,3 +681,29 @@ describe("coordinator/README.md's /v1 parameter table, against real requests", (
     expect(checked.length).toBeGreaterThan(40);
   }, 120_000);
 });
+
+describe('completions on the llama runtime', () => {
+  test('default: n: 2 gives two choices, whole and streamed, the same under one seed', async () => {
+    const client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 });
+    const whole = await client.completions.create({
+      model: chatModel,
+      prompt: 'Once',
+      n: 2,
+      max_tokens: 4,
+      seed: 5,
+    });
+    expect(whole.choices.map((c) => c.index)).toEqual([0, 1]);
+    expect(whole.usage!.completion_tokens).toBeGreaterThan(0);
+    const texts = ['', ''];
+    const stream = await client.completions.create({
+      model: chatModel,
+      prompt: 'Once',
+      n: 2,
+      max_tokens: 4,
+      seed: 5,
+      stream: true,
+    });
+    for await (const chunk of stream) for (const c of chunk.choices) texts[c.index] += c.text;
+    expect(texts).toEqual(whole.choices.map((c) => c.text));
+  });
+});
