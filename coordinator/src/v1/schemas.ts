@@ -83,6 +83,7 @@ const Sampling = {
   temperature: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 2 }), Type.Null()])),
   top_p: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
   max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
   stop: Type.Optional(Stop),
   seed: Type.Optional(
     Type.Union([
@@ -113,7 +114,6 @@ export const ChatCompletionBody = Type.Object(
   {
     ...Sampling,
     messages: Type.Array(ChatMessage, { minItems: 1, maxItems: MAX_MESSAGES }),
-    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     response_format: Type.Optional(
       Type.Object({ type: Type.String({ maxLength: 32 }) }, { additionalProperties: true }),
     ),
@@ -148,6 +148,7 @@ export const EmbeddingBody = Type.Object(
     ]),
     encoding_format: Type.Optional(Type.Union([Type.Literal('float'), Type.Literal('base64')])),
     dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    models: Sampling.models,
     provider: Type.Optional(ProviderPreferences),
     user: Type.Optional(Type.String({ maxLength: 256 })),
   },

@@ -103,13 +103,19 @@ const checkers = {
  * Options that change the answer which this node's runtimes do not implement: a request that sets
  * one is refused (invalid_request naming it), never answered as if it had not.
  */
-const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
+export const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
   ['functions', (v) => Array.isArray(v) && v.length > 0],
   ['function_call', (v) => v !== 'none' && v !== 'auto' && v !== undefined],
-  ['logprobs', (v) => v === true],
+  // Chat's is a boolean, completions' a count.
+  ['logprobs', (v) => v === true || (typeof v === 'number' && v > 0)],
   ['top_logprobs', (v) => typeof v === 'number' && v > 0],
   ['audio', (v) => v !== undefined],
   ['modalities', (v) => Array.isArray(v) && v.some((m) => m !== 'text')],
+  ['web_search_options', (v) => v !== undefined],
+  // Completions' own: the prompt in the answer, text after the insertion, the best of several.
+  ['echo', (v) => v === true],
+  ['suffix', (v) => typeof v === 'string' && v !== ''],
+  ['best_of', (v) => typeof v === 'number' && v > 1],
 ];
 
 /** The request body of a job, validated for its kind (unknown fields are ignored, as OpenAI does). */

@@ -3,7 +3,8 @@
  * chat chunk into the typed events the SDKs parse — response.created and in_progress once a node
  * has the job, output_item.added and content_part.added before the first text,
  * output_text.delta per text, function_call_arguments.delta per tool-call fragment, the .done
- * events, then response.completed (or incomplete) with usage, or response.failed.
+ * events, then response.completed (or incomplete) with usage — after `keep` has stored the
+ * response — or response.failed.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamSink } from '../../router/types.js';
@@ -14,6 +15,7 @@ import {
   callItem,
   itemId,
   messageItem,
+  outputItemIds,
   outputOf,
   type ResponseMeta,
   responseObject,
@@ -30,12 +32,15 @@ export type ResponseStream = StreamSink & {
   readonly response: Record<string, unknown> | undefined;
   /** What the model answered, once the stream ended well. */
   readonly answer: Answer | undefined;
+  /** Settles once the last event is written (after `keep`, when the stream ended well). */
+  readonly ended: Promise<void>;
 };
 
 export function responseEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   meta: ResponseMeta,
+  keep?: (response: Record<string, unknown>, answer: Answer) => Promise<void>,
 ): ResponseStream {
   const stream = hijackedStream(request, reply);
   let sequence = 0;
@@ -45,13 +50,14 @@ export function responseEvents(
     stream.raw.write(`event: ${type}\ndata: ${JSON.stringify(event)}\n\n`);
   };
   const answer: Answer = { text: '', calls: [], finish: 'stop', usage: undefined };
-  const ids = { message: itemId('msg'), calls: [] as string[] };
+  const ids = outputItemIds(meta.id);
   /** Output indices: the message's (once opened) and each call's by its chat index. */
   let messageIndex: number | undefined;
   const callIndex = new Map<number, number>();
   let items = 0;
   let response: Record<string, unknown> | undefined;
   let finished = false;
+  let ended: Promise<void> = Promise.resolve();
 
   const openMessage = () => {
     if (messageIndex !== undefined) return;
@@ -79,7 +85,7 @@ export function responseEvents(
       });
     }
     answer.calls.forEach((call, i) => {
-      const at = { item_id: ids.calls[i]!, output_index: callIndex.get(i)! };
+      const at = { item_id: ids.call(i), output_index: callIndex.get(i)! };
       emit('response.function_call_arguments.done', { ...at, arguments: call.arguments });
       emit('response.output_item.done', { output_index: at.output_index, item: callItem(at.item_id, call) });
     });
@@ -97,6 +103,9 @@ export function responseEvents(
     },
     get answer() {
       return response ? answer : undefined;
+    },
+    get ended() {
+      return ended;
     },
     onClose: stream.onClose,
     start(nodeId) {
@@ -132,18 +141,17 @@ export function responseEvents(
         if (!call) {
           call = { callId: part.id ?? itemId('call'), name: part.function?.name ?? '', arguments: '' };
           answer.calls[index] = call;
-          ids.calls[index] = itemId('fc');
           callIndex.set(index, items++);
           emit('response.output_item.added', {
             output_index: callIndex.get(index),
-            item: callItem(ids.calls[index]!, call, 'in_progress'),
+            item: callItem(ids.call(index), call, 'in_progress'),
           });
         }
         const fragment = part.function?.arguments ?? '';
         if (fragment === '') continue;
         call.arguments += fragment;
         emit('response.function_call_arguments.delta', {
-          item_id: ids.calls[index],
+          item_id: ids.call(index),
           output_index: callIndex.get(index),
           delta: fragment,
         });
@@ -161,11 +169,16 @@ export function responseEvents(
         if (!stream.started) this.start('');
         if (final?.usage) answer.usage = final.usage as ChatUsage;
         closeItems();
-        response = responseObject(meta, {
-          answer,
-          output: outputOf(answer, ids),
+        const done = responseObject(meta, { answer, output: outputOf(answer, ids) });
+        stream.finished = true;
+        // Kept before the last event: a client that continues from it at once (an item_reference,
+        // previous_response_id) finds it stored.
+        ended = (keep ? keep(done, answer) : Promise.resolve()).then(() => {
+          response = done;
+          emit(done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+          stream.raw.end();
         });
-        emit(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
+        return;
       }
       stream.finished = true;
       stream.raw.end();

@@ -28,6 +28,24 @@ export type ResponseMeta = { id: string; createdAt: number; body: ResponsesBody 
 /** An id of OpenAI's shape: `prefix_` and 48 hex digits. */
 export const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
 
+/** The ids of a response's output items. */
+export type OutputItemIds = { message: string; call: (index: number) => string };
+
+/**
+ * Output item ids carry their response's (`resp_<hex>` → `msg_<hex>`, `fc_<hex>_<i>`), so an
+ * `item_reference` to one finds the stored response that holds it without an index of items.
+ */
+export function outputItemIds(responseId: string): OutputItemIds {
+  const hex = responseId.slice('resp_'.length);
+  return { message: `msg_${hex}`, call: (index) => `fc_${hex}_${index}` };
+}
+
+/** The response an output item id of ours belongs to, or undefined for any other id. */
+export function responseIdOfItem(id: string): string | undefined {
+  const match = /^(?:msg|fc)_([0-9a-f]{48})(?:_\d{1,3})?$/.exec(id);
+  return match ? `resp_${match[1]}` : undefined;
+}
+
 /** The answer of a non-streamed chat completion. */
 export function answerOf(chat: Record<string, unknown>): Answer {
   const choice = (chat.choices as Record<string, unknown>[] | undefined)?.[0] ?? {};
@@ -85,14 +103,11 @@ export function callItem(
 }
 
 /** The output items of `answer`: the message when there is text (or nothing else), then the calls. */
-export function outputOf(
-  answer: Answer,
-  ids: { message: string; calls: string[] },
-): Record<string, unknown>[] {
+export function outputOf(answer: Answer, ids: OutputItemIds): Record<string, unknown>[] {
   const items: Record<string, unknown>[] = [];
   if (answer.text !== '' || answer.calls.length === 0) items.push(messageItem(ids.message, answer.text));
   answer.calls.forEach((call, i) => {
-    items.push(callItem(ids.calls[i] ?? itemId('fc'), call));
+    items.push(callItem(ids.call(i), call));
   });
   return items;
 }

@@ -14,12 +14,14 @@ import type { RouteDeps } from '../../router/types.js';
 import { dropNullFields } from '../drop-null-fields.js';
 import type { JobFor } from '../job-for.js';
 import { watchClient } from '../watch-client.js';
+import { resolveReferences } from './resolve-references.js';
 import { responseEvents } from './response-events.js';
 import {
   type Answer,
   answerMessages,
   answerOf,
   itemId,
+  outputItemIds,
   outputOf,
   responseObject,
 } from './response-object.js';
@@ -71,9 +73,10 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
     const history = body.previous_response_id
       ? (await loadResponse(db, userId, body.previous_response_id, 'previous_response_id')).conversation
       : [];
-    const job = jobFor('chat', request, toChat(body, history), body.model, startedAt);
+    const input = await resolveReferences(db, userId, body.input);
+    const job = jobFor('chat', request, toChat({ ...body, input }, history), body.model, startedAt);
     const meta = { id: itemId('resp'), createdAt: Math.floor(ctx.clock.now() / 1000), body };
-    const conversation = [...history, ...inputMessages(body.input)];
+    const conversation = [...history, ...inputMessages(input)];
     if (!body.stream) {
       const client = watchClient(request, reply);
       const result = await routeRequest(deps, { ...job, ...(client ? { client } : {}) });
@@ -81,12 +84,17 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
       const answer = answerOf(result.response);
       const response = responseObject(meta, {
         answer,
-        output: outputOf(answer, { message: itemId('msg'), calls: [] }),
+        output: outputOf(answer, outputItemIds(meta.id)),
       });
       if (body.store !== false) await store(request, response, conversation, answer);
       return response;
     }
-    const sink = responseEvents(request, reply, meta);
+    const keep =
+      body.store !== false
+        ? (response: Record<string, unknown>, answer: Answer) =>
+            store(request, response, conversation, answer)
+        : undefined;
+    const sink = responseEvents(request, reply, meta, keep);
     try {
       await routeRequest(deps, job, sink);
     } catch (error) {
@@ -95,8 +103,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
       if (!sink.closed) sink.finish({ error: apiError.toBody().error });
       return reply;
     }
-    if (sink.response && sink.answer && body.store !== false)
-      await store(request, sink.response, conversation, sink.answer);
+    await sink.ended;
     return reply;
   };
 

@@ -52,7 +52,13 @@ const FunctionCallOutputItem = Type.Object(
   { additionalProperties: false },
 );
 
-export const InputItem = Type.Union([MessageItem, FunctionCallItem, FunctionCallOutputItem]);
+/** An output item of a stored response, by its id (what the AI SDK sends while `store` is on). */
+const ItemReference = Type.Object(
+  { type: Type.Literal('item_reference'), id: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
+
+export const InputItem = Type.Union([MessageItem, FunctionCallItem, FunctionCallOutputItem, ItemReference]);
 
 const FunctionTool = Type.Object(
   {
@@ -111,6 +117,8 @@ export const ResponsesBody = Type.Object(
     store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     truncation: Type.Optional(Type.Literal('disabled')),
+    // Extra output to include: there is none we add, so only an empty list (the Agents SDK's default).
+    include: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 0 }), Type.Null()])),
     user: Type.Optional(Type.String({ maxLength: 256 })),
     provider: Type.Optional(ProviderPreferences),
   },

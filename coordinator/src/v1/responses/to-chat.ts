@@ -27,6 +27,11 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (item.type === 'function_call_output') {
       out.push({ role: 'tool', tool_call_id: item.call_id, content: item.output });
+    } else if (item.type === 'item_reference') {
+      // resolve-references.ts replaces them before the conversation is built.
+      throw new ApiError('invalid_request', `The item_reference "${item.id}" was not resolved.`, {
+        param: 'input',
+      });
     } else {
       out.push({ role: item.role, content: textOf(item) });
     }
