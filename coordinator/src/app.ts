@@ -58,6 +58,7 @@ import { ReputationGuard } from './trust/reputation-guard.js';
 import { TrafficShapes } from './trust/traffic-shapes.js';
 import { recentSuspensions, suspendedNodeIds, trustSummaries } from './trust/trust-views.js';
 import { activityRoutes } from './usage/activity-routes.js';
+import { keepUsageRolled } from './usage/keep-usage-rolled.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
@@ -290,6 +291,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   sweepStaleHolds(app, ctx);
   keepReplicaLease(app, ctx);
+  keepUsageRolled(app, ctx);
   await app.register(catalogRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
   // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.

@@ -10,6 +10,7 @@ import type { ChainTables } from '../chain/tables.js';
 import type { LedgerTables } from '../ledger/tables.js';
 import type { ProviderTables } from '../provider/tables.js';
 import type { TrustTables } from '../trust/tables.js';
+import type { UsageRollupTables } from '../usage/rollup-tables.js';
 import type { UsageTables } from '../usage/tables.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
@@ -108,6 +109,7 @@ export type Database = {
   stored_responses: StoredResponsesTable;
 } & LedgerTables &
   UsageTables &
+  UsageRollupTables &
   ChainTables &
   ProviderTables &
   TrustTables;
