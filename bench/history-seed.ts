@@ -90,7 +90,7 @@ export async function seedHistory(options: SeedOptions): Promise<{ endMs: number
 }
 
 /** Above this many rows to add, the seeder drops usage_records' indexes and builds them after. */
-const REBUILD_ABOVE_ROWS = 1_500_000;
+const REBUILD_ABOVE_ROWS = 500_000;
 
 /** Drops usage_records' indexes (its primary key too); returns what builds them again. */
 async function dropUsageIndexes(
