@@ -79,7 +79,11 @@ export async function rollUsage(db: Kysely<Database>, params: RollUsageParams): 
   });
 }
 
-/** Adds the rows with cursor < id ≤ upTo to the rollups; returns their totals. */
+/**
+ * Adds the rows with cursor < id ≤ upTo to the rollups; returns their totals. Each GROUP BY lists
+ * its rollup's primary key in order, so a sorted aggregate inserts in key order (a backlog of
+ * millions of rows folds into the B-tree's right edge instead of all over it).
+ */
 async function foldBatch(
   trx: Kysely<Database>,
   cursor: string,
@@ -91,7 +95,7 @@ async function foldBatch(
     select day, user_id, coalesce(key_id, ''), model, kind, count(*), sum(prompt_tokens),
       sum(completion_tokens), sum(cost_nano)
     from usage_records where id > ${cursor} and id <= ${upTo}
-    group by day, user_id, coalesce(key_id, ''), model, kind
+    group by user_id, day, coalesce(key_id, ''), model, kind
     on conflict (user_id, day, key_id, model, kind) do update set
       requests = usage_user_days.requests + excluded.requests,
       prompt_tokens = usage_user_days.prompt_tokens + excluded.prompt_tokens,
@@ -103,14 +107,14 @@ async function foldBatch(
       table: 'usage_node_hours',
       columns: sql`hour, node_id, model, day`,
       select: sql`${hour}, node_id, model, min(day)`,
-      group: sql`${hour}, node_id, model`,
+      group: sql`node_id, ${hour}, model`,
       key: sql`node_id, hour, model`,
     },
     {
       table: 'usage_node_days',
       columns: sql`day, node_id, model`,
       select: sql`day, node_id, model`,
-      group: sql`day, node_id, model`,
+      group: sql`node_id, day, model`,
       key: sql`node_id, day, model`,
     },
   ]) {
