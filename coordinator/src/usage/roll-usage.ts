@@ -80,9 +80,10 @@ export async function rollUsage(db: Kysely<Database>, params: RollUsageParams): 
 }
 
 /**
- * Adds the rows with cursor < id ≤ upTo to the rollups; returns their totals. Each GROUP BY lists
- * its rollup's primary key in order, so a sorted aggregate inserts in key order (a backlog of
- * millions of rows folds into the B-tree's right edge instead of all over it).
+ * Adds the rows with cursor < id ≤ upTo to the rollups; returns their totals. Each fold inserts
+ * in its rollup's primary-key order (GROUP BY and ORDER BY list the key): a backlog of millions of
+ * rows then grows the B-tree at its edge; in hash order it wrote a page per row all over an index
+ * larger than the buffer cache.
  */
 async function foldBatch(
   trx: Kysely<Database>,
@@ -96,6 +97,7 @@ async function foldBatch(
       sum(completion_tokens), sum(cost_nano)
     from usage_records where id > ${cursor} and id <= ${upTo}
     group by user_id, day, coalesce(key_id, ''), model, kind
+    order by user_id, day, coalesce(key_id, ''), model, kind
     on conflict (user_id, day, key_id, model, kind) do update set
       requests = usage_user_days.requests + excluded.requests,
       prompt_tokens = usage_user_days.prompt_tokens + excluded.prompt_tokens,
@@ -128,6 +130,7 @@ async function foldBatch(
         sum(prompt_tokens), sum(completion_tokens), sum(cost_nano), sum(provider_nano), sum(fee_nano)
       from usage_records where id > ${cursor} and id <= ${upTo}
       group by ${bucket.group}
+      order by ${bucket.group}
       on conflict (${bucket.key}) do update set
         requests = ${t}.requests + excluded.requests,
         completed = ${t}.completed + excluded.completed,
