@@ -50,7 +50,7 @@ async function generate({ model: id, prompt, maxTokens }: DirectRequest): Promis
   const { model, completion } = completions.get(id) ?? {};
   if (!model || !completion) throw new Error(`no model ${id}`);
   let reported = 0;
-  let text = ''; // kept, as the daemon keeps the whole text for its result
+  let _text = ''; // kept, as the daemon keeps the whole text for its result
   const { metadata } = await completion.generateCompletionWithMeta(model.tokenize(prompt), {
     maxTokens,
     temperature: 0,
@@ -60,7 +60,7 @@ async function generate({ model: id, prompt, maxTokens }: DirectRequest): Promis
     },
     // A server streams text, as the daemon must: take it as node-llama-cpp releases it.
     onTextChunk: (chunk) => {
-      text += chunk;
+      _text += chunk;
     },
   });
   // onToken leaves out tokens still held back (partial characters) when maxTokens stops it.

@@ -37,6 +37,7 @@ import { peerPlugin } from './peer/peer-plugin.js';
 import { providerRoutes } from './provider/provider-routes.js';
 import { Probation } from './trust/probation.js';
 import { activityRoutes } from './usage/activity-routes.js';
+import { keepUsageRolled } from './usage/keep-usage-rolled.js';
 import { userRoutes } from './users/routes.js';
 import { routerRoutes } from './v1/routes.js';
 import { createKeyring, type Keyring } from './wallets/keyring.js';
@@ -97,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const trust = startTrust(app, ctx, probation);
   await registerInferenceRoutes(app, ctx, probation, trust);
   startLedgerTimers(app, ctx);
+  keepUsageRolled(app, ctx);
   await app.register(catalogRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
   // Each replica counts the nodes connected to it, so the replicas' gauges add up to the network.

@@ -12,6 +12,7 @@ import type { LedgerTables } from './tables/ledger.js';
 import type { ProviderTables } from './tables/provider.js';
 import type { TrustTables } from './tables/trust.js';
 import type { UsageTables } from './tables/usage.js';
+import type { UsageRollupTables } from './tables/usage-rollups.js';
 
 /** A bigint column: written as bigint, read as whatever the driver returns (use toBigInt). */
 export type BigIntColumn = ColumnType<bigint | number | string, bigint | number, bigint | number>;
@@ -109,6 +110,7 @@ export type Database = {
   stored_responses: StoredResponsesTable;
 } & LedgerTables &
   UsageTables &
+  UsageRollupTables &
   ChainTables &
   ProviderTables &
   TrustTables;

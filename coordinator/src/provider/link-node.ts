@@ -69,7 +69,7 @@ async function moveEarnings(store: Store, nodeId: string, owner: string, now: nu
           ref: `${id}:from`,
           now,
         });
-        if (!out || out.balanceAfter !== 0n) throw new RetryMove();
+        if (out?.balanceAfter !== 0n) throw new RetryMove();
         await applyEntry(trx, { accountId: to, kind, amount: balance, ref: `${id}:to`, now });
         return balance;
       })

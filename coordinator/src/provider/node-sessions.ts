@@ -109,6 +109,8 @@ export async function uptimeOf(
   if (nodeIds.length === 0) return out;
   const ids = nodeIds.map((id) => id.toLowerCase());
   const [rows, firsts] = await Promise.all([
+    // Sessions open or ended inside the window (index node_sessions_ended, migration 021): not
+    // every session of the node's history.
     db
       .selectFrom('node_sessions')
       .select(['node_id', 'started_at', 'last_seen_at', 'ended_at'])
@@ -117,13 +119,7 @@ export async function uptimeOf(
       .where('started_at', '<', window.to)
       .orderBy('started_at')
       .execute(),
-    db
-      .selectFrom('node_sessions')
-      .select('node_id')
-      .select((eb) => eb.fn.min('started_at').as('first'))
-      .where('node_id', 'in', ids)
-      .groupBy('node_id')
-      .execute(),
+    options.wholeWindow ? [] : firstSessions(db, ids),
   ]);
   const firstSeen = new Map(firsts.map((r) => [r.node_id, Number(toBigInt(r.first))]));
   const byNode = new Map<string, [number, number][]>();
@@ -149,4 +145,18 @@ export async function uptimeOf(
     out.set(id, length > 0 ? Math.min(1, covered / length) : 0);
   }
   return out;
+}
+
+/** Each node's first session start: one index probe per node (node_sessions_node), not its history. */
+async function firstSessions(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<{ node_id: string; first: string | number | bigint }[]> {
+  // A VALUES list (its column is column1 on both SQLite and PostgreSQL), each row one probe.
+  const list = sql.join(ids.map((id) => sql`(${id})`));
+  const result = await sql<{ node_id: string; first: string | number | bigint | null }>`
+    select v.column1 as node_id,
+      (select min(s.started_at) from node_sessions s where s.node_id = v.column1) as first
+    from (values ${list}) as v`.execute(db);
+  return result.rows.flatMap((r) => (r.first === null ? [] : [{ node_id: r.node_id, first: r.first }]));
 }

@@ -10,7 +10,6 @@
 import { verifyNodeLink, verifyOwnerProof } from '@gpumesh/protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { getAddress } from 'viem';
 import type { AppContext } from '../app-context.js';
 import { toBigInt } from '../db/bigint.js';
@@ -25,6 +24,7 @@ import { nodeFigures } from './node-figures.js';
 import { NodeFigures, TrustSummary, Usd } from './node-figures-schema.js';
 import { nodeMedians } from './node-medians.js';
 import { uptimeOf } from './node-sessions.js';
+import { readEarnings } from './read-earnings.js';
 
 const DAY_MS = 86_400_000;
 /** The widest window `GET /api/provider/earnings` sums over. */
@@ -261,30 +261,12 @@ export async function providerRoutes(
         });
       }
       const by = request.query.by ?? 'day';
-      const column = by === 'day' ? 'u.day' : by === 'node' ? 'u.node_id' : 'u.model';
-      const rows = await ctx.db
-        .selectFrom('usage_records as u')
-        .innerJoin('node_owners as o', (join) => join.on(sql`lower(u.node_id)`, '=', sql.ref('o.node_id')))
-        .where('o.owner', '=', owner)
-        .where('u.created_at', '>=', from)
-        .where('u.created_at', '<=', to)
-        .select([
-          sql<string>`${sql.ref(column)}`.as('key'),
-          sql<string | number>`count(*)`.as('jobs'),
-          sql<string | number | bigint>`coalesce(sum(u.provider_nano), 0)`.as('earned'),
-        ])
-        .groupBy(sql.ref(column))
-        .orderBy(sql.ref(column))
-        .execute();
+      const rows = await readEarnings(ctx.db, { owner, from, to, by });
       return {
         owner,
         balance: nanoToUsd((await ctx.ledger.balance(providerAccountId(owner))).balanceNano),
         by,
-        rows: rows.map((r) => ({
-          key: r.key,
-          jobs: Number(r.jobs),
-          earnings: nanoToUsd(toBigInt(r.earned)),
-        })),
+        rows: rows.map((r) => ({ key: r.key, jobs: r.jobs, earnings: nanoToUsd(r.earnedNano) })),
       };
     },
   );

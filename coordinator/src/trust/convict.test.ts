@@ -18,10 +18,7 @@ import {
   REFUND_POOL_ACCOUNT_ID,
 } from '../db/tables/ledger.js';
 import { PAYOUT_STATUS } from '../db/tables/provider.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import { USAGE_STATUS } from '../db/tables/usage.js';
 import { applyEntry } from '../ledger/apply-entry.js';
-import { Ledger } from '../ledger/ledger.js';
 import { linkNode } from '../provider/link-node.js';
 import { describeBackends, expectBooksBalanced } from '../testing/index.js';
 import { ledgerFixture } from '../testing/ledger-fixture.js';

@@ -16,8 +16,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import { USAGE_STATUS } from '../db/tables/usage.js';
 import { uptimeOf } from '../provider/node-sessions.js';
+import { readNodeJobs } from '../usage/read-node-jobs.js';
 
 const DAY_MS = 86_400_000;
 
@@ -66,14 +66,7 @@ export async function reputationsOf(
       .select(['node_id', 'violations'])
       .where('node_id', 'in', ids)
       .execute(),
-    db
-      .selectFrom('usage_records')
-      .select(['node_id', 'status'])
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('node_id', 'in', ids)
-      .where('created_at', '>=', now - 7 * DAY_MS)
-      .groupBy(['node_id', 'status'])
-      .execute(),
+    readNodeJobs(db, ids, now - 7 * DAY_MS),
     db
       .selectFrom('node_misses')
       .select('node_id')
@@ -86,7 +79,6 @@ export async function reputationsOf(
   ]);
   // Each query's rows grouped by node once: a node's parts are map lookups, not scans of the lists.
   const checksOf = groupBy(checks);
-  const jobsOf = groupBy(jobs);
   const standingOf = new Map(standings.map((s) => [s.node_id, s.status]));
   const violationsOf = new Map(violations.map((v) => [v.node_id, Number(v.violations)]));
   const missesOf = new Map(misses.map((m) => [m.node_id, Number(m.n ?? 0)]));
@@ -95,14 +87,12 @@ export async function reputationsOf(
     const count = (passed: number) => Number(mine.find((c) => Number(c.passed) === passed)?.n ?? 0);
     const times = mine.map((c) => Number(c.last ?? 0)).filter((t) => t > 0);
     const last = times.length > 0 ? Math.max(...times) : null;
-    const jobRows = jobsOf.get(id) ?? [];
-    const jobCount = (status: string) => Number(jobRows.find((j) => j.status === status)?.n ?? 0);
     const parts = {
       verifications: { passed: count(1), failed: count(0), lastAt: last },
       violations: violationsOf.get(id) ?? 0,
       jobs: {
-        completed: jobCount(USAGE_STATUS.completed),
-        failed: jobCount(USAGE_STATUS.nodeFailed),
+        completed: jobs.get(id)?.completed ?? 0,
+        failed: jobs.get(id)?.failed ?? 0,
         missed: missesOf.get(id) ?? 0,
       },
       uptime7d: uptime.get(id) ?? 0,

@@ -99,6 +99,9 @@ export async function listActivity(
   if (filters.model) query = query.where('usage_records.model', '=', filters.model);
   if (filters.keyId) query = query.where('usage_records.key_id', '=', filters.keyId);
   if (after) {
+    // The bound alone is redundant, but it is what lets the index start at the cursor: the OR
+    // below is no range, and without it a deep page scanned every newer row of the user.
+    query = query.where('usage_records.created_at', '<=', after.createdAt);
     query = query.where((eb) =>
       eb.or([
         eb('usage_records.created_at', '<', after.createdAt),

@@ -1,8 +1,10 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { nanoToUsd } from '../ledger/money.js';
+import { readRollCursor } from './node-usage-rows.js';
+import { ROLL_STATE } from './roll-usage.js';
 
 export type UsageLine = {
   requests: number;
@@ -53,7 +55,8 @@ const FAMILY_OF_KIND: Record<string, string> = {
 
 /**
  * A user's usage between two UTC dates (inclusive): totals and breakdowns by model, key and day.
- * Sums run in integers over the usage rows themselves, so the summary equals the sum of the rows.
+ * Sums run in integers over the user's daily rollup (usage_user_days, roll-usage.ts) and the usage
+ * rows past its cursor, so the summary equals the sum of the rows without reading each of them.
  * Sees every settlement this process queued before the call.
  */
 export async function summarizeUsage(
@@ -61,23 +64,32 @@ export async function summarizeUsage(
   params: { userId: string; from: string; to: string },
 ): Promise<UsageSummary> {
   await ledger.idle();
-  const rows = await db
-    .selectFrom('usage_records')
-    .leftJoin('api_keys', 'api_keys.id', 'usage_records.key_id')
-    .select([
-      'usage_records.model',
-      'usage_records.key_id',
-      'api_keys.name as key_name',
-      'usage_records.day',
-      'usage_records.kind',
-      'usage_records.prompt_tokens',
-      'usage_records.completion_tokens',
-      'usage_records.cost_nano',
-    ])
-    .where('usage_records.user_id', '=', params.userId)
-    .where('usage_records.day', '>=', params.from)
-    .where('usage_records.day', '<=', params.to)
-    .execute();
+  const cursorHint = await readRollCursor(db);
+  // One statement (one snapshot): the user's days rolled up to the cursor, and the rows after it.
+  // `u.id > hint` lets the planner see how few rows lie past the cursor; the cursor itself decides.
+  const result = await sql<{
+    day: string;
+    key_id: string;
+    model: string;
+    kind: string;
+    requests: string | number;
+    prompt_tokens: string | number | bigint;
+    completion_tokens: string | number | bigint;
+    cost_nano: string | number | bigint;
+    key_name: string | null;
+  }>`
+    select x.*, k.name as key_name from (
+      select day, key_id, model, kind, requests, prompt_tokens, completion_tokens, cost_nano
+      from usage_user_days
+      where user_id = ${params.userId} and day >= ${params.from} and day <= ${params.to}
+      union all
+      select u.day, coalesce(u.key_id, ''), u.model, u.kind, 1, u.prompt_tokens, u.completion_tokens, u.cost_nano
+      from usage_records u
+      where u.id > ${cursorHint}
+        and u.id > (select cursor_id from usage_roll_state where name = ${ROLL_STATE})
+        and u.user_id = ${params.userId} and u.day >= ${params.from} and u.day <= ${params.to}
+    ) as x left join api_keys k on k.id = x.key_id`.execute(db);
+  const rows = result.rows;
   const total: Acc = empty();
   const byModel = new Map<string, Acc>();
   const byKey = new Map<string | null, Acc & { name: string | null }>();
@@ -87,8 +99,9 @@ export async function summarizeUsage(
     // Voice rows count their billed unit in prompt_tokens: ms of audio, or characters.
     const audio = r.kind === 'transcription' || r.kind === 'translation';
     const speech = r.kind === 'speech';
+    const keyId = r.key_id === '' ? null : r.key_id;
     const add = (acc: Acc) => {
-      acc.requests++;
+      acc.requests += Number(r.requests);
       if (audio) acc.audioMs += toBigInt(r.prompt_tokens);
       else if (speech) acc.chars += toBigInt(r.prompt_tokens);
       else {
@@ -99,7 +112,7 @@ export async function summarizeUsage(
     };
     add(total);
     add(getOr(byModel, r.model, empty));
-    add(getOr(byKey, r.key_id, () => ({ ...empty(), name: r.key_name ?? null })));
+    add(getOr(byKey, keyId, () => ({ ...empty(), name: r.key_name ?? null })));
     add(getOr(byDay, r.day, empty));
     add(getOr(byFamily, FAMILY_OF_KIND[r.kind] ?? r.kind, empty));
   }

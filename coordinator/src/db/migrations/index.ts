@@ -19,6 +19,7 @@ import { trustEvidence017 } from './017-trust-evidence.js';
 import { trustAudit018 } from './018-trust-audit.js';
 import { transferOutbox019 } from './019-transfer-outbox.js';
 import { storedResponses020 } from './020-stored-responses.js';
+import { usageRollups021 } from './021-usage-rollups.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -45,4 +46,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   trustAudit018,
   transferOutbox019,
   storedResponses020,
+  usageRollups021,
 ];
