@@ -65,7 +65,8 @@ export async function scoreCompletion(
       checked.answer.response.usage.prompt_tokens,
       ids.prompt.length + ids.completion.length,
     );
-    const price = Math.min(verifier.priceInNano, target.priceInNano);
+    // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+    const price = verifier.priceInNano < target.priceInNano ? verifier.priceInNano : target.priceInNano;
     const fee = (BigInt(evaluated) * price) / 1_000_000n;
     await payFromPlatform(store, {
       to: verifier.node.owner ?? verifier.node.nodeId,
