@@ -133,7 +133,7 @@ async function registerInferenceRoutes(
   app: FastifyInstance,
   ctx: AppContext,
   probation: Probation,
-  { canaries, shapes }: Trust,
+  { canaries, shapes, replays }: Trust,
 ): Promise<void> {
   await app.register(routerRoutes, {
     ctx,
@@ -142,8 +142,10 @@ async function registerInferenceRoutes(
     spotCheck: (entry, job) => {
       canaries.spotCheck(entry, job);
     },
-    noteTraffic: (model, kind, request, stream, shareable) =>
-      shapes.note(model, kind, request, stream, { shareable }),
+    noteTraffic: ({ model, kind, request, stream, shareable, node, tried }) => {
+      shapes.note(model, kind, request, stream, { shareable });
+      if (shareable) replays?.note(model, { kind, request, stream }, { ...node, tried }, Date.now());
+    },
   });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });

@@ -230,6 +230,12 @@ export const CoordinatorConfigSchema = Type.Object(
          * request says provider.data_collection "deny".
          */
         spotCheckRate: Type.Number({ default: DEFAULT_SPOT_CHECK_RATE, minimum: 0, maximum: 1 }),
+        /**
+         * Canaries replay recent client jobs to other nodes of the model when there are any
+         * (trust/replay-pool.ts): never a job whose client said provider.data_collection "deny",
+         * never to the node (or owner) that served it. Off: every canary is made.
+         */
+        replayTraffic: Type.Boolean({ default: true }),
         /** Share of a network verifier's passing verdicts put to a second verifier too (failing ones always are). */
         secondOpinionRate: Type.Number({ default: 0.1, minimum: 0, maximum: 1 }),
         /** The most a network verifier is paid for one verify job, 1e-9 USD (its fee: tokens × the cheaper input price). */

@@ -5,6 +5,7 @@ import { CanaryRunner } from '../trust/canary-runner.js';
 import { type LocalVerifier, startLocalVerifier } from '../trust/local-verifier.js';
 import type { Probation } from '../trust/probation.js';
 import { ReputationGuard } from '../trust/reputation-guard.js';
+import { ReplayPool } from '../trust/replay-pool.js';
 import { TrafficShapes } from '../trust/traffic-shapes.js';
 
 declare module 'fastify' {
@@ -15,8 +16,11 @@ declare module 'fastify' {
   }
 }
 
-/** What the routes feed trust: spot checks of live answers, and client jobs' shapes for canaries. */
-export type Trust = { canaries: CanaryRunner; shapes: TrafficShapes };
+/**
+ * What the routes feed trust: spot checks of live answers, client jobs' shapes for made canaries,
+ * and shareable client jobs to replay as canaries (none when `trust.replayTraffic` is off).
+ */
+export type Trust = { canaries: CanaryRunner; shapes: TrafficShapes; replays: ReplayPool | undefined };
 
 /**
  * Verification of what nodes serve (issues 20, 29): canaries and spot checks (`app.canaries`),
@@ -28,6 +32,8 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
   const { config } = ctx;
   // Client jobs' shapes (never their text), that canaries are made like (issue 29).
   const shapes = new TrafficShapes();
+  // Shareable client jobs, replayed to other nodes as canaries (trust/replay-pool.ts).
+  const replays = config.trust.replayTraffic ? new ReplayPool() : undefined;
   const canaries = new CanaryRunner({
     hub: app.hub,
     router: app.router,
@@ -39,6 +45,7 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
     log: app.log,
     probation,
     shapes,
+    ...(replays ? { replays } : {}),
     maxTokensCap: config.router.maxTokensCap,
     settled: () => ctx.ledger.idle(),
   });
@@ -77,5 +84,5 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
     canaries.setLocalVerifier(undefined);
     await (await localVerifier)?.close();
   });
-  return { canaries, shapes };
+  return { canaries, shapes, replays };
 }

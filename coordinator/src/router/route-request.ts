@@ -73,13 +73,15 @@ export async function routeRequest(
         else if (alone) throw noNodeLeft(job, lastError);
         // Once, when a node first has the job (held and paid for: unfunded floods don't count).
         if (started && tried.size === 1 && (job.kind === 'chat' || job.kind === 'completion'))
-          deps.noteTraffic?.(
-            job.model,
-            job.kind,
-            job.nodeRequest,
-            job.stream,
-            job.provider?.dataCollection !== 'deny',
-          );
+          deps.noteTraffic?.({
+            model: job.model,
+            kind: job.kind,
+            request: job.nodeRequest,
+            stream: job.stream,
+            shareable: job.provider?.dataCollection !== 'deny',
+            node: started.entry.node,
+            tried,
+          });
         continue;
       }
       if (running.size === 0) throw noNodeLeft(job, lastError);

@@ -77,17 +77,11 @@ export type RouteDeps = {
   /** Offered each completion the client got, with what the node claimed for it (trust/ spot checks). */
   spotCheck?: (entry: Entry, job: () => CheckedJob) => void;
   /**
-   * Told each client chat and completion request as the node gets it (trust/traffic-shapes.ts:
-   * canaries' shapes); `shareable` false when the client denied data collection (its text is
-   * then never learnt for canaries, only its shape).
+   * Told each client chat and completion request once, as its first node gets it (trust/: canaries
+   * are made like traffic, and replay it); `shareable` false when the client denied data
+   * collection (its text is then never learnt or replayed, only its shape noted).
    */
-  noteTraffic?(
-    model: string,
-    kind: string,
-    request: Record<string, unknown>,
-    stream: boolean,
-    shareable: boolean,
-  ): void;
+  noteTraffic?(traffic: NotedTraffic): void;
   /** Tokens, credits spent and failovers for /metrics (the app's registry). */
   metrics?: RouterMetrics;
   /** Where a settlement that failed after the answer went out, and a node's inflated usage, are reported. */
@@ -95,6 +89,18 @@ export type RouteDeps = {
     error(details: Record<string, unknown>, message: string): void;
     warn(details: Record<string, unknown>, message: string): void;
   };
+};
+
+/** A client job as its first node got it (RouteDeps.noteTraffic). */
+export type NotedTraffic = {
+  model: string;
+  kind: 'chat' | 'completion';
+  request: Record<string, unknown>;
+  stream: boolean;
+  shareable: boolean;
+  node: { nodeId: string; owner?: string | null };
+  /** Every node the request went to, so far and later (hedges, failovers): a live set. */
+  tried: ReadonlySet<string>;
 };
 
 export type InferenceJob = {

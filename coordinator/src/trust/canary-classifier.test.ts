@@ -25,6 +25,7 @@ import { trainLogistic } from '../testing/job-classifier/train-logistic.js';
 import { trainNaiveBayes } from '../testing/job-classifier/train-naive-bayes.js';
 import { ChatCompletionBody, CompletionBody } from '../v1/schemas.js';
 import { makeCanary } from './make-canary.js';
+import { ReplayPool } from './replay-pool.js';
 import { seededRandom } from './seeded-random.js';
 import { TrafficShapes } from './traffic-shapes.js';
 
@@ -45,21 +46,29 @@ const seed = (n: number) => seededRandom(new Uint8Array(16).fill(n));
  * job it gets; the rows after the warm-up.
  */
 function nodeView(
-  make: (shapes: TrafficShapes, random: () => number) => Job,
+  make: (shapes: TrafficShapes, random: () => number, replays: ReplayPool, now: number) => Job,
   share: number,
   evaluated = EVALUATED,
 ): Row[] {
   const random = seed(1);
   const shapes = new TrafficShapes({ secret: new Uint8Array(32).fill(2), random: seed(9) });
+  const replays = new ReplayPool();
   const traffic = clientTraffic(Math.round((WARM_UP + evaluated) / share), random);
   const node = new JobFeatureExtractor();
   const rows: Row[] = [];
   let seen = 0;
+  let now = 0;
   for (const job of traffic) {
+    now += 100;
     shapes.note(MODEL, job.kind, job.request, job.stream);
-    if (random() >= share) continue; // another node's job
+    if (random() >= share) {
+      // Another node's job (one of the other three).
+      const other = { nodeId: `node-${1 + Math.floor(random() * (NODES - 1))}` };
+      replays.note(MODEL, { ...job, kind: job.kind === 'chat' ? 'chat' : 'completion' }, other, now);
+      continue;
+    }
     const client = node.features(job);
-    const canary = make(shapes, random);
+    const canary = make(shapes, random, replays, now);
     const features = node.features(canary);
     if (++seen <= WARM_UP) continue;
     rows.push({ features: client, canary: false, job }, { features, canary: true, job: canary });
@@ -90,6 +99,15 @@ function score(
 }
 
 const newCanary = (shapes: TrafficShapes, random: () => number): Job => makeCanary(shapes, MODEL, random);
+/** Canaries made because there was nothing to replay (replayOrNew). */
+let made = 0;
+/** What the coordinator sends by default: another node's recent client job, else a made canary. */
+const replayOrNew = (shapes: TrafficShapes, random: () => number, replays: ReplayPool, now: number): Job => {
+  const replayed = replays.take(MODEL, { nodeId: 'node-0' }, now);
+  if (replayed) return replayed;
+  made++;
+  return makeCanary(shapes, MODEL, random);
+};
 const ALL: readonly FeatureFamily[] = ['frame', 'repetition', 'words', 'whiteBox'];
 let quarterRows: Row[] | undefined;
 /** Node 0's view with new canaries, made once for the tests that read it. */
@@ -180,6 +198,25 @@ describe('canaries against a classifier of job frames', () => {
         const schema = kind === 'chat' ? ChatCompletionBody : CompletionBody;
         expect([kind, request.model, Value.Check(schema, request)]).toEqual([kind, MODEL, true]);
       }
+    },
+    CPU_BOUND_MS,
+  );
+});
+
+describe('replayed canaries (replay-pool.ts), what the coordinator sends while there is traffic', () => {
+  test(
+    "behavior: no family of features tells them apart, not even the generator's own word lists (AUC ≤ 0.6)",
+    async () => {
+      await tick();
+      made = 0;
+      const rows = nodeView(replayOrNew, 1 / NODES);
+      await tick();
+      const all = score(rows, ALL);
+      for (const f of ALL) console.log(f, score(rows, [f]));
+      console.log(
+        `replayed canaries, every feature: AUC ${all.best.toFixed(3)} (${made} of the canaries made)`,
+      );
+      expect(all.best).toBeLessThanOrEqual(0.6);
     },
     CPU_BOUND_MS,
   );

@@ -23,6 +23,7 @@ import type { LocalVerifier } from './local-verifier.js';
 import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import type { Probation } from './probation.js';
+import type { ReplayPool } from './replay-pool.js';
 import { runCheckJob } from './run-check-job.js';
 import { scoreCompletion } from './score-completion.js';
 import { settleVerdict } from './settle-verdict.js';
@@ -62,6 +63,8 @@ export type CanaryDeps = {
   probation?: Probation;
   /** The shapes of recent client traffic canaries copy (make-canary.ts); none recorded: a default mix. */
   shapes?: TrafficShapes;
+  /** Recent shareable client jobs, replayed as canaries before any is made (replay-pool.ts). */
+  replays?: ReplayPool;
   /** The router's max_tokens for a request that names none (router.maxTokensCap): a default-mix canary's. */
   maxTokensCap?: number;
   /** Uniform in [0, 1); Math.random by default (a seeded one in tests). */
@@ -154,6 +157,7 @@ export class CanaryRunner {
     const modelId = target.offer.modelId;
     const canary =
       job ??
+      this.#deps.replays?.take(modelId, target.node, clock.now()) ??
       makeCanary(this.#shapes, modelId, this.#random, {
         defaultMaxTokens: Math.min(
           this.#deps.maxTokensCap ?? Number.POSITIVE_INFINITY,
