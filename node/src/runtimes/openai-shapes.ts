@@ -70,13 +70,29 @@ const Sampling = {
 };
 export const ChatRequest = Type.Object({
   messages: Type.Array(Message, { minItems: 1 }),
+  /** Log-probabilities of the content's tokens, with `top_logprobs` alternatives each (0…20). */
+  logprobs: Type.Optional(Type.Boolean()),
+  top_logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
   tools: Type.Optional(Type.Array(Tool, { maxItems: 128 })),
   tool_choice: Type.Optional(ToolChoice),
   parallel_tool_calls: Type.Optional(Type.Boolean()),
   ...Sampling,
 });
-export const CompletionRequest = Type.Object({ prompt: Type.String(), ...Sampling });
+/** Most prompts one completion request may carry (one choice each, × n); as the coordinator. */
+export const MAX_PROMPTS = 16;
 const TokenIds = Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 });
+export const CompletionRequest = Type.Object({
+  /** A string, strings (one prompt each), one prompt as token ids, or prompts as token ids. */
+  prompt: Type.Union([
+    Type.String(),
+    Type.Array(Type.String(), { minItems: 1, maxItems: MAX_PROMPTS }),
+    TokenIds,
+    Type.Array(TokenIds, { minItems: 1, maxItems: MAX_PROMPTS }),
+  ]),
+  /** The legacy form: log-probabilities of each token with this many alternatives (0…5). */
+  logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 })),
+  ...Sampling,
+});
 export const EmbeddingRequest = Type.Object({
   /** A string, strings, one input as token ids, or inputs as token ids (OpenAI's four forms). */
   input: Type.Union([
@@ -106,9 +122,6 @@ const checkers = {
 export const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
   ['functions', (v) => Array.isArray(v) && v.length > 0],
   ['function_call', (v) => v !== 'none' && v !== 'auto' && v !== undefined],
-  // Chat's is a boolean, completions' a count.
-  ['logprobs', (v) => v === true || (typeof v === 'number' && v > 0)],
-  ['top_logprobs', (v) => typeof v === 'number' && v > 0],
   ['audio', (v) => v !== undefined],
   ['modalities', (v) => Array.isArray(v) && v.some((m) => m !== 'text')],
   ['web_search_options', (v) => v !== undefined],
@@ -118,6 +131,12 @@ export const UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
   ['best_of', (v) => typeof v === 'number' && v > 1],
 ];
 
+/** Completions' own: `logprobs` is the count there; chat's `top_logprobs` has no meaning. */
+export const COMPLETION_UNHONOURED: readonly [string, (value: unknown) => boolean][] = [
+  ...UNHONOURED,
+  ['top_logprobs', (v) => typeof v === 'number' && v > 0],
+];
+
 /** The request body of a job, validated for its kind (unknown fields are ignored, as OpenAI does). */
 export function parseRequest<K extends 'chat' | 'completion' | 'embedding'>(
   kind: K,
@@ -125,7 +144,7 @@ export function parseRequest<K extends 'chat' | 'completion' | 'embedding'>(
 ): { chat: ChatRequest; completion: CompletionRequest; embedding: EmbeddingRequest }[K] {
   const checker = checkers[kind];
   if (kind !== 'embedding') {
-    for (const [field, set] of UNHONOURED) {
+    for (const [field, set] of kind === 'completion' ? COMPLETION_UNHONOURED : UNHONOURED) {
       if (set(request[field])) {
         throw new NodeError('invalid_request', { detail: `${field} is not supported by this node.` });
       }
@@ -161,13 +180,14 @@ export function chatChunk(
   delta: JsonObject,
   finishReason: FinishReason | null = null,
   index = 0,
+  logprobs: JsonObject | null = null,
 ): JsonObject {
   return {
     id: meta.id,
     object: 'chat.completion.chunk',
     created: meta.created,
     model: meta.model,
-    choices: [{ index, delta, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index, delta, logprobs, finish_reason: finishReason }],
   };
 }
 
@@ -177,18 +197,19 @@ export function completionChunk(
   text: string,
   finishReason: FinishReason | null = null,
   index = 0,
+  logprobs: JsonObject | null = null,
 ): JsonObject {
   return {
     id: meta.id,
     object: 'text_completion',
     created: meta.created,
     model: meta.model,
-    choices: [{ index, text, logprobs: null, finish_reason: finishReason }],
+    choices: [{ index, text, logprobs, finish_reason: finishReason }],
   };
 }
 
-/** What one choice answered. */
-export type ChoiceText = { text: string; finishReason: FinishReason };
+/** What one choice answered (`logprobs`: its OpenAI logprobs object, when asked for). */
+export type ChoiceText = { text: string; finishReason: FinishReason; logprobs?: JsonObject };
 
 export function chatResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
   return {
@@ -199,7 +220,7 @@ export function chatResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
     choices: choices.map((c, index) => ({
       index,
       message: { role: 'assistant', content: c.text },
-      logprobs: null,
+      logprobs: c.logprobs ?? null,
       finish_reason: c.finishReason,
     })),
     usage,
@@ -241,7 +262,7 @@ export function completionResponse(meta: Meta, choices: ChoiceText[], usage: Usa
     choices: choices.map((c, index) => ({
       index,
       text: c.text,
-      logprobs: null,
+      logprobs: c.logprobs ?? null,
       finish_reason: c.finishReason,
     })),
     usage,

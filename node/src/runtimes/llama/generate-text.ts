@@ -9,6 +9,7 @@ import {
 } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { FinishReason } from '../openai-shapes.js';
+import { type TokenLogprob, tokenLogprob } from './token-logprobs.js';
 
 export type GenerateTextOptions = {
   sequence: LlamaContextSequence;
@@ -38,10 +39,16 @@ export type GenerateTextOptions = {
    */
   lastTokens?: Token[];
   /**
-   * Receives text as soon as it is final (a token, or a few when a character spans tokens), with the
-   * tokens sampled since the previous call (those whose text is held back count when it is released).
+   * Log-probabilities of each sampled token with this many alternatives (0…20; absent: none),
+   * from the distribution it was sampled from (token-logprobs.ts).
    */
-  onText?: (text: string, tokens: number) => void;
+  logprobs?: number;
+  /**
+   * Receives text as soon as it is final (a token, or a few when a character spans tokens), with the
+   * tokens sampled since the previous call (those whose text is held back count when it is released)
+   * and, when `logprobs` is set, the log-probabilities of the tokens whose text begins in it.
+   */
+  onText?: (text: string, tokens: number, logprobs?: TokenLogprob[]) => void;
 };
 
 export type GeneratedText = {
@@ -50,6 +57,8 @@ export type GeneratedText = {
   finishReason: FinishReason;
   /** Every sampled token (end-of-generation excluded), for teacher-forced verification. */
   tokenIds: Token[];
+  /** With `logprobs`: one entry per token whose text begins in `text` (a stop string's cut drops the rest). */
+  logprobs?: TokenLogprob[];
 };
 
 /** Tokens kept as detokenizer context (enough for leading-space rules). */
@@ -88,14 +97,26 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   let completionTokens = 0;
   let reportedTokens = 0;
   let finishReason: FinishReason = 'stop';
+  let cut = false;
+  // With logprobs: each token's entry and where its text begins; released with that text.
+  const entries: TokenLogprob[] = [];
+  let sentEntries = 0;
+  const entriesBefore = (end: number) => {
+    let last = sentEntries;
+    while (last < entries.length && entries[last]!.offset < end) last++;
+    const out = entries.slice(sentEntries, last);
+    sentEntries = last;
+    return out;
+  };
   const release = (end: number) => {
     if (end <= released) return;
-    onText?.(text.slice(released, end), completionTokens - reportedTokens);
+    const logprobs = options.logprobs === undefined ? undefined : entriesBefore(end);
+    onText?.(text.slice(released, end), completionTokens - reportedTokens, logprobs);
     reportedTokens = completionTokens;
     released = end;
   };
 
-  const tokens = sequence.evaluate(input, {
+  const evaluateOptions = {
     // The protocol's sampling (NODE_PROTOCOL.md §9 "Sampling"): no truncation unless asked.
     // node-llama-cpp's own defaults (top-k 40, top-p 0.95) would sample from a distribution the
     // verifier is not told about.
@@ -123,22 +144,41 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
     ...(options.grammar
       ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar: options.grammar }) }
       : {}),
-  });
-  for await (const token of tokens) {
+  };
+  // The probabilities are read only when asked: they cost a vocabulary-sized map per token.
+  const tokens =
+    options.logprobs === undefined
+      ? sequence.evaluate(input, evaluateOptions)
+      : sequence.evaluateWithMetadata(input, { probabilities: true }, evaluateOptions);
+  for await (const step of tokens) {
+    const token = typeof step === 'number' ? step : step.token;
     if (signal?.aborted) break;
     if (model.isEogToken(token)) break;
     completionTokens++;
-    pending.push(token);
     const context = generated.length >= DETOKENIZE_CONTEXT_TOKENS ? generated : [...lastTokens, ...generated];
+    if (typeof step !== 'number' && options.logprobs !== undefined) {
+      const before = [...context, ...pending].slice(-DETOKENIZE_CONTEXT_TOKENS);
+      entries.push(tokenLogprob(model, token, step.probabilities, options.logprobs, before, text.length));
+    }
+    pending.push(token);
     const piece = model.detokenize(pending, false, context.slice(-DETOKENIZE_CONTEXT_TOKENS));
     const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
     if (!partial) {
+      // A character spanning tokens: each later token's text begins after the earlier ones'.
+      if (options.logprobs !== undefined && pending.length > 1) {
+        let at = text.length;
+        for (const entry of entries.slice(-pending.length)) {
+          entry.offset = Math.min(at, text.length + piece.length);
+          at += entry.token.length;
+        }
+      }
       generated.push(...pending);
       pending = [];
       text += piece;
       const stopAt = findStop(text, stop, released);
       if (stopAt >= 0) {
         text = text.slice(0, stopAt);
+        cut = true;
         break;
       }
       release(text.length - heldBack(text, stop));
@@ -150,7 +190,17 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   }
   if (signal?.aborted) throw new NodeError('job_cancelled');
   release(text.length);
-  return { text, completionTokens, finishReason, tokenIds: [...generated, ...pending] };
+  // A stop string's cut drops the entries of the tokens after it; otherwise every sampled token
+  // has one (a last token with no text of its own, part of a character, included).
+  const kept = entries.filter((e) => !cut || e.offset < text.length);
+  if (options.logprobs !== undefined && sentEntries < kept.length) onText?.('', 0, kept.slice(sentEntries));
+  return {
+    text,
+    completionTokens,
+    finishReason,
+    tokenIds: [...generated, ...pending],
+    ...(options.logprobs !== undefined ? { logprobs: kept } : {}),
+  };
 }
 
 /** Index of the earliest stop string in `text` that ends after `from`, or -1. */

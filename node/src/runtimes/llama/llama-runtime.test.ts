@@ -61,7 +61,8 @@ describe('createLlamaRuntime', () => {
   test('error: options this node does not implement are refused, naming them', async () => {
     for (const [field, value] of [
       ['functions', [{ name: 'f', parameters: { type: 'object' } }]],
-      ['logprobs', true],
+      ['audio', { voice: 'alloy', format: 'wav' }],
+      // Alternatives without logprobs: true (OpenAI's 400 too).
       ['top_logprobs', 3],
     ] as const) {
       await expect(

@@ -2,22 +2,24 @@ import type { Token } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import {
   type ChatRequest,
+  type ChoiceText,
   type CompletionRequest,
   chatChunk,
   chatResponse,
   completionChunk,
   completionResponse,
-  type FinishReason,
   parseRequest,
   responseId,
   usageOf,
 } from '../openai-shapes.js';
 import type { JobResponse, RuntimeJob } from '../runtime.js';
 import { toChatHistory } from './chat-history.js';
+import { completionPrompts } from './completion-prompts.js';
 import { generateText } from './generate-text.js';
 import type { JsonGrammars } from './json-grammars.js';
 import { type LoadedModel, withSequence } from './loaded-model.js';
 import { toTokenBias } from './to-token-bias.js';
+import { chatLogprobs, completionLogprobs, type TokenLogprob } from './token-logprobs.js';
 import { forcedTools, ToolCallStream } from './tool-calls.js';
 
 export const DEFAULT_MAX_TOKENS = 512;
@@ -28,10 +30,12 @@ const CONTINUED_CONTEXT_TOKENS = 16;
 
 /**
  * A `chat` or `completion` job: the prompt (chat: the model's template over the messages; a
- * completion: BOS and the raw prompt) sampled under the request's settings, `n` choices one after
- * another, streamed as chunks when asked. A job with `continueFrom` continues that answer instead
- * of beginning one (NODE_PROTOCOL.md §9 "Continuing an answer"): the chat's model turn begun with
- * its text and left open, or the text appended to the prompt; only the new text is returned.
+ * completion: BOS and the raw prompt, or the token ids given) sampled under the request's settings,
+ * `n` choices one after another — per prompt, for a completion of several (choice index
+ * prompt × n + i) — streamed as chunks when asked, with each token's log-probabilities when asked
+ * (token-logprobs.ts). A job with `continueFrom` continues that answer instead of beginning one
+ * (NODE_PROTOCOL.md §9 "Continuing an answer"): the chat's model turn begun with its text and left
+ * open, or the text appended to the prompt; only the new text is returned.
  */
 export async function runText(
   entry: LoadedModel,
@@ -47,7 +51,7 @@ export async function runText(
   const forced = chat ? forcedTools(request as ChatRequest) : undefined;
   const answerSoFar = job.continueFrom?.text;
   if (answerSoFar !== undefined) refuseUncontinuable(request, chat);
-  let promptTokens: Token[];
+  let prompts: Token[][];
   if (chat) {
     const state = entry.chatWrapper!.generateContextState({
       chatHistory: toChatHistory(
@@ -56,17 +60,17 @@ export async function runText(
         answerSoFar,
       ),
     });
-    promptTokens = state.contextText.tokenize(model.tokenizer);
+    prompts = [state.contextText.tokenize(model.tokenizer)];
     for (const trigger of state.stopGenerationTriggers) {
       const values = trigger.values;
       if (values.every((value) => typeof value === 'string')) stop.push(values.join(''));
     }
   } else {
-    const bos = model.tokens.bos;
-    const text = model.tokenize((request as CompletionRequest).prompt + (answerSoFar ?? ''));
-    promptTokens = bos !== null && model.tokens.shouldPrependBosToken ? [bos, ...text] : text;
+    prompts = completionPrompts(model, (request as CompletionRequest).prompt, answerSoFar);
   }
-  job.onPromptTokens?.(promptTokens.length);
+  const promptCount = prompts.reduce((sum, p) => sum + p.length, 0);
+  const top = logprobsAsked(request, chat);
+  job.onPromptTokens?.(promptCount);
   const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
   const emit = job.stream && !forced ? job.onChunk : undefined;
   const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
@@ -78,10 +82,21 @@ export async function runText(
   if (n > 1 && forced) {
     throw new NodeError('invalid_request', { detail: 'n > 1 with a forced tool call is not supported.' });
   }
-  const choices: { text: string; finishReason: FinishReason }[] = [];
+  if (top !== undefined && forced) {
+    throw new NodeError('invalid_request', { detail: 'logprobs with a forced tool call is not supported.' });
+  }
+  const choices: ChoiceText[] = [];
   let completionTokens = 0;
-  for (let index = 0; index < n; index++) {
+  for (let index = 0; index < n * prompts.length; index++) {
+    const promptTokens = prompts[Math.floor(index / n)]!;
+    const choiceSeed = index % n;
     let streamedTokens = 0;
+    const logprobsOf = (entries: TokenLogprob[] | undefined) =>
+      entries === undefined || entries.length === 0
+        ? null
+        : chat
+          ? chatLogprobs(entries)
+          : completionLogprobs(entries);
     if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }, null, index), 0);
     const result = await withSequence(entry, (sequence) =>
       generateText({
@@ -92,7 +107,8 @@ export async function runText(
         topP: request.top_p,
         ...(request.top_k ? { topK: request.top_k } : {}),
         ...(request.min_p ? { minP: request.min_p } : {}),
-        seed: request.seed === undefined ? undefined : request.seed + index,
+        seed: request.seed === undefined ? undefined : request.seed + choiceSeed,
+        ...(top !== undefined ? { logprobs: top } : {}),
         tokenBias: toTokenBias(model, request.logit_bias),
         ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
         ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
@@ -105,12 +121,13 @@ export async function runText(
         onText: call
           ? (text, tokens) => call.push(text, tokens)
           : emit &&
-            ((text, tokens) => {
+            ((text, tokens, entries) => {
               streamedTokens += tokens;
+              const logprobs = logprobsOf(entries);
               emit(
                 chat
-                  ? chatChunk(meta, { content: text }, null, index)
-                  : completionChunk(meta, text, null, index),
+                  ? chatChunk(meta, { content: text }, null, index, logprobs)
+                  : completionChunk(meta, text, null, index, logprobs),
                 tokens,
               );
             }),
@@ -119,7 +136,7 @@ export async function runText(
     completionTokens += result.completionTokens;
     // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
     if (index === 0) job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
-    if (call) return call.finish(result, usageOf(promptTokens.length, completionTokens), forced?.name);
+    if (call) return call.finish(result, usageOf(promptCount, completionTokens), forced?.name);
     // Tokens whose text was never sent (a matched stop string) count in the choice's last chunk.
     const unsent = result.completionTokens - streamedTokens;
     emit?.(
@@ -128,9 +145,15 @@ export async function runText(
         : completionChunk(meta, '', result.finishReason, index),
       unsent,
     );
-    choices.push({ text: result.text, finishReason: result.finishReason });
+    choices.push({
+      text: result.text,
+      finishReason: result.finishReason,
+      ...(result.logprobs
+        ? { logprobs: chat ? chatLogprobs(result.logprobs) : completionLogprobs(result.logprobs) }
+        : {}),
+    });
   }
-  const usage = usageOf(promptTokens.length, completionTokens);
+  const usage = usageOf(promptCount, completionTokens);
   return chat ? chatResponse(meta, choices, usage) : completionResponse(meta, choices, usage);
 }
 
@@ -141,11 +164,27 @@ export async function runText(
 function refuseUncontinuable(request: ChatRequest | CompletionRequest, chat: boolean): void {
   const tools = chat && ((request as ChatRequest).tools?.length ?? 0) > 0;
   const format = request.response_format && request.response_format.type !== 'text';
-  if (tools || format || (request.n ?? 1) > 1) {
+  const onePrompt = chat || typeof (request as CompletionRequest).prompt === 'string';
+  if (tools || format || (request.n ?? 1) > 1 || !onePrompt) {
     throw new NodeError('invalid_request', {
-      detail: 'continueFrom is only for one plain-text choice (no tools, no JSON response_format, n 1).',
+      detail:
+        'continueFrom is only for one plain-text choice (no tools, no JSON response_format, n 1, a string prompt).',
     });
   }
+}
+
+/**
+ * How many alternatives each token's log-probabilities carry, or undefined when none are asked:
+ * chat's `logprobs: true` with `top_logprobs` (which OpenAI refuses without it), completions'
+ * `logprobs: N`.
+ */
+function logprobsAsked(request: ChatRequest | CompletionRequest, chat: boolean): number | undefined {
+  if (!chat) return (request as CompletionRequest).logprobs ?? undefined;
+  const { logprobs, top_logprobs: top } = request as ChatRequest;
+  if (top !== undefined && top > 0 && logprobs !== true) {
+    throw new NodeError('invalid_request', { detail: 'top_logprobs needs logprobs: true.' });
+  }
+  return logprobs === true ? (top ?? 0) : undefined;
 }
 
 function stopStrings(stop: string | string[] | null | undefined): string[] {
