@@ -11,6 +11,7 @@ import { ResponsesBody } from '../coordinator/src/v1/responses/schemas.js';
 import { ChatCompletionBody, CompletionBody, EmbeddingBody } from '../coordinator/src/v1/schemas.js';
 import {
   ChatRequest,
+  COMPLETION_UNHONOURED,
   CompletionRequest,
   EmbeddingRequest,
   UNHONOURED,
@@ -20,11 +21,14 @@ import { ENDPOINTS, readParameterTable } from './support/parameter-table.js';
 const rows = readParameterTable();
 const keys = (schema: TObject) => new Set(Object.keys(schema.properties));
 const refused = new Set(UNHONOURED.map(([name]) => name));
+const completionRefused = new Set(COMPLETION_UNHONOURED.map(([name]) => name));
 const router = new Set(ROUTER_FIELDS);
+/** Members the coordinator passes on untouched, which only the node's schema gives a meaning. */
+const ACTED_ON_BY_NODE = ['logprobs', 'top_logprobs', 'n', 'seed', 'stop', 'temperature', 'top_p'];
 /** Per endpoint of the chat family: the coordinator's schema, and what the node takes. */
 const tolerant = {
   chat: { coordinator: ChatCompletionBody, node: keys(ChatRequest), refused },
-  completions: { coordinator: CompletionBody, node: keys(CompletionRequest), refused },
+  completions: { coordinator: CompletionBody, node: keys(CompletionRequest), refused: completionRefused },
   embeddings: { coordinator: EmbeddingBody, node: keys(EmbeddingRequest), refused: new Set<string>() },
 } as const;
 
@@ -51,6 +55,8 @@ describe('coordinator/README.md "The /v1 parameters"', () => {
       if (t === 'accepted') {
         expect(known || router.has(row.name), where).toBe(true);
         expect(code.refused.has(row.name), where).toBe(false);
+        // Acted on by the node only (unknown members it ignores): a member of its request schema.
+        if (ACTED_ON_BY_NODE.includes(row.name)) expect(code.node.has(row.name), where).toBe(true);
       }
       if (t === 'ignored') {
         expect(code.node.has(row.name) || code.refused.has(row.name), where).toBe(false);

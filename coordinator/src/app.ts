@@ -35,6 +35,7 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { peerPlugin } from './peer/peer-plugin.js';
 import { providerRoutes } from './provider/provider-routes.js';
+import { checkableRequest } from './trust/judge.js';
 import { Probation } from './trust/probation.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { keepUsageRolled } from './usage/keep-usage-rolled.js';
@@ -144,7 +145,8 @@ async function registerInferenceRoutes(
     },
     noteTraffic: ({ model, kind, request, stream, shareable, node, tried }) => {
       shapes.note(model, kind, request, stream, { shareable });
-      if (shareable) replays?.note(model, { kind, request, stream }, { ...node, tried }, Date.now());
+      if (shareable && checkableRequest(kind, request))
+        replays?.note(model, { kind, request, stream }, { ...node, tried }, Date.now());
     },
   });
   await app.register(activityRoutes, ctx);

@@ -13,7 +13,10 @@ export function responseAsChunk(
   job: ChunkSource,
   response: Record<string, unknown>,
 ): Record<string, unknown> {
-  const choice = (response.choices as { message?: { content?: string }; text?: string }[] | undefined)?.[0];
+  const choice = (
+    response.choices as { message?: { content?: string }; text?: string; logprobs?: unknown }[] | undefined
+  )?.[0];
+  const logprobs = choice?.logprobs ?? null;
   const id = job.requestId;
   const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
   if (job.kind === 'completion') {
@@ -22,7 +25,7 @@ export function responseAsChunk(
       object: 'text_completion',
       created,
       model: job.model,
-      choices: [{ index: 0, text: choice?.text ?? '', finish_reason: null }],
+      choices: [{ index: 0, text: choice?.text ?? '', logprobs, finish_reason: null }],
     };
   }
   return {
@@ -34,6 +37,7 @@ export function responseAsChunk(
       {
         index: 0,
         delta: { role: 'assistant', content: choice?.message?.content ?? '' },
+        logprobs,
         finish_reason: null,
       },
     ],

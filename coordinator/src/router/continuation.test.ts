@@ -32,7 +32,13 @@ function job(over: Partial<InferenceJob> = {}, request: Record<string, unknown> 
 describe('canContinue', () => {
   test('default: a streamed plain-text chat or completion of one choice, from a node with a weights hash', () => {
     expect(canContinue(job(), entry({ sha256: SHA }), 'Once')).toBe(true);
-    expect(canContinue(job({ kind: 'completion' }), entry({ sha256: SHA }), 'Once')).toBe(true);
+    expect(canContinue(job({ kind: 'completion' }, { prompt: 'Say' }), entry({ sha256: SHA }), 'Once')).toBe(
+      true,
+    );
+    // A prompt of token ids has no text to append the answer to.
+    expect(canContinue(job({ kind: 'completion' }, { prompt: [1, 2] }), entry({ sha256: SHA }), 'Once')).toBe(
+      false,
+    );
     expect(canContinue(job({}, { response_format: { type: 'text' } }), entry({ sha256: SHA }), 'x')).toBe(
       true,
     );

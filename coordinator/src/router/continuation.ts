@@ -24,6 +24,8 @@ export function canContinue(job: InferenceJob, entry: Entry, answerText: string 
     job.stream &&
     (job.kind === 'chat' || job.kind === 'completion') &&
     job.choices === 1 &&
+    // A completion continues a string prompt (token ids: the text is appended to a string).
+    (job.kind === 'chat' || typeof request.prompt === 'string') &&
     !(Array.isArray(request.tools) && request.tools.length > 0) &&
     !(Array.isArray(request.functions) && request.functions.length > 0) &&
     (format == null || format.type === 'text') &&

@@ -18,7 +18,7 @@ import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';
 import type { CheckedJob } from '../router/types.js';
 import { CanaryTimer } from './canary-timer.js';
-import { type Claims, failedCheck, type Judgement, precheck } from './judge.js';
+import { type Claims, checkableRequest, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
@@ -213,7 +213,7 @@ export class CanaryRunner {
     const rate = this.spotCheckRate;
     if (rate <= 0 || this.#random() >= rate) return undefined;
     const job = checked();
-    if (job.kind !== 'chat' && job.kind !== 'completion') return undefined;
+    if (!checkableRequest(job.kind, job.request)) return undefined;
     if (this.verifiersFor(target).length === 0) return undefined;
     const check = this.check(target, job, 'spot');
     check.catch((err: unknown) =>

@@ -1,6 +1,6 @@
 import { CHECK_CAP } from '@gpumesh/protocol';
 import { describe, expect, test } from 'vitest';
-import { type Claims, judge, precheck } from './judge.js';
+import { type Claims, checkableRequest, judge, precheck } from './judge.js';
 
 const claims = (over: Partial<Claims> = {}): Claims => ({
   kind: 'chat',
@@ -101,5 +101,16 @@ describe('judge', () => {
     expect(judge(answer({ entropy: [0.7] }), claims())).toBeUndefined();
     expect(judge(answer({ sampled_logprobs: [0.5, -1] }), claims())).toBeUndefined();
     expect(judge(answer({ edge_gaps: [-1, 0] }), claims())).toBeUndefined();
+  });
+});
+
+describe('checkableRequest', () => {
+  test('behavior: chat and one string prompt are checked; several prompts or token ids are not', () => {
+    expect(checkableRequest('chat', { messages: [] })).toBe(true);
+    expect(checkableRequest('completion', { prompt: 'Once' })).toBe(true);
+    expect(checkableRequest('completion', { prompt: ['a', 'b'] })).toBe(false);
+    expect(checkableRequest('completion', { prompt: [1, 2, 3] })).toBe(false);
+    expect(checkableRequest('completion', { prompt: [[1], [2]] })).toBe(false);
+    expect(checkableRequest('embedding', { input: 'x' })).toBe(false);
   });
 });

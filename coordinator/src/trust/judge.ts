@@ -181,10 +181,19 @@ function promptMismatch(text: unknown, request: Record<string, unknown>): string
   return undefined;
 }
 
+/**
+ * Whether a client job can be checked against its request: chat, and completions of one string
+ * prompt. A completion of several prompts has the ids of its first only, and one of token ids has
+ * no text to hold, so "the prompt must hold the request" would convict an honest node: such jobs
+ * are neither spot-checked nor replayed as canaries (coordinator/README.md).
+ */
+export function checkableRequest(kind: string, request: Record<string, unknown>): boolean {
+  return kind === 'chat' || (kind === 'completion' && typeof request.prompt === 'string');
+}
+
 /** The texts a prompt must hold: a completion's prompt, each message's text content. */
 function requestTexts(request: Record<string, unknown>): string[] {
   if (typeof request.prompt === 'string') return [request.prompt];
-  if (Array.isArray(request.prompt)) return request.prompt.filter((p): p is string => typeof p === 'string');
   const out: string[] = [];
   for (const m of Array.isArray(request.messages) ? request.messages : []) {
     const content = (m as { content?: unknown }).content;

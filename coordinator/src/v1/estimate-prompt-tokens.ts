@@ -26,7 +26,15 @@ export function estimatePromptTokens(kind: JobKind, body: Record<string, unknown
     }
     return n;
   }
-  if (kind === 'completion') return bytes(body.prompt) + TEMPLATE_TOKENS_PER_REQUEST;
+  if (kind === 'completion') {
+    // A string, strings, one prompt as token ids, or prompts as token ids: each prompt its bytes
+    // (a token id is one token) and what the tokenizer adds.
+    const prompt = body.prompt;
+    const one = !Array.isArray(prompt) || typeof prompt[0] === 'number';
+    const prompts: unknown[] = one ? [prompt] : (prompt as unknown[]);
+    const size = (p: unknown) => (Array.isArray(p) ? p.length : bytes(p));
+    return prompts.reduce<number>((n, p) => n + size(p) + TEMPLATE_TOKENS_PER_REQUEST, 0);
+  }
   // Embeddings: a string, strings, one input as token ids, or inputs as token ids. A string is at
   // most its bytes; a token id is one token.
   const input = body.input;

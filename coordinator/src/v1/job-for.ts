@@ -73,8 +73,17 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
     const nodeRequest: Record<string, unknown> = { ...body, model };
     for (const f of ROUTER_FIELDS) delete nodeRequest[f];
     if (kind !== 'embedding') nodeRequest.max_tokens = maxTokens;
-    // OpenAI takes a one-element prompt array; nodes take the string.
-    if (kind === 'completion' && Array.isArray(body.prompt)) nodeRequest.prompt = body.prompt[0];
+    // One prompt in an array goes as that prompt (a string, as nodes before prompt arrays take it);
+    // several go whole: the node answers each, one job (one hold, one settlement) for the request.
+    const prompts = kind === 'completion' ? promptCount(body.prompt) : 1;
+    if (
+      kind === 'completion' &&
+      Array.isArray(body.prompt) &&
+      prompts === 1 &&
+      typeof body.prompt[0] !== 'number'
+    )
+      nodeRequest.prompt = body.prompt[0];
+    if (kind === 'chat') checkTopLogprobs(body);
     return {
       requestId: request.id,
       userId: key.userId,
@@ -86,7 +95,7 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       stream: kind !== 'embedding' && body.stream === true,
       promptTokensBound: promptTokensBound ?? estimatePromptTokens(kind, body),
       maxTokens,
-      choices: typeof body.n === 'number' ? body.n : 1,
+      choices: (typeof body.n === 'number' ? body.n : 1) * prompts,
       startedAt,
       includeUsage:
         (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true ||
@@ -94,6 +103,19 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       provider: withSort(toPreferences(body.provider), variant.sort),
     };
   };
+}
+
+/** The prompts of a completion's `prompt`: strings or token-id lists count one each. */
+export function promptCount(prompt: unknown): number {
+  if (!Array.isArray(prompt) || typeof prompt[0] === 'number') return 1;
+  return prompt.length;
+}
+
+/** OpenAI's rule: chat's `top_logprobs` needs `logprobs: true`. */
+function checkTopLogprobs(body: Record<string, unknown>): void {
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0 && body.logprobs !== true) {
+    throw new ApiError('invalid_request', 'top_logprobs needs logprobs: true.', { param: 'top_logprobs' });
+  }
 }
 
 function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {

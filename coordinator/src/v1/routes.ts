@@ -13,6 +13,7 @@ import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
 import type { Probation } from '../trust/probation.js';
 import { accountRoutes } from './account-routes.js';
+import { checkPrompt } from './check-prompt.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { jobBuilder } from './job-for.js';
 import { audioRoutes } from './media/audio-routes.js';
@@ -172,6 +173,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     '/v1/completions',
     {
       ...limits,
+      preValidation: [dropNullFields, modelFromModels, checkPrompt],
       onRequest: apiKey,
       schema: { tags: ['v1'], security: API_KEY, operationId: 'createCompletion', body: CompletionBody },
     },

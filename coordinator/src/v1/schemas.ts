@@ -121,16 +121,31 @@ export const ChatCompletionBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** A token id of the model's vocabulary (the node checks it against its vocabulary size). */
+const TokenId = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+
+/** Most prompts one completion request may carry (one choice each, × n). */
+export const MAX_PROMPTS = 16;
+
 export const CompletionBody = Type.Object(
   {
     ...Sampling,
-    prompt: Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 1, maxItems: 1 })]),
+    // OpenAI's four forms: a string, strings (one prompt each), one prompt as token ids, or prompts
+    // as token ids; empty prompts of ids are refused.
+    prompt: Type.Union([
+      Type.String(),
+      Type.Array(Type.String(), { minItems: 1, maxItems: MAX_PROMPTS }),
+      Type.Array(TokenId, { minItems: 1, maxItems: MAX_INPUT_TOKENS }),
+      Type.Array(Type.Array(TokenId, { minItems: 1, maxItems: MAX_INPUT_TOKENS }), {
+        minItems: 1,
+        maxItems: MAX_PROMPTS,
+      }),
+    ]),
+    /** The legacy form: each token's log-probability with this many alternatives (0…5). */
+    logprobs: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 5 }), Type.Null()])),
   },
   { additionalProperties: true },
 );
-
-/** A token id of the model's vocabulary. */
-const TokenId = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
 
 export const EmbeddingBody = Type.Object(
   {
