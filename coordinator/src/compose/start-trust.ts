@@ -4,8 +4,8 @@ import type { AppContext } from '../app-context.js';
 import { CanaryRunner } from '../trust/canary-runner.js';
 import { type LocalVerifier, startLocalVerifier } from '../trust/local-verifier.js';
 import type { Probation } from '../trust/probation.js';
-import { ReputationGuard } from '../trust/reputation-guard.js';
 import { ReplayPool } from '../trust/replay-pool.js';
+import { ReputationGuard } from '../trust/reputation-guard.js';
 import { TrafficShapes } from '../trust/traffic-shapes.js';
 
 declare module 'fastify' {
