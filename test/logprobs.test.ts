@@ -195,6 +195,32 @@ describe('completions: logprobs and prompt arrays', () => {
     expect(Number(rows[0]!.completion_tokens)).toBe(both.usage!.completion_tokens);
   });
 
+  test('behavior: several prompts stream their choices by index, with the summed usage last', async () => {
+    const request = { model, prompt: ['The sky is', 'Water is'], max_tokens: 4, temperature: 0, logprobs: 1 };
+    const whole = await client.completions.create(request);
+    const stream = await client.completions.create({
+      ...request,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const texts = ['', ''];
+    const tokens: string[][] = [[], []];
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) {
+        texts[c.index] += c.text;
+        tokens[c.index]!.push(...(c.logprobs?.tokens ?? []));
+      }
+      usage = chunk.usage ?? usage;
+    }
+    expect(texts).toEqual(whole.choices.map((c) => c.text));
+    expect(tokens).toEqual(whole.choices.map((c) => c.logprobs!.tokens));
+    expect(usage).toMatchObject({
+      prompt_tokens: whole.usage!.prompt_tokens,
+      completion_tokens: whole.usage!.completion_tokens,
+    });
+  });
+
   test('behavior: a prompt of token ids, and prompts of token ids, run those ids exactly', async () => {
     // BOS and two pieces of the tiny model's vocabulary.
     const ids = [1, 300, 301];
