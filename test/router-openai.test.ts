@@ -351,9 +351,10 @@ describe('openai SDK against a coordinator with a real node', () => {
       client.chat.completions.create({
         model: chatModel,
         messages: [{ role: 'user', content: 'x' }],
-        logprobs: true,
+        // The legacy form of tools (logprobs, refused here before, is answered: test/logprobs.test.ts).
+        functions: [{ name: 'f', parameters: { type: 'object' } }],
       }),
-    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('logprobs') });
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('functions') });
   });
 
   test('error: the SDK sees our errors as its typed errors', async () => {

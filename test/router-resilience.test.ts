@@ -110,7 +110,7 @@ describe('black-hole nodes', () => {
 
   test('behavior: with require_parameters, a node that refuses an option is passed over; without, it is a 400', async () => {
     const models = [{ id: 'opt', family: 'chat' as const, contextLength: 256, maxConcurrency: 4 }];
-    // Stand-in for a node whose runtime cannot honour logprobs (it refuses, as the llama runtime does).
+    // Stand-in for a node whose runtime cannot honour logprobs (it refuses, as nodes before logprobs do).
     const fixed = createFixedReplyRuntime({ models, reply: 'with logprobs' });
     const refusing = {
       ...fixed,
