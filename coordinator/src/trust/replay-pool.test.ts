@@ -73,7 +73,11 @@ describe('canaries replay shareable client jobs (a real app, two reference nodes
 
   beforeAll(async () => {
     const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
-    t = await createTestApp(sqlite, { label: 'replay', overrides: { router: { maxTokensCap: 8 } } });
+    // The canary timer off: the only canaries are the test's own.
+    t = await createTestApp(sqlite, {
+      label: 'replay',
+      overrides: { router: { maxTokensCap: 8 }, trust: { canaryIntervalMs: 0 } },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const jwt = await signIn(t.app, privateKeyToAccount(generatePrivateKey()));
     const auth = { authorization: `Bearer ${jwt}` };
@@ -106,6 +110,8 @@ describe('canaries replay shareable client jobs (a real app, two reference nodes
     );
   /** What `runOnce` sends the node of `nodeId`: the canary's request. */
   const canaryTo = async (nodeId: string): Promise<Record<string, unknown>> => {
+    // A node slow to answer its heartbeat on a loaded machine may be reconnecting: wait for it.
+    await until(() => entries().some((e) => e.node.nodeId === nodeId));
     const dispatch = vi.spyOn(t.app.router, 'dispatch');
     try {
       const entry = entries().find((e) => e.node.nodeId === nodeId)!;
