@@ -11,10 +11,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { reconcileCommand } from '@gpumesh/coordinator/reconcile';
-import { privateKeyToAccount } from 'viem/accounts';
-import { signIn } from './demo-client.js';
-import { type NetworkInfo, type RunningNetwork, startNetwork } from './network.js';
+import type { NetworkInfo, RunningNetwork } from './network.js';
 
 const TOPUP_USD = 5;
 const STAKE_TOKENS = 100;
@@ -36,6 +33,14 @@ if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+
+// Loaded once the flags are read: `--help` and a bad flag answer at once.
+const [{ reconcileCommand }, { privateKeyToAccount }, { signIn }, { startNetwork }] = await Promise.all([
+  import('@gpumesh/coordinator/reconcile'),
+  import('viem/accounts'),
+  import('./demo-client.js'),
+  import('./network.js'),
+]);
 
 const step = (n: number, text: string) => console.log(`\n[${n}] ${text}`);
 const show = (text: string) => console.log(`    ${text}`);

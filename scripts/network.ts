@@ -15,19 +15,21 @@ import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from './free-port.js';
+import {
+  CHAT_MODEL_ID,
+  DEFAULT_APP_PORT,
+  DEFAULT_DATA_DIR,
+  DEFAULT_RPC_PORT,
+  EMBEDDING_MODEL_ID,
+} from './network-defaults.js';
 import { type PackageServed, packNodePackage } from './pack-node-package.js';
 import { pullServedModel, type ServedModel } from './pull-served-model.js';
 import { setUpDevWallet } from './set-up-dev-wallet.js';
 import { type LocalNode, missingVoiceEngines, NODE_KEY_FILE, startLocalNode } from './start-local-node.js';
 import { waitForNodes } from './wait-for-nodes.js';
 
-export const DEFAULT_APP_PORT = 8080;
-export const DEFAULT_RPC_PORT = 8545;
-export const DEFAULT_DATA_DIR = './.gpumesh';
+export { CHAT_MODEL_ID, DEFAULT_APP_PORT, DEFAULT_DATA_DIR, DEFAULT_RPC_PORT, EMBEDDING_MODEL_ID };
 export const NETWORK_FILE_NAME = 'network.json';
-/** The tiny model's ids on the network. */
-export const CHAT_MODEL_ID = 'gpumesh/tiny-chat';
-export const EMBEDDING_MODEL_ID = 'gpumesh/tiny-embed';
 
 export type StartNetworkOptions = {
   dataDir?: string;

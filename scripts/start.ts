@@ -10,13 +10,7 @@
  * progress, printing each node's stages).
  */
 import { parseArgs } from 'node:util';
-import {
-  CHAT_MODEL_ID,
-  DEFAULT_APP_PORT,
-  DEFAULT_DATA_DIR,
-  DEFAULT_RPC_PORT,
-  startNetwork,
-} from './network.js';
+import { CHAT_MODEL_ID, DEFAULT_APP_PORT, DEFAULT_DATA_DIR, DEFAULT_RPC_PORT } from './network-defaults.js';
 
 const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF] [--wait-timeout S]
   --port N        the coordinator's port (default ${DEFAULT_APP_PORT})
@@ -77,6 +71,8 @@ if (
 }
 
 console.log('gpumesh: starting the local network…');
+// Loaded once the flags are read: `--help` and a bad flag answer at once.
+const { startNetwork } = await import('./network.js');
 const network = await startNetwork({
   dataDir: values['data-dir'],
   port,

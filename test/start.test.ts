@@ -135,7 +135,8 @@ describe('npm start', () => {
     const demo = await run('npm', ['run', 'demo', '--silent', '--', '--help'], { cwd: ROOT });
     expect(demo.stdout).toMatch(/^usage: npm run demo -- \[--network /);
     expect(demo.stdout.endsWith('\n')).toBe(true);
-  });
+    // Three npm runs of a few seconds each, longer on a loaded machine: load is not failure.
+  }, 180_000);
 
   it(
     'default: the printed curl example works; Ctrl-C stops everything; a restart keeps the key',
