@@ -3,11 +3,13 @@
  * on a free port, and, with startTinyNodeNetwork, one real gpumesh-node daemon process serving the
  * generated tiny model.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
@@ -16,6 +18,20 @@ import { loadConfig } from '../../coordinator/src/config.js';
 import { HUB_PATH } from '../../coordinator/src/hub/hub-plugin.js';
 import { expectBooksBalanced } from '../../coordinator/src/testing/expect-books-balanced.js';
 import { type TestDatabase, testBackends } from '../../coordinator/src/testing/test-backends.js';
+
+const NODE_BIN = path.resolve(import.meta.dirname, '../../node/bin/gpumesh-node.js');
+
+/** The node id of the node folder `home` (`gpumesh-node id` on its state folder), as it prints it. */
+export async function nodeIdOf(home: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    NODE_BIN,
+    'id',
+    '--json',
+    '--state-dir',
+    path.join(home, 'state'),
+  ]);
+  return (JSON.parse(stdout) as { nodeId: string }).nodeId;
+}
 
 export type TestCoordinator = {
   app: FastifyInstance;
@@ -66,6 +82,13 @@ export async function startCoordinator(
   }
 }
 
+/** The id of a model of `family` that `app`'s hub lists (its first), if any. */
+export function servedModel(app: FastifyInstance, family: 'chat' | 'embedding'): string | undefined {
+  return [...app.hub.index.models()].find(
+    ([, members]) => [...members.values()][0]!.offer.family === family,
+  )?.[0];
+}
+
 export type TinyNodeNetwork = TestCoordinator & {
   /** The node's chat model, as the coordinator lists it. */
   model: string;
@@ -104,14 +127,10 @@ export async function startTinyNodeNetwork(
     });
     const end = Date.now() + 60_000;
     for (;;) {
-      const models = [...app.hub.index.models()].map(([id, members]) => ({
-        id,
-        family: [...members.values()][0]!.offer.family,
-      }));
-      const chat = models.find((m) => m.family === 'chat');
-      const embed = models.find((m) => m.family === 'embedding');
-      if (chat && (embed || !options.embeddings) && app.hub.index.pick({ modelId: chat.id }).ok)
-        return { ...coordinator, model: chat.id, embedModel: embed?.id, close };
+      const model = servedModel(app, 'chat');
+      const embedModel = servedModel(app, 'embedding');
+      if (model && (embedModel || !options.embeddings) && app.hub.index.pick({ modelId: model }).ok)
+        return { ...coordinator, model, embedModel, close };
       if (Date.now() > end) throw new Error('the node did not come online');
       await new Promise((r) => setTimeout(r, 50));
     }
