@@ -1,4 +1,5 @@
 #!/bin/sh
+# GENERATED from scripts/install/*.sh by scripts/install/build.ts (npm run install-sh): edit those.
 # gpumesh provider node installer: GPU, CPU and Network nodes, one command.
 #
 #   curl -fsSL <app_url>/install.sh | sh -s -- --role gpu --coordinator <url>

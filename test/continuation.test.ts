@@ -7,49 +7,40 @@
  * tokens, the client once for the whole answer, and the books reconcile. A non-streamed request
  * whose node dies mid-job starts over on the other node (no text reached the client), billed once.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import { providerAccountId } from '../coordinator/src/db/tables/ledger.js';
 import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import type { JobHandlers, JobSpec } from '../coordinator/src/hub/jobs.js';
 import { computeCost } from '../coordinator/src/ledger/charges.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
 import { unitPrices } from '../coordinator/src/ledger/media-units.js';
 import { nanoToUsd } from '../coordinator/src/ledger/money.js';
 import type { Entry } from '../coordinator/src/router/pick-index.js';
-import type { Slot } from '../coordinator/src/router/router.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { newApiClient } from './support/api-client.js';
+import { recordSentJobs, type SentJob } from './support/sent-jobs.js';
+import { readSseData } from './support/sse.js';
+import {
+  nodeIdOf,
+  servedModel,
+  startCoordinator,
+  type TestCoordinator,
+} from './support/tiny-node-network.js';
 
-const run = promisify(execFile);
-const NODE_BIN = path.resolve(import.meta.dirname, '../node/bin/gpumesh-node.js');
 const USD = 1_000_000_000n;
 /** Long enough that the serving node is still producing when it is killed (~1,500 tokens/s here). */
 const MAX_TOKENS = 1_000;
 /** The tiny model's end-of-sequence token, banned: every answer runs to max_tokens. */
 const NO_EOS = { '2': -100 };
 
-/** What each job sent to a node looked like, and the text its chunks carried. */
-type SentJob = { nodeId: string; continueFrom: string | undefined; text: string };
-
 describe('an answer continued on another node when its node dies', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gm-continuation-'));
-  let store: TestDatabase;
+  let coordinator: TestCoordinator;
   let app: FastifyInstance;
   let base: string;
   let key: string;
@@ -60,7 +51,8 @@ describe('an answer continued on another node when its node dies', () => {
   const homes = new Map<string, string>();
   /** Each node's entry while it was indexed (prices, weights), kept for after it died. */
   const entries = new Map<string, Entry>();
-  const sent: SentJob[] = [];
+  /** Every job sent to a node, as the router sends it: its node, its continueFrom, its chunks' text. */
+  let sent: SentJob[] = [];
 
   function start(nodeId: string): void {
     const daemon = spawnNodeDaemon({
@@ -95,15 +87,46 @@ describe('an answer continued on another node when its node dies', () => {
     daemon!.process.kill('SIGKILL');
   }
 
-  async function nodeIdOf(home: string): Promise<string> {
-    const { stdout } = await run(process.execPath, [
-      NODE_BIN,
-      'id',
-      '--json',
-      '--state-dir',
-      path.join(home, 'state'),
-    ]);
-    return (JSON.parse(stdout) as { nodeId: string }).nodeId.toLowerCase();
+  /**
+   * Both nodes online and nothing sent yet; the balances before. A test's `content` then asks for
+   * an answer that runs to MAX_TOKENS (no end of sequence), with `more` members (stream …).
+   */
+  async function freshRun() {
+    const online = await bothOnline();
+    const before = await balances();
+    sent.length = 0;
+    const ask = (content: string, more: Record<string, unknown> = {}) =>
+      fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model,
+          messages: [{ role: 'user', content }],
+          max_tokens: MAX_TOKENS,
+          logit_bias: NO_EOS,
+          ...more,
+        }),
+      });
+    return { online, before, ask };
+  }
+
+  /**
+   * Reads a streamed answer to its end, killing the `serving` node once the client has its first
+   * text: the data of each of its events, in order (`[DONE]` as it came), and whether it killed.
+   */
+  async function readKillingOnFirstText(res: Response, serving: string) {
+    let killed = false;
+    const data = await readSseData(res, (event) => {
+      // The first text is the client's: the serving node dies now.
+      const content =
+        event !== '[DONE]' &&
+        (JSON.parse(event).choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content;
+      if (!killed && content) {
+        killed = true;
+        kill(serving);
+      }
+    });
+    return { data, killed };
   }
 
   async function usageRows(requestId: string) {
@@ -191,57 +214,21 @@ describe('an answer continued on another node when its node dies', () => {
       const home = path.join(dir, name);
       mkdirSync(path.join(home, 'models'), { recursive: true });
       copyFileSync(tiny, path.join(home, 'models', 'tiny.gguf'));
-      homes.set(await nodeIdOf(home), home);
+      homes.set((await nodeIdOf(home)).toLowerCase(), home);
     }
-    store = await testBackends()[0]!.open('continuation');
-    const config = loadConfig({
-      overrides: {
-        dataDir: store.dataDir,
-        masterKey: randomBytes(32).toString('hex'),
-        logLevel: 'silent',
-        rateLimit: { enabled: false },
-      },
-    });
-    app = await buildApp({ config, store: store.store, logger: false });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
-    const headers = { authorization: `Bearer ${jwt}` };
-    userId = ((await app.inject({ method: 'GET', url: '/api/user', headers })).json() as { id: string }).id;
-    key = (
-      (
-        await app.inject({ method: 'POST', url: '/api/router/keys', headers, payload: { name: 'c' } })
-      ).json() as { key: string }
-    ).key;
-    await credit(store.db, { userId, amountNano: 10n * USD, ref: 'continuation-seed' });
-    // Every job sent to a node, as the router sends it: its node, its continueFrom, its chunks' text.
-    const dispatch = app.router.dispatch.bind(app.router);
-    vi.spyOn(app.router, 'dispatch').mockImplementation(
-      (slot: Slot, spec: JobSpec, handlers: JobHandlers) => {
-        const job: SentJob = {
-          nodeId: slot.entry.node.nodeId.toLowerCase(),
-          continueFrom: spec.continueFrom?.text,
-          text: '',
-        };
-        sent.push(job);
-        return dispatch(slot, spec, {
-          ...handlers,
-          onChunk: (chunk, seq, tokens) => {
-            const choice = (chunk.choices as { delta?: { content?: string } }[] | undefined)?.[0];
-            job.text += choice?.delta?.content ?? '';
-            handlers.onChunk?.(chunk, seq, tokens);
-          },
-        });
-      },
-    );
+    coordinator = await startCoordinator('continuation');
+    ({ app, base } = coordinator);
+    ({ key, userId } = await newApiClient(app, {
+      keyName: 'c',
+      creditNano: 10n * USD,
+      creditRef: 'continuation-seed',
+    }));
+    sent = recordSentJobs(app);
     for (const nodeId of homes.keys()) start(nodeId);
     await vi.waitFor(
       () => {
-        const chat = [...app.hub.index.models()].find(
-          ([, members]) => [...members.values()][0]!.offer.family === 'chat',
-        );
-        if (!chat) throw new Error('no chat model yet');
-        model = chat[0];
+        model = servedModel(app, 'chat') ?? '';
+        if (!model) throw new Error('no chat model yet');
       },
       { timeout: 60_000, interval: 50 },
     );
@@ -253,61 +240,19 @@ describe('an answer continued on another node when its node dies', () => {
 
   afterAll(async () => {
     for (const daemon of spawned) await daemon.stop();
-    if (app) await expectBooksBalanced(app.ctx);
-    await app?.close();
-    await store?.close();
+    await coordinator?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   test('behavior: the serving node is killed mid-stream; the stream goes on to [DONE] from the other node, one text, paid per node, billed once', async () => {
-    await bothOnline();
-    const before = await balances();
-    sent.length = 0;
-    const res = await fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        messages: [{ role: 'user', content: 'Tell me a long story.' }],
-        max_tokens: MAX_TOKENS,
-        logit_bias: NO_EOS,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    });
+    const { before, ask } = await freshRun();
+    const res = await ask('Tell me a long story.', { stream: true, stream_options: { include_usage: true } });
     expect(res.status).toBe(200);
     const serving = res.headers.get('x-gpumesh-node')!.toLowerCase();
-    const events: Record<string, unknown>[] = [];
-    let done = false;
-    let killed = false;
-    let buffer = '';
-    const decoder = new TextDecoder();
-    const reader = res.body!.getReader();
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      buffer += decoder.decode(read.value, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end >= 0) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .filter((line) => line.startsWith('data: '))
-          .map((line) => line.slice(6))
-          .join('\n');
-        buffer = buffer.slice(end + 2);
-        end = buffer.indexOf('\n\n');
-        if (data === '[DONE]') done = true;
-        else if (data) events.push(JSON.parse(data) as Record<string, unknown>);
-        // The first text is the client's: the serving node dies now.
-        const content = (events.at(-1)?.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta
-          ?.content;
-        if (!killed && content) {
-          killed = true;
-          kill(serving);
-        }
-      }
-    }
+    const { data, killed } = await readKillingOnFirstText(res, serving);
     expect(killed).toBe(true);
-    expect(done).toBe(true);
+    expect(data.at(-1)).toBe('[DONE]');
+    const events = data.slice(0, -1).map((event) => JSON.parse(event) as Record<string, unknown>);
     expect(events.filter((e) => 'error' in e)).toEqual([]);
     const deltas = events.flatMap(
       (e) => (e.choices as { delta: Record<string, unknown>; finish_reason: unknown }[]) ?? [],
@@ -350,9 +295,7 @@ describe('an answer continued on another node when its node dies', () => {
   }, 120_000);
 
   test('behavior: through the official openai SDK stream, the answer arrives whole after its node is killed', async () => {
-    await bothOnline();
-    const before = await balances();
-    sent.length = 0;
+    const { before } = await freshRun();
     const client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
     const { data: stream, response } = await client.chat.completions
       .create({
@@ -387,18 +330,8 @@ describe('an answer continued on another node when its node dies', () => {
   }, 120_000);
 
   test('behavior: a non-streamed request whose node dies mid-job starts over on the other node, billed once', async () => {
-    const online = await bothOnline();
-    sent.length = 0;
-    const asked = fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        messages: [{ role: 'user', content: 'A story, all at once.' }],
-        max_tokens: MAX_TOKENS,
-        logit_bias: NO_EOS,
-      }),
-    });
+    const { online, ask } = await freshRun();
+    const asked = ask('A story, all at once.');
     // The node that has the job dies while it runs (nothing of it reached the client).
     await vi.waitFor(
       () => {
@@ -431,35 +364,20 @@ describe('an answer continued on another node when its node dies', () => {
   }, 120_000);
 
   test('behavior: when no node can continue (the client allowed only the one that died), the stream ends with the usual error after its text', async () => {
-    const first = (await bothOnline())[0]!.node.nodeId;
+    const { online, ask } = await freshRun();
+    const first = online[0]!.node.nodeId;
     const serving = first.toLowerCase();
-    sent.length = 0;
-    const res = await fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        messages: [{ role: 'user', content: 'Only from you.' }],
-        max_tokens: MAX_TOKENS,
-        logit_bias: NO_EOS,
-        stream: true,
-        provider: { order: [first], allow_fallbacks: false },
-      }),
+    const res = await ask('Only from you.', {
+      stream: true,
+      provider: { order: [first], allow_fallbacks: false },
     });
     expect(res.headers.get('x-gpumesh-node')!.toLowerCase()).toBe(serving);
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let body = '';
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      const before = body;
-      body += decoder.decode(read.value, { stream: true });
-      if (!before.includes('"content":"') && /"content":"[^"]/.test(body)) kill(serving);
-    }
-    const events = body.split('\n\n').filter(Boolean);
-    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
-    expect(events.at(-1)).toBe('data: [DONE]');
+    const { data, killed } = await readKillingOnFirstText(res, serving);
+    expect(killed).toBe(true);
+    expect(JSON.parse(data.at(-2)!)).toMatchObject({ error: { code: 'provider_error' } });
+    expect(data.at(-1)).toBe('[DONE]');
     expect(sent.map((j) => j.nodeId)).toEqual([serving]);
-    const id = (JSON.parse(events[0]!.slice(6)) as { id: string }).id;
+    const id = (JSON.parse(data[0]!) as { id: string }).id;
     const rows = await usageRows(id);
     expect(rows.map((r) => [r.node_id.toLowerCase(), r.status])).toEqual([[serving, 'node_failed']]);
   }, 120_000);

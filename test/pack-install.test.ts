@@ -110,7 +110,7 @@ describe('packed packages', () => {
         'bin/gpumesh-coordinator.js',
         'dist/ledger/writer-thread.js',
         'dist/pages/install.sh',
-        'dist/pages/assets/gpumesh.css',
+        'dist/pages/assets/styles/1-base.css',
         'dist/pages/assets/dashboard/main.js',
       ]),
     );

@@ -2,48 +2,27 @@
  * Our coordinator passes the protocol's conformance kit in `coordinator` mode: the kit plays nodes
  * against the real app (hub on /node), and drives jobs through /v1 with a real sk- key.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { runCoordinatorConformance, type TriggerInference } from '@gpumesh/protocol/conformance';
-import type { FastifyInstance } from 'fastify';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
 import { FRAME_SCHEMA_PATH, HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import { newApiClient } from './support/api-client.js';
+import { startCoordinator, type TestCoordinator } from './support/tiny-node-network.js';
 
-let store: TestDatabase;
-let app: FastifyInstance;
+let coordinator: TestCoordinator;
 let port: number;
 let apiKey: string;
 
 beforeAll(async () => {
-  store = await testBackends()[0]!.open('conformance');
-  const config = loadConfig({
-    overrides: {
-      dataDir: store.dataDir,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
-      router: { heartbeatIntervalMs: 500 },
-    },
+  coordinator = await startCoordinator('conformance', {
+    overrides: { router: { heartbeatIntervalMs: 500 } },
   });
-  app = await buildApp({ config, store: store.store, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  port = (app.server.address() as AddressInfo).port;
-  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
-  const auth = { authorization: `Bearer ${jwt}` };
-  apiKey = (
-    await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'kit' } })
-  ).json().key;
-  const user = (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as {
-    id: string;
-  };
-  await credit(store.db, { userId: user.id, amountNano: 1_000_000_000n, ref: 'kit' });
+  ({ port } = coordinator);
+  ({ key: apiKey } = await newApiClient(coordinator.app, {
+    keyName: 'kit',
+    creditNano: 1_000_000_000n,
+    creditRef: 'kit',
+  }));
 });
 
 /** Sends the kit's requests through /v1 as any OpenAI client would. */
@@ -60,10 +39,7 @@ function trigger(base: string, key: string): TriggerInference {
   };
 }
 
-afterAll(async () => {
-  await app?.close();
-  await store?.close();
-});
+afterAll(() => coordinator?.close());
 
 describe('gpumesh-conformance coordinator', () => {
   test('default: every scenario passes against our coordinator', async () => {

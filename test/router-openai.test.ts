@@ -3,98 +3,40 @@
  * node: the gpumesh-node daemon process running the generated tiny GGUF model on node-llama-cpp.
  */
 
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { writeTinyModel } from '@gpumesh/node';
-import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import type { TestDatabase } from '../coordinator/src/testing/test-backends.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
+import { newApiClient } from './support/api-client.js';
+import { startTinyNodeNetwork, type TinyNodeNetwork } from './support/tiny-node-network.js';
 
 const USD = 1_000_000_000n;
 /** The tiny model may end at once; a bias against its end-of-sequence token keeps replies non-empty. */
 const NO_EOS = { '2': -100 };
 
+let net: TinyNodeNetwork;
 let store: TestDatabase;
 let app: FastifyInstance;
 let client: OpenAI;
 let userId: string;
-let node: SpawnedNodeDaemon | undefined;
 let chatModel: string;
 let embedModel: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'gm-openai-'));
 
 beforeAll(async () => {
-  await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
-  store = await testBackends()[0]!.open('openai');
-  const config = loadConfig({
-    overrides: {
-      dataDir: store.dataDir,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
-    },
+  net = await startTinyNodeNetwork('openai', { embeddings: true });
+  ({ store, app, model: chatModel } = net);
+  embedModel = net.embedModel!;
+  const created = await newApiClient(app, {
+    keyName: 'openai',
+    creditNano: 10n * USD,
+    creditRef: 'openai-seed',
   });
-  app = await buildApp({ config, store: store.store, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as AddressInfo).port;
-  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
-  userId = (
-    (
-      await app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${jwt}` } })
-    ).json() as { id: string }
-  ).id;
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/router/keys',
-    headers: { authorization: `Bearer ${jwt}` },
-    payload: { name: 'openai' },
-  });
-  const { key } = created.json() as { key: string };
-  await credit(store.db, { userId, amountNano: 10n * USD, ref: 'openai-seed' });
-  node = spawnNodeDaemon({
-    coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`,
-    dir,
-    args: ['--offer-embeddings', 'true'],
-  });
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const models = [...app.hub.index.models()].map(([id, members]) => ({
-      id,
-      family: [...members.values()][0]!.offer.family,
-    }));
-    const chat = models.find((m) => m.family === 'chat');
-    const embed = models.find((m) => m.family === 'embedding');
-    if (chat && embed && app.hub.index.pick({ modelId: chat.id }).ok) {
-      chatModel = chat.id;
-      embedModel = embed.id;
-      break;
-    }
-    if (Date.now() > end) throw new Error('the node did not come online');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  client = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+  userId = created.userId;
+  client = new OpenAI({ apiKey: created.key, baseURL: `${net.base}/v1`, maxRetries: 0 });
 }, 120_000);
 
-afterAll(async () => {
-  await node?.stop();
-  if (app) await expectBooksBalanced(app.ctx);
-  await app?.close();
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => net?.close());
 
 /** Requests sampled from the real daemon in the honest-usage test. */
 const HONEST_SAMPLES = 120;

@@ -10,7 +10,6 @@
  * and 10.0.0.0/8 stay refused, as every loopback and private address is without it.
  */
 
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +17,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import {
   createFixedReplyRuntime,
   type OpenAiCompatibleServer,
@@ -31,17 +29,11 @@ import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';
+import { newApiClient } from './support/api-client.js';
+import { nodeIdOf, startCoordinator, type TestCoordinator } from './support/tiny-node-network.js';
 
-const run = promisify(execFile);
-const NODE_BIN = path.join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
 const USD = 1_000_000_000n;
 const MODEL = 'vision-standin';
 /** A 2 × 3 PNG (real pixels), and a 1 × 1 one. */
@@ -51,7 +43,7 @@ const PNG = Buffer.from(
 );
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-let store: TestDatabase;
+let coordinator: TestCoordinator;
 let app: FastifyInstance;
 let client: OpenAI;
 let standIn: OpenAiCompatibleServer;
@@ -112,48 +104,28 @@ beforeAll(async () => {
   await once(images, 'listening');
   imageBase = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
 
-  store = await testBackends()[0]!.open('vision');
-  const config = loadConfig({
+  const ownerAddress = owner.address.toLowerCase();
+  coordinator = await startCoordinator('vision', {
     overrides: {
-      dataDir: store.dataDir,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
       media: { maxImages: 3, maxImageBytes: 256 * 1024, imageFetchAllowAddresses: ['127.0.0.1'] },
     },
-  });
-  const ownerAddress = owner.address.toLowerCase();
-  // Vision needs tier basic; staking itself is tested against anvil in voice.test.ts.
-  app = await buildApp({
-    config,
-    store: store.store,
-    logger: false,
+    // Vision needs tier basic; staking itself is tested against anvil in voice.test.ts.
     tierOf: async (o) => (o.toLowerCase() === ownerAddress ? 'basic' : 'none'),
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const jwt = await signIn(app, owner);
-  const auth = { authorization: `Bearer ${jwt}` };
-  const userId = (
-    (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string }
-  ).id;
-  const { key } = (
-    await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'vision' } })
-  ).json() as { key: string };
-  await credit(store.db, { userId, amountNano: 10n * USD, ref: 'vision-seed' });
+  ({ app } = coordinator);
+  const { base } = coordinator;
+  const { key } = await newApiClient(app, {
+    keyName: 'vision',
+    creditNano: 10n * USD,
+    creditRef: 'vision-seed',
+    account: owner,
+  });
   client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
 
   mkdirSync(path.join(dir, 'state'), { recursive: true });
   const configFile = path.join(dir, 'node.json');
   writeFileSync(configFile, JSON.stringify({ models: [{ id: MODEL, family: 'vision' }] }));
-  const { stdout } = await run(process.execPath, [
-    NODE_BIN,
-    'id',
-    '--json',
-    '--state-dir',
-    path.join(dir, 'state'),
-  ]);
-  const nodeId = (JSON.parse(stdout) as { nodeId: string }).nodeId;
+  const nodeId = await nodeIdOf(dir);
   const proof = await signOwnerProof(nodeId, owner);
   node = spawnNodeDaemon({
     coordinator: base,
@@ -176,11 +148,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await node?.stop().catch(() => {});
-  if (app) {
-    await expectBooksBalanced(app.ctx);
-    await app.close();
-  }
-  await store?.close();
+  await coordinator?.close();
   await standIn?.close();
   images?.close();
   rmSync(dir, { recursive: true, force: true });

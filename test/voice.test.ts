@@ -7,14 +7,10 @@
  * the recognizer confined to a phrase list (`--voice-phrases`, a JSGF grammar): pocketsphinx's
  * general language model hears espeak-ng's voice badly. Both billed by their units.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
 import type { FastifyInstance } from 'fastify';
@@ -22,17 +18,12 @@ import OpenAI, { toFile } from 'openai';
 import { parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { buildApp } from '../coordinator/src/app.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { credit } from '../coordinator/src/ledger/credit.js';
-import { expectBooksBalanced } from '../coordinator/src/testing/expect-books-balanced.js';
-import { signIn } from '../coordinator/src/testing/sign-in.js';
-import { type TestDatabase, testBackends } from '../coordinator/src/testing/test-backends.js';
+import type { TestDatabase } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from './chain-fixture.js';
+import { newApiClient } from './support/api-client.js';
+import { nodeIdOf, startCoordinator, type TestCoordinator } from './support/tiny-node-network.js';
 
-const run = promisify(execFile);
-const NODE_BIN = path.join(import.meta.dirname, '..', 'node', 'bin', 'gpumesh-node.js');
 const USD = 1_000_000_000n;
 const PHRASES = ['open the door please', 'hello world', 'close the window'];
 /** The node's prices (nanousd): per second of audio, per million characters. */
@@ -41,12 +32,12 @@ const PER_MCHAR = 1_000_000_000n;
 const FEE_BPS = 500n;
 
 let devnet: Devnet;
+let coordinator: TestCoordinator;
 let store: TestDatabase;
 let app: FastifyInstance;
 let base: string;
 let client: OpenAI;
 let jwt: string;
-let userId: string;
 let nodeId: string;
 let node: SpawnedNodeDaemon | undefined;
 const dir = mkdtempSync(path.join(tmpdir(), 'gm-voice-'));
@@ -93,49 +84,28 @@ const startNode = async () => {
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  store = await testBackends()[0]!.open('voice');
-  const config = loadConfig({
-    overrides: {
-      dataDir: store.dataDir,
-      masterKey: randomBytes(32).toString('hex'),
-      logLevel: 'silent',
-      rateLimit: { enabled: false },
-      platformFeeBps: Number(FEE_BPS),
-      ...chainOverrides(devnet),
-    },
+  coordinator = await startCoordinator('voice', {
+    overrides: { platformFeeBps: Number(FEE_BPS), ...chainOverrides(devnet) },
   });
-  app = await buildApp({ config, store: store.store, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  jwt = await signIn(app, owner);
-  const auth = { authorization: `Bearer ${jwt}` };
-  userId = ((await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as { id: string })
-    .id;
-  const { key } = (
-    await app.inject({ method: 'POST', url: '/api/router/keys', headers: auth, payload: { name: 'voice' } })
-  ).json() as { key: string };
-  await credit(store.db, { userId, amountNano: 10n * USD, ref: 'voice-seed' });
+  ({ app, store, base } = coordinator);
+  const user = await newApiClient(app, {
+    keyName: 'voice',
+    creditNano: 10n * USD,
+    creditRef: 'voice-seed',
+    account: owner,
+  });
+  jwt = user.jwt;
+  const { key } = user;
   client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
   // The owner's proxy wallet pays its own staking gas.
   await devnet.fund(await proxyAddressOf(app, jwt), { nativeWei: parseEther('150') });
-  const { stdout } = await run(process.execPath, [
-    NODE_BIN,
-    'id',
-    '--json',
-    '--state-dir',
-    path.join(dir, 'state'),
-  ]);
-  nodeId = (JSON.parse(stdout) as { nodeId: string }).nodeId;
+  nodeId = await nodeIdOf(dir);
   await startNode();
 }, 120_000);
 
 afterAll(async () => {
   await node?.stop().catch(() => {});
-  if (app) {
-    await expectBooksBalanced(app.ctx);
-    await app.close();
-  }
-  await store?.close();
+  await coordinator?.close();
   await devnet?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from 'viem/accounts';
 import { credit } from '../../coordinator/src/ledger/credit.js';
 import { signIn } from '../../coordinator/src/testing/sign-in.js';
 
@@ -7,14 +7,14 @@ import { signIn } from '../../coordinator/src/testing/sign-in.js';
 export type ApiClient = { jwt: string; userId: string; key: string; keyId: string };
 
 /**
- * A new user of `app`: signed in with a fresh wallet, with an API key named `keyName`, and credited
- * `creditNano` (ledger ref `creditRef`) when given.
+ * A new user of `app`: signed in with `account` (default a fresh wallet), with an API key named
+ * `keyName`, and credited `creditNano` (ledger ref `creditRef`) when given.
  */
 export async function newApiClient(
   app: FastifyInstance,
-  options: { keyName: string; creditNano?: bigint; creditRef?: string },
+  options: { keyName: string; creditNano?: bigint; creditRef?: string; account?: LocalAccount },
 ): Promise<ApiClient> {
-  const jwt = await signIn(app, privateKeyToAccount(generatePrivateKey()));
+  const jwt = await signIn(app, options.account ?? privateKeyToAccount(generatePrivateKey()));
   const auth = { authorization: `Bearer ${jwt}` };
   const { id: userId } = (await app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as {
     id: string;

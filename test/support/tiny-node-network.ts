@@ -1,65 +1,137 @@
 /**
- * A coordinator (the first test backend) listening on a free port, with one real gpumesh-node
- * daemon process serving the generated tiny model; resolves once its chat model is routable.
+ * The "tiny node network" of the end-to-end tests: a coordinator (the first test backend) listening
+ * on a free port, and, with startTinyNodeNetwork, one real gpumesh-node daemon process serving the
+ * generated tiny model.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../coordinator/src/app.js';
+import { type BuildAppOptions, buildApp } from '../../coordinator/src/app.js';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { HUB_PATH } from '../../coordinator/src/hub/hub-plugin.js';
 import { expectBooksBalanced } from '../../coordinator/src/testing/expect-books-balanced.js';
 import { type TestDatabase, testBackends } from '../../coordinator/src/testing/test-backends.js';
 
-export type TinyNodeNetwork = {
+const NODE_BIN = path.resolve(import.meta.dirname, '../../node/bin/gpumesh-node.js');
+
+/** The node id of the node folder `home` (`gpumesh-node id` on its state folder), as it prints it. */
+export async function nodeIdOf(home: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    NODE_BIN,
+    'id',
+    '--json',
+    '--state-dir',
+    path.join(home, 'state'),
+  ]);
+  return (JSON.parse(stdout) as { nodeId: string }).nodeId;
+}
+
+export type TestCoordinator = {
   app: FastifyInstance;
+  store: TestDatabase;
   /** The coordinator's http://127.0.0.1:<port>. */
   base: string;
-  /** The node's chat model, as the coordinator lists it. */
-  model: string;
-  /** Stops the node and the coordinator; the books must balance. */
+  port: number;
+  /** Closes the coordinator (the books must balance) and its database. */
   close(): Promise<void>;
 };
 
-export async function startTinyNodeNetwork(label: string): Promise<TinyNodeNetwork> {
-  const dir = mkdtempSync(path.join(tmpdir(), `gm-${label}-`));
-  let store: TestDatabase | undefined;
+export type TestCoordinatorOptions = {
+  /** Config overrides beside the test ones (data dir, a fresh master key, silent, no rate limit). */
+  overrides?: Record<string, unknown>;
+  tierOf?: BuildAppOptions['tierOf'];
+};
+
+/** A coordinator on a fresh test database (labelled `label`), listening on a free port. */
+export async function startCoordinator(
+  label: string,
+  options: TestCoordinatorOptions = {},
+): Promise<TestCoordinator> {
+  const store = await testBackends()[0]!.open(label);
   let app: FastifyInstance | undefined;
-  let node: SpawnedNodeDaemon | undefined;
   const close = async () => {
-    await node?.stop();
     if (app) await expectBooksBalanced(app.ctx);
     await app?.close();
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await store.close();
   };
   try {
-    await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
-    store = await testBackends()[0]!.open(label);
     const config = loadConfig({
       overrides: {
         dataDir: store.dataDir,
         masterKey: randomBytes(32).toString('hex'),
         logLevel: 'silent',
         rateLimit: { enabled: false },
+        ...options.overrides,
       },
     });
-    const started = await buildApp({ config, store: store.store, logger: false });
+    const started = await buildApp({ config, store: store.store, logger: false, tierOf: options.tierOf });
     app = started;
     await started.listen({ port: 0, host: '127.0.0.1' });
     const port = (started.server.address() as AddressInfo).port;
-    node = spawnNodeDaemon({ coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`, dir });
+    return { app: started, store, base: `http://127.0.0.1:${port}`, port, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The id of a model of `family` that `app`'s hub lists (its first), if any. */
+export function servedModel(app: FastifyInstance, family: 'chat' | 'embedding'): string | undefined {
+  return [...app.hub.index.models()].find(
+    ([, members]) => [...members.values()][0]!.offer.family === family,
+  )?.[0];
+}
+
+export type TinyNodeNetwork = TestCoordinator & {
+  /** The node's chat model, as the coordinator lists it. */
+  model: string;
+  /** The node's embedding model (with `embeddings: true`). */
+  embedModel: string | undefined;
+  /** Stops the node and the coordinator; the books must balance. */
+  close(): Promise<void>;
+};
+
+export type TinyNodeNetworkOptions = Pick<TestCoordinatorOptions, 'tierOf'> & {
+  /** The node offers embeddings too (`--offer-embeddings true`); resolves once both are listed. */
+  embeddings?: boolean;
+};
+
+/** A coordinator with one node daemon on the tiny model; resolves once its chat model is routable. */
+export async function startTinyNodeNetwork(
+  label: string,
+  options: TinyNodeNetworkOptions = {},
+): Promise<TinyNodeNetwork> {
+  const dir = mkdtempSync(path.join(tmpdir(), `gm-${label}-`));
+  let coordinator: TestCoordinator | undefined;
+  let node: SpawnedNodeDaemon | undefined;
+  const close = async () => {
+    await node?.stop();
+    await coordinator?.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
+    coordinator = await startCoordinator(label, { tierOf: options.tierOf });
+    const { app, port } = coordinator;
+    node = spawnNodeDaemon({
+      coordinator: `ws://127.0.0.1:${port}${HUB_PATH}`,
+      dir,
+      ...(options.embeddings ? { args: ['--offer-embeddings', 'true'] } : {}),
+    });
+    const end = Date.now() + 60_000;
     for (;;) {
-      const chat = [...started.hub.index.models()].find(
-        ([, members]) => [...members.values()][0]!.offer.family === 'chat',
-      );
-      if (chat && started.hub.index.pick({ modelId: chat[0] }).ok)
-        return { app: started, base: `http://127.0.0.1:${port}`, model: chat[0], close };
+      const model = servedModel(app, 'chat');
+      const embedModel = servedModel(app, 'embedding');
+      if (model && (embedModel || !options.embeddings) && app.hub.index.pick({ modelId: model }).ok)
+        return { ...coordinator, model, embedModel, close };
+      if (Date.now() > end) throw new Error('the node did not come online');
       await new Promise((r) => setTimeout(r, 50));
     }
   } catch (error) {

@@ -6,13 +6,11 @@
  * `network` node (silver tier) holding A that verifies. The coordinator's own verifier of A gives the
  * second opinion. The liar's owner stakes 100 TOK for real; the platform's fee income pays canaries.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
 import { type SpawnedNodeDaemon, spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
@@ -34,9 +32,8 @@ import {
 import { startLocalVerifier } from '../../coordinator/src/trust/local-verifier.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from '../chain-fixture.js';
 import { USD } from './expected-charge.js';
+import { nodeIdOf } from './tiny-node-network.js';
 
-const run = promisify(execFile);
-const NODE_BIN = path.resolve(import.meta.dirname, '../../node/bin/gpumesh-node.js');
 const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
 /** Model A's id in the test catalog. */
 export const MODEL = 'test/model-a';
@@ -118,17 +115,6 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
       JSON.stringify({ [model]: { size: info.size, mtimeMs: Math.round(info.mtimeMs), sha256 } }),
     );
     return home;
-  }
-
-  async function nodeIdOf(home: string): Promise<string> {
-    const { stdout } = await run(process.execPath, [
-      NODE_BIN,
-      'id',
-      '--json',
-      '--state-dir',
-      path.join(home, 'state'),
-    ]);
-    return (JSON.parse(stdout) as { nodeId: string }).nodeId;
   }
 
   /** A node's checkable model and its first verifier (a network node before the coordinator's own). */

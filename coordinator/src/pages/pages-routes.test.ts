@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -116,7 +116,15 @@ describe('pagesRoutes', () => {
       headers: { 'if-none-match': String(first.headers.etag) },
     });
     expect(again.statusCode).toBe(304);
-    expect((await app.inject('/assets/gpumesh.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+    // The stylesheet, kept in parts (assets/styles/), is served as one: the parts in name order.
+    const css = await app.inject('/assets/gpumesh.css');
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    const styles = join(import.meta.dirname, 'assets', 'styles');
+    const parts = readdirSync(styles).sort();
+    expect(parts.length).toBeGreaterThan(1);
+    expect(css.body).toBe(parts.map((part) => readFileSync(join(styles, part), 'utf8')).join('\n'));
+    expect(css.body).toMatch(/^\/\* gpumesh pages: one stylesheet/);
+    expect((await app.inject(`/assets/styles/${parts[0]}`)).statusCode).toBe(404);
     expect((await app.inject('/assets/favicon.svg')).headers['content-type']).toBe('image/svg+xml');
     expect((await app.inject('/assets/..%2Fpages-routes.ts')).statusCode).toBe(404);
     expect((await app.inject('/assets/nope.js')).statusCode).toBe(404);

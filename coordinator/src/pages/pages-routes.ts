@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { loadAssets } from './load-assets.js';
+import { joinAssets, loadAssets } from './load-assets.js';
 import { buildNetworkStats, type NetworkSource, NODE_LIST_LIMIT } from './network-stats.js';
 import type { NodePackages } from './node-packages.js';
 import { DASHBOARD_MODULES, renderDashboardPage, type TierRung } from './render-dashboard-page.js';
@@ -71,7 +71,7 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   const now = options.now ?? Date.now;
   const network = options.network ?? EMPTY_NETWORK;
   const installScriptPath = options.installScriptPath ?? DEFAULT_INSTALL_SCRIPT_PATH;
-  const assets = await loadAssets(ASSETS_DIR);
+  const assets = joinAssets(await loadAssets(ASSETS_DIR), 'styles/', 'gpumesh.css');
   const appUrl = options.appUrl.replace(/\/+$/, '');
   const routerUrl = options.routerUrl.replace(/\/+$/, '');
   const dashboard = renderDashboardPage({

@@ -24,38 +24,9 @@ export const usageRollups021: Migration & { name: string } = {
       // The user first: a summary reads one user's days.
       .addPrimaryKeyConstraint('usage_user_days_pk', ['user_id', 'day', 'key_id', 'model', 'kind'])
       .execute();
-    await db.schema
-      .createTable('usage_node_hours')
-      .addColumn('hour', 'bigint', (c) => c.notNull())
-      .addColumn('node_id', 'text', (c) => c.notNull())
-      .addColumn('model', 'text', (c) => c.notNull())
-      .addColumn('day', 'text', (c) => c.notNull())
-      .addColumn('requests', 'bigint', (c) => c.notNull())
-      .addColumn('completed', 'bigint', (c) => c.notNull())
-      .addColumn('node_failed', 'bigint', (c) => c.notNull())
-      .addColumn('prompt_tokens', 'bigint', (c) => c.notNull())
-      .addColumn('completion_tokens', 'bigint', (c) => c.notNull())
-      .addColumn('cost_nano', 'bigint', (c) => c.notNull())
-      .addColumn('provider_nano', 'bigint', (c) => c.notNull())
-      .addColumn('fee_nano', 'bigint', (c) => c.notNull())
-      // The node first: earnings and reputation read some nodes' hours in a window.
-      .addPrimaryKeyConstraint('usage_node_hours_pk', ['node_id', 'hour', 'model'])
-      .execute();
-    await db.schema
-      .createTable('usage_node_days')
-      .addColumn('day', 'text', (c) => c.notNull())
-      .addColumn('node_id', 'text', (c) => c.notNull())
-      .addColumn('model', 'text', (c) => c.notNull())
-      .addColumn('requests', 'bigint', (c) => c.notNull())
-      .addColumn('completed', 'bigint', (c) => c.notNull())
-      .addColumn('node_failed', 'bigint', (c) => c.notNull())
-      .addColumn('prompt_tokens', 'bigint', (c) => c.notNull())
-      .addColumn('completion_tokens', 'bigint', (c) => c.notNull())
-      .addColumn('cost_nano', 'bigint', (c) => c.notNull())
-      .addColumn('provider_nano', 'bigint', (c) => c.notNull())
-      .addColumn('fee_nano', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('usage_node_days_pk', ['node_id', 'day', 'model'])
-      .execute();
+    // The node first: earnings and reputation read some nodes' hours (or days) in a window.
+    await createNodeRollup(db, 'usage_node_hours', { column: 'hour', type: 'bigint', withDay: true });
+    await createNodeRollup(db, 'usage_node_days', { column: 'day', type: 'text', withDay: false });
     // An owner's nodes are matched by lower(node_id) (node_owners holds lowercase ids).
     await db.schema
       .createIndex('usage_node_hours_lower_node')
@@ -95,3 +66,34 @@ export const usageRollups021: Migration & { name: string } = {
       .execute();
   },
 };
+
+/** What a node's rollup row sums, in its columns' order. */
+const NODE_ROLLUP_SUMS = [
+  'requests',
+  'completed',
+  'node_failed',
+  'prompt_tokens',
+  'completion_tokens',
+  'cost_nano',
+  'provider_nano',
+  'fee_nano',
+] as const;
+
+/**
+ * A node's usage rolled up per `time` (an hour or a day) and model: its requests, tokens and money.
+ * The hourly one also names each hour's day.
+ */
+async function createNodeRollup(
+  db: Kysely<unknown>,
+  table: string,
+  time: { column: 'hour' | 'day'; type: 'bigint' | 'text'; withDay: boolean },
+): Promise<void> {
+  let create = db.schema
+    .createTable(table)
+    .addColumn(time.column, time.type, (c) => c.notNull())
+    .addColumn('node_id', 'text', (c) => c.notNull())
+    .addColumn('model', 'text', (c) => c.notNull());
+  if (time.withDay) create = create.addColumn('day', 'text', (c) => c.notNull());
+  for (const column of NODE_ROLLUP_SUMS) create = create.addColumn(column, 'bigint', (c) => c.notNull());
+  await create.addPrimaryKeyConstraint(`${table}_pk`, ['node_id', time.column, 'model']).execute();
+}

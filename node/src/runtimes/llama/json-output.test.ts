@@ -5,6 +5,21 @@ import { NO_EOS, useTinyRuntime } from './tiny-runtime-fixture.js';
 
 const tiny = useTinyRuntime();
 
+/** A request forcing a call of `f`, whose one parameter `ok` is a boolean. */
+const FORCED_OK = {
+  messages: [{ role: 'user', content: 'x' }],
+  tools: [
+    {
+      type: 'function',
+      function: {
+        name: 'f',
+        parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      },
+    },
+  ],
+  tool_choice: 'required',
+};
+
 describe('JSON output', () => {
   test('behavior: a JSON-schema integer comes out as a plain integer, never with an exponent', async () => {
     const schema = {
@@ -15,17 +30,12 @@ describe('JSON output', () => {
     };
     let exponents = 0;
     for (let seed = 1; seed <= 40; seed++) {
-      const response = await tiny.runtime.run({
-        kind: 'chat',
-        model: 'tiny',
-        request: {
-          messages: [{ role: 'user', content: 'Numbers.' }],
-          max_tokens: 64,
-          seed,
-          temperature: 1.5,
-          response_format: { type: 'json_schema', json_schema: { name: 'n', schema } },
-        },
-        stream: false,
+      const response = await tiny.whole('chat', {
+        messages: [{ role: 'user', content: 'Numbers.' }],
+        max_tokens: 64,
+        seed,
+        temperature: 1.5,
+        response_format: { type: 'json_schema', json_schema: { name: 'n', schema } },
       });
       const content = (response.choices as { message: { content: string } }[])[0]!.message.content;
       const n = /"n"\s*:\s*([^,}\s]+)/.exec(content)?.[1] ?? '';
@@ -45,16 +55,11 @@ describe('JSON output', () => {
       additionalProperties: false,
     };
     for (const seed of [1, 2, 3]) {
-      const response = await tiny.runtime.run({
-        kind: 'chat',
-        model: 'tiny',
-        request: {
-          messages: [{ role: 'user', content: 'Answer in JSON.' }],
-          max_tokens: 64,
-          seed,
-          response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
-        },
-        stream: false,
+      const response = await tiny.whole('chat', {
+        messages: [{ role: 'user', content: 'Answer in JSON.' }],
+        max_tokens: 64,
+        seed,
+        response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
       });
       const content = (response.choices as { message: { content: string } }[])[0]!.message.content;
       const parsed = JSON.parse(content) as { ok: unknown; answer: unknown };
@@ -63,16 +68,11 @@ describe('JSON output', () => {
       expect(Object.keys(parsed).sort()).toEqual(['answer', 'ok']);
     }
     // Without it, the random-weights model answers anything but JSON.
-    const plain = await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request: {
-        messages: [{ role: 'user', content: 'Answer in JSON.' }],
-        max_tokens: 16,
-        seed: 1,
-        logit_bias: NO_EOS,
-      },
-      stream: false,
+    const plain = await tiny.whole('chat', {
+      messages: [{ role: 'user', content: 'Answer in JSON.' }],
+      max_tokens: 16,
+      seed: 1,
+      logit_bias: NO_EOS,
     });
     const text = (plain.choices as { message: { content: string } }[])[0]!.message.content;
     expect(() => JSON.parse(text)).toThrow();
@@ -103,18 +103,13 @@ describe('JSON output', () => {
       'required',
       { type: 'function', function: { name: 'get_weather' } },
     ] as const) {
-      const response = await tiny.runtime.run({
-        kind: 'chat',
-        model: 'tiny',
-        request: {
-          messages: [{ role: 'user', content: 'Weather in Paris?' }],
-          // The generated model's tokens are bytes: a call's JSON is ~70 of them, with whitespace more.
-          max_tokens: 256,
-          seed: 3,
-          tools,
-          tool_choice,
-        },
-        stream: false,
+      const response = await tiny.whole('chat', {
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        // The generated model's tokens are bytes: a call's JSON is ~70 of them, with whitespace more.
+        max_tokens: 256,
+        seed: 3,
+        tools,
+        tool_choice,
       });
       const choice = (response.choices as { message: Record<string, unknown>; finish_reason: string }[])[0]!;
       expect(choice.finish_reason).toBe('tool_calls');
@@ -134,55 +129,30 @@ describe('JSON output', () => {
       }
     }
     // A tool loop's history (the call, then its result) renders and is answered.
-    const next = await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request: {
-        messages: [
-          { role: 'user', content: 'Weather in Paris?' },
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              {
-                id: 'call_1',
-                type: 'function',
-                function: { name: 'get_weather', arguments: '{"city":"Paris","celsius":true}' },
-              },
-            ],
-          },
-          { role: 'tool', tool_call_id: 'call_1', content: '21 and sunny' },
-        ],
-        max_tokens: 8,
-        tools,
-      },
-      stream: false,
+    const next = await tiny.whole('chat', {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Paris","celsius":true}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '21 and sunny' },
+      ],
+      max_tokens: 8,
+      tools,
     });
     expect((next.choices as { finish_reason: string }[])[0]!.finish_reason).not.toBe('tool_calls');
   });
 
   test('behavior: a streamed forced tool call arrives as OpenAI streams it: name, arguments, finish', async () => {
-    const chunks: JsonObject[] = [];
-    await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request: {
-        messages: [{ role: 'user', content: 'x' }],
-        max_tokens: 64,
-        tools: [
-          {
-            type: 'function',
-            function: {
-              name: 'f',
-              parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
-            },
-          },
-        ],
-        tool_choice: 'required',
-      },
-      stream: true,
-      onChunk: (chunk) => chunks.push(chunk),
-    });
+    const chunks = await tiny.chunks('chat', { ...FORCED_OK, max_tokens: 64 });
     const deltas = chunks.map(
       (c) => (c.choices as { delta: Record<string, unknown>; finish_reason: string | null }[])[0]!,
     );
@@ -206,26 +176,11 @@ describe('JSON output', () => {
 
   test("behavior: a request's stop strings do not cut a forced tool call (its grammar ends it)", async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const response = (await tiny.runtime.run({
-        kind: 'chat',
-        model: 'tiny',
-        request: {
-          messages: [{ role: 'user', content: 'x' }],
-          max_tokens: 128,
-          seed,
-          stop: ['\n', '"', ':'],
-          tools: [
-            {
-              type: 'function',
-              function: {
-                name: 'f',
-                parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
-              },
-            },
-          ],
-          tool_choice: 'required',
-        },
-        stream: false,
+      const response = (await tiny.whole('chat', {
+        ...FORCED_OK,
+        max_tokens: 128,
+        seed,
+        stop: ['\n', '"', ':'],
       })) as unknown as {
         choices: { finish_reason: string; message: { tool_calls: { function: { arguments: string } }[] } }[];
       };
@@ -256,12 +211,7 @@ describe('JSON output', () => {
       // Past the call's head (`{"name": "write_note", "arguments": {"text": "`), short of 200 characters.
       max_tokens: 70,
     };
-    const whole = (await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request,
-      stream: false,
-    })) as unknown as {
+    const whole = (await tiny.whole('chat', request)) as unknown as {
       choices: {
         finish_reason: string;
         message: { tool_calls: { function: { name: string; arguments: string } }[] };
@@ -271,14 +221,7 @@ describe('JSON output', () => {
     const [call] = whole.choices[0]!.message.tool_calls;
     expect(call!.function.name).toBe('write_note');
     expect(() => JSON.parse(call!.function.arguments)).toThrow();
-    const chunks: JsonObject[] = [];
-    await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request,
-      stream: true,
-      onChunk: (c) => chunks.push(c),
-    });
+    const chunks = await tiny.chunks('chat', request);
     const deltas = chunks.map(
       (c) => (c.choices as { delta: JsonObject; finish_reason: string | null }[])[0]!,
     );

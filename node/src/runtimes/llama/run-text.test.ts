@@ -96,19 +96,20 @@ describe('runText', () => {
   });
 
   test('behavior: stop strings end the text and are not returned', async () => {
-    const first = await tiny.runtime.run({
-      kind: 'completion',
-      model: 'tiny',
-      request: { prompt: 'abc', max_tokens: 30, temperature: 0, logit_bias: NO_EOS },
-      stream: false,
+    const first = await tiny.whole('completion', {
+      prompt: 'abc',
+      max_tokens: 30,
+      temperature: 0,
+      logit_bias: NO_EOS,
     });
     const text = (first.choices as { text: string }[])[0]!.text;
     const stop = text.slice(5, 7);
-    const stopped = await tiny.runtime.run({
-      kind: 'completion',
-      model: 'tiny',
-      request: { prompt: 'abc', max_tokens: 30, temperature: 0, logit_bias: NO_EOS, stop },
-      stream: false,
+    const stopped = await tiny.whole('completion', {
+      prompt: 'abc',
+      max_tokens: 30,
+      temperature: 0,
+      logit_bias: NO_EOS,
+      stop,
     });
     const stoppedText = (stopped.choices as { text: string; finish_reason: string }[])[0]!;
     expect(stoppedText.text).toBe(text.slice(0, text.indexOf(stop)));
@@ -168,11 +169,11 @@ describe('runText', () => {
 
   test('behavior: sampling without a seed differs between requests; with one it repeats', async () => {
     const sample = async (seed?: number) => {
-      const response = await tiny.runtime.run({
-        kind: 'completion',
-        model: 'tiny',
-        request: { prompt: 'Once', max_tokens: 12, temperature: 2, ...(seed === undefined ? {} : { seed }) },
-        stream: false,
+      const response = await tiny.whole('completion', {
+        prompt: 'Once',
+        max_tokens: 12,
+        temperature: 2,
+        ...(seed === undefined ? {} : { seed }),
       });
       return (response.choices as { text: string }[])[0]!.text;
     };
@@ -191,26 +192,14 @@ describe('runText', () => {
       seed: 7,
       logit_bias: NO_EOS,
     };
-    const whole = (await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request,
-      stream: false,
-    })) as unknown as {
+    const whole = (await tiny.whole('chat', request)) as unknown as {
       choices: { index: number; message: { content: string } }[];
       usage: { completion_tokens: number };
     };
     expect(whole.choices.map((c) => c.index)).toEqual([0, 1, 2]);
     expect(new Set(whole.choices.map((c) => c.message.content)).size).toBeGreaterThan(1);
     expect(whole.usage.completion_tokens).toBe(24);
-    const chunks: JsonObject[] = [];
-    await tiny.runtime.run({
-      kind: 'chat',
-      model: 'tiny',
-      request,
-      stream: true,
-      onChunk: (c) => chunks.push(c),
-    });
+    const chunks = await tiny.chunks('chat', request);
     const byIndex = new Map<number, string>();
     for (const chunk of chunks) {
       const [c] = chunk.choices as { index: number; delta: { content?: string } }[];
@@ -223,17 +212,12 @@ describe('runText', () => {
     const answer = async (seed: number) =>
       (
         (
-          await tiny.runtime.run({
-            kind: 'chat',
-            model: 'tiny',
-            request: {
-              messages: [{ role: 'user', content: 'hi' }],
-              max_tokens: 12,
-              top_p: 0,
-              seed,
-              logit_bias: NO_EOS,
-            },
-            stream: false,
+          await tiny.whole('chat', {
+            messages: [{ role: 'user', content: 'hi' }],
+            max_tokens: 12,
+            top_p: 0,
+            seed,
+            logit_bias: NO_EOS,
           })
         ).choices as { message: { content: string } }[]
       )[0]!.message.content;
@@ -244,19 +228,14 @@ describe('runText', () => {
 
   test('behavior: presence and frequency penalties change what is sampled at a fixed seed', async () => {
     const run = async (penalty: number) => {
-      const response = await tiny.runtime.run({
-        kind: 'completion',
-        model: 'tiny',
-        request: {
-          prompt: 'abc',
-          max_tokens: 40,
-          seed: 7,
-          temperature: 1,
-          logit_bias: NO_EOS,
-          presence_penalty: penalty,
-          frequency_penalty: penalty,
-        },
-        stream: false,
+      const response = await tiny.whole('completion', {
+        prompt: 'abc',
+        max_tokens: 40,
+        seed: 7,
+        temperature: 1,
+        logit_bias: NO_EOS,
+        presence_penalty: penalty,
+        frequency_penalty: penalty,
       });
       return (response.choices as { text: string }[])[0]!.text;
     };
@@ -267,11 +246,11 @@ describe('runText', () => {
 
   test('behavior: top_k 1 and a min_p near 1 leave only the most likely token: the greedy text at any temperature', async () => {
     const run = async (options: Record<string, number>) => {
-      const response = await tiny.runtime.run({
-        kind: 'completion',
-        model: 'tiny',
-        request: { prompt: 'abc', max_tokens: 16, logit_bias: NO_EOS, ...options },
-        stream: false,
+      const response = await tiny.whole('completion', {
+        prompt: 'abc',
+        max_tokens: 16,
+        logit_bias: NO_EOS,
+        ...options,
       });
       return (response.choices as { text: string }[])[0]!.text;
     };

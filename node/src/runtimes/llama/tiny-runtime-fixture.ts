@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll } from 'vitest';
 import { writeTinyModel } from '../../models/write-tiny-model.js';
-import type { Runtime } from '../runtime.js';
+import type { JobResponse, JsonObject, Runtime } from '../runtime.js';
 import { createLlamaRuntime } from './llama-runtime.js';
 
 /** The tiny model's end-of-sequence token, banned where a test needs an exact length. */
@@ -17,6 +17,10 @@ export type TinyRuntime = {
   /** The binding it runs on (for a test's own node-llama-cpp reference). */
   readonly llama: Llama;
   readonly modelPath: string;
+  /** Runs a `kind` job of `request` on `tiny`, not streamed: its response. */
+  whole(kind: 'chat' | 'completion', request: JsonObject): Promise<JobResponse>;
+  /** Runs it streamed: the chunks it sent, in order. */
+  chunks(kind: 'chat' | 'completion', request: JsonObject): Promise<JsonObject[]>;
 };
 
 /**
@@ -25,6 +29,13 @@ export type TinyRuntime = {
  */
 export function useTinyRuntime(): TinyRuntime {
   const state = {} as { runtime: Runtime; llama: Llama; modelPath: string; dir: string };
+  const whole: TinyRuntime['whole'] = (kind, request) =>
+    state.runtime.run({ kind, model: 'tiny', request, stream: false });
+  const chunks: TinyRuntime['chunks'] = async (kind, request) => {
+    const sent: JsonObject[] = [];
+    await state.runtime.run({ kind, model: 'tiny', request, stream: true, onChunk: (c) => sent.push(c) });
+    return sent;
+  };
   beforeAll(async () => {
     state.dir = await mkdtemp(join(tmpdir(), 'gpumesh-llama-runtime-'));
     state.llama = await getLlama({ gpu: false });
@@ -39,5 +50,5 @@ export function useTinyRuntime(): TinyRuntime {
     await state.runtime?.close();
     if (state.dir) await rm(state.dir, { recursive: true, force: true });
   });
-  return state;
+  return Object.assign(state, { whole, chunks });
 }
