@@ -33,6 +33,7 @@ COORDINATOR="$DEFAULT_COORDINATOR"
 PREFIX=""
 STATE_DIR=""
 FROM=""
+FROM_PACKED=0
 REGISTRY=0
 VERSION="latest"
 DRY_RUN=0
@@ -51,7 +52,8 @@ Usage: install.sh [options]
                            (default: the package the coordinator serves, its SHA-256 checked)
   --registry               install from the npm registry instead of the coordinator
   --from PATH              install from a gpumesh repository checkout instead of the coordinator
-                           (after npm ci there: packing it compiles the packages)
+                           (after npm ci there: packing it compiles the packages), or from a
+                           folder holding its packed gpumesh-node-*.tgz and gpumesh-protocol-*.tgz
   --version V              with --registry: the package version (default: latest)
   --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)
@@ -263,8 +265,13 @@ PACKAGES_BASE="$(printf '%s' "$COORDINATOR" | sed -e 's#^ws://#http://#' -e 's#^
 SOURCE="$PACKAGE from $PACKAGES_BASE/install/packages.json (SHA-256 checked)"
 [ "$REGISTRY" = 1 ] && SOURCE="$PACKAGE@$VERSION from the npm registry"
 if [ -n "$FROM" ]; then
-  if [ ! -f "$FROM/node/package.json" ] || [ ! -f "$FROM/protocol/package.json" ]; then
-    die "--from $FROM is not a gpumesh checkout"
+  if [ -f "$FROM/node/package.json" ] && [ -f "$FROM/protocol/package.json" ]; then
+    FROM_PACKED=0
+  elif [ "$(find "$FROM" -maxdepth 1 -name 'gpumesh-node-*.tgz' 2>/dev/null | wc -l)" = 1 ] &&
+    [ "$(find "$FROM" -maxdepth 1 -name 'gpumesh-protocol-*.tgz' 2>/dev/null | wc -l)" = 1 ]; then
+    FROM_PACKED=1
+  else
+    die "--from $FROM is neither a gpumesh checkout nor a folder with one packed gpumesh-node and gpumesh-protocol"
   fi
   FROM="$(cd "$FROM" && pwd)"
   SOURCE="$PACKAGE from $FROM"
@@ -455,12 +462,18 @@ if [ "$DRY_RUN" = 0 ] && [ ! -f "$RECORD" ]; then : >"$RECORD"; fi
 run chmod 700 "$STATE_DIR"
 
 if [ -n "$FROM" ]; then
-  if [ "$DRY_RUN" = 1 ]; then
+  if [ "$DRY_RUN" = 1 ] && [ "$FROM_PACKED" = 1 ]; then
+    say "  would npm install the packages in $FROM into $APP"
+  elif [ "$DRY_RUN" = 1 ]; then
     say "  would pack $FROM/protocol and $FROM/node, then npm install them into $APP"
   else
     rm -f "$APP"/gpumesh-*.tgz
-    (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
-    (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    if [ "$FROM_PACKED" = 1 ]; then
+      cp "$FROM"/gpumesh-node-*.tgz "$FROM"/gpumesh-protocol-*.tgz "$APP"/
+    else
+      (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
+      (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    fi
     write_app_package "file:$(ls "$APP"/gpumesh-node-*.tgz)" "file:$(ls "$APP"/gpumesh-protocol-*.tgz)"
   fi
 elif [ "$REGISTRY" = 1 ]; then

@@ -1,7 +1,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -198,6 +198,32 @@ describe('install.sh', () => {
     expect(await exists(state)).toBe(false);
   });
 
+  test('error: --from a folder that is neither a checkout nor packed packages is refused, and nothing changes', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'gpumesh-not-packed-'));
+    try {
+      const refused = await install(
+        '--role',
+        'cpu',
+        '--prefix',
+        prefix,
+        '--state-dir',
+        state,
+        '--from',
+        empty,
+      ).then(
+        () => undefined,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(refused?.code).not.toBe(0);
+      expect(refused?.stderr).toContain(
+        'is neither a gpumesh checkout nor a folder with one packed gpumesh-node',
+      );
+      expect(await exists(prefix)).toBe(false);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
   test('behavior: --voice plans the built-in voice engines (installed here: nothing to add)', async () => {
     const { stdout } = await install(
       '--dry-run',
@@ -295,6 +321,11 @@ describe('install.sh', () => {
     await mkdir(systemUnits, { recursive: true });
     await mkdir(binDir, { recursive: true });
     const first = await install(...args, '--from', ROOT, '--service', 'system');
+    // The upgrades install the packages this install packed (--from a folder of them): packing
+    // again would only take time.
+    const packed = await mkdtemp(join(tmpdir(), 'gpumesh-packed-'));
+    for (const file of (await readdir(join(prefix, 'app'))).filter((f) => f.endsWith('.tgz')))
+      await copyFile(join(prefix, 'app', file), join(packed, file));
     const systemUnit = await readFile(join(systemUnits, 'gpumesh-node.service'), 'utf8');
     expect(systemUnit).toContain('User=gpumesh\n');
     expect(systemUnit).toContain(
@@ -318,7 +349,7 @@ describe('install.sh', () => {
     // the system unit is stopped and removed first; the dedicated user stays until --uninstall.
     const units = join(home, '.config', 'systemd', 'user');
     await mkdir(units, { recursive: true });
-    const userInstall = await install(...args, '--from', ROOT, '--service', 'user');
+    const userInstall = await install(...args, '--from', packed, '--service', 'user');
     expect(await readdir(systemUnits)).toEqual([]);
     const unit = await readFile(join(units, 'gpumesh-node.service'), 'utf8');
     expect(unit).toContain(
@@ -352,7 +383,7 @@ describe('install.sh', () => {
     const node = join(prefix, 'bin', 'gpumesh-node start');
     // A node with no model exits at once (exit 3, by design): give it one to serve.
     await writeTinyModel({ path: join(state, 'models', 'tiny.gguf') });
-    const upgrade = await install(...args, '--from', ROOT, '--service', 'loop');
+    const upgrade = await install(...args, '--from', packed, '--service', 'loop');
     expect(upgrade.stdout).toContain(`Node id: ${nodeId}`);
     // The user unit it replaces is stopped and removed.
     expect(await readFile(systemctlLog, 'utf8')).toContain('--user disable --now gpumesh-node\n');
@@ -360,7 +391,7 @@ describe('install.sh', () => {
     // The restart loop starts its node in the background.
     await until(async () => (await processesWith(node)).length === 1, 20_000, 100);
     const [firstNode] = await processesWith(node);
-    await install(...args, '--from', ROOT, '--service', 'loop');
+    await install(...args, '--from', packed, '--service', 'loop');
     await until(
       async () => {
         const running = await processesWith(node);
@@ -370,7 +401,7 @@ describe('install.sh', () => {
       100,
     );
     // Upgraded to no service, the loop and its node go: the install is what the last run asked for.
-    await install(...args, '--from', ROOT, '--no-service');
+    await install(...args, '--from', packed, '--no-service');
     expect(await processesWith(node)).toEqual([]);
     expect(await exists(join(prefix, 'bin', 'gpumesh-node-service'))).toBe(false);
     expect(await readFile(join(prefix, 'install-record'), 'utf8')).not.toContain('cron');
@@ -381,6 +412,7 @@ describe('install.sh', () => {
     ]);
     expect(stdout.trim()).toBe(nodeId);
 
+    await rm(packed, { recursive: true, force: true });
     await install('--uninstall', '--prefix', prefix, '--state-dir', state);
     // The loop and its node are gone (before: the node outlived its loop and its files).
     expect(await processesWith(prefix)).toEqual([]);

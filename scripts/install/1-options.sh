@@ -31,6 +31,7 @@ COORDINATOR="$DEFAULT_COORDINATOR"
 PREFIX=""
 STATE_DIR=""
 FROM=""
+FROM_PACKED=0
 REGISTRY=0
 VERSION="latest"
 DRY_RUN=0
@@ -49,7 +50,8 @@ Usage: install.sh [options]
                            (default: the package the coordinator serves, its SHA-256 checked)
   --registry               install from the npm registry instead of the coordinator
   --from PATH              install from a gpumesh repository checkout instead of the coordinator
-                           (after npm ci there: packing it compiles the packages)
+                           (after npm ci there: packing it compiles the packages), or from a
+                           folder holding its packed gpumesh-node-*.tgz and gpumesh-protocol-*.tgz
   --version V              with --registry: the package version (default: latest)
   --service KIND           auto (default: systemd if it runs, else a restart loop), system, user, loop
   --no-service             do not install a service (run \$PREFIX/bin/gpumesh-node start yourself)

@@ -60,8 +60,13 @@ PACKAGES_BASE="$(printf '%s' "$COORDINATOR" | sed -e 's#^ws://#http://#' -e 's#^
 SOURCE="$PACKAGE from $PACKAGES_BASE/install/packages.json (SHA-256 checked)"
 [ "$REGISTRY" = 1 ] && SOURCE="$PACKAGE@$VERSION from the npm registry"
 if [ -n "$FROM" ]; then
-  if [ ! -f "$FROM/node/package.json" ] || [ ! -f "$FROM/protocol/package.json" ]; then
-    die "--from $FROM is not a gpumesh checkout"
+  if [ -f "$FROM/node/package.json" ] && [ -f "$FROM/protocol/package.json" ]; then
+    FROM_PACKED=0
+  elif [ "$(find "$FROM" -maxdepth 1 -name 'gpumesh-node-*.tgz' 2>/dev/null | wc -l)" = 1 ] &&
+    [ "$(find "$FROM" -maxdepth 1 -name 'gpumesh-protocol-*.tgz' 2>/dev/null | wc -l)" = 1 ]; then
+    FROM_PACKED=1
+  else
+    die "--from $FROM is neither a gpumesh checkout nor a folder with one packed gpumesh-node and gpumesh-protocol"
   fi
   FROM="$(cd "$FROM" && pwd)"
   SOURCE="$PACKAGE from $FROM"

@@ -130,12 +130,18 @@ if [ "$DRY_RUN" = 0 ] && [ ! -f "$RECORD" ]; then : >"$RECORD"; fi
 run chmod 700 "$STATE_DIR"
 
 if [ -n "$FROM" ]; then
-  if [ "$DRY_RUN" = 1 ]; then
+  if [ "$DRY_RUN" = 1 ] && [ "$FROM_PACKED" = 1 ]; then
+    say "  would npm install the packages in $FROM into $APP"
+  elif [ "$DRY_RUN" = 1 ]; then
     say "  would pack $FROM/protocol and $FROM/node, then npm install them into $APP"
   else
     rm -f "$APP"/gpumesh-*.tgz
-    (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
-    (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    if [ "$FROM_PACKED" = 1 ]; then
+      cp "$FROM"/gpumesh-node-*.tgz "$FROM"/gpumesh-protocol-*.tgz "$APP"/
+    else
+      (cd "$FROM/protocol" && npm pack --silent --pack-destination "$APP" >/dev/null)
+      (cd "$FROM/node" && npm pack --silent --pack-destination "$APP" >/dev/null)
+    fi
     write_app_package "file:$(ls "$APP"/gpumesh-node-*.tgz)" "file:$(ls "$APP"/gpumesh-protocol-*.tgz)"
   fi
 elif [ "$REGISTRY" = 1 ]; then
