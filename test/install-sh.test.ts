@@ -1,14 +1,14 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { writeTinyModel } from '@gpumesh/node';
 import { afterAll, describe, expect, test } from 'vitest';
 import { until } from '../coordinator/src/testing/until.js';
+import { installArgsAgainst, notReady, serve } from './support/stand-in-coordinator.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SCRIPT = join(ROOT, 'install.sh');
@@ -76,37 +76,8 @@ async function processesWith(text: string): Promise<number[]> {
   return found;
 }
 
-/** A stand-in coordinator on a free port: `handle` answers each GET by its path. */
-async function serve(
-  handle: (url: string, res: import('node:http').ServerResponse) => void,
-): Promise<Server> {
-  const server = createServer((req, res) => handle(req.url ?? '/', res));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return server;
-}
-
-/** The coordinator's answer while it packs the node package (node-packages.ts). */
-function notReady(res: import('node:http').ServerResponse, retryAfterS: string) {
-  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': retryAfterS });
-  res.end(
-    JSON.stringify({
-      error: {
-        message: 'The node package is being prepared; retry in a few seconds.',
-        type: 'api_error',
-        code: 'not_ready',
-        param: null,
-      },
-    }),
-  );
-}
-
 /** install.sh's arguments for a coordinator-package install from `server`, into the test's folders. */
-function against(server: Server): string[] {
-  const { port } = server.address() as { port: number };
-  const where = ['--prefix', prefix, '--state-dir', state];
-  return ['--role', 'cpu', '--coordinator', `http://127.0.0.1:${port}`, ...where, '--no-service'];
-}
+const against = (server: Server): string[] => installArgsAgainst(server, { prefix, state });
 
 const exists = (path: string) =>
   stat(path).then(
@@ -201,23 +172,12 @@ describe('install.sh', () => {
   test('error: --from a folder that is neither a checkout nor packed packages is refused, and nothing changes', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'gpumesh-not-packed-'));
     try {
-      const refused = await install(
-        '--role',
-        'cpu',
-        '--prefix',
-        prefix,
-        '--state-dir',
-        state,
-        '--from',
-        empty,
-      ).then(
-        () => undefined,
-        (error: { code: number; stderr: string }) => error,
-      );
-      expect(refused?.code).not.toBe(0);
-      expect(refused?.stderr).toContain(
-        'is neither a gpumesh checkout nor a folder with one packed gpumesh-node',
-      );
+      const args = ['--role', 'cpu', '--prefix', prefix, '--state-dir', state, '--from', empty];
+      const refused = await install(...args).catch((error: { code: number; stderr: string }) => error);
+      expect(refused).toMatchObject({
+        code: expect.any(Number),
+        stderr: expect.stringContaining('is neither a'),
+      });
       expect(await exists(prefix)).toBe(false);
     } finally {
       await rm(empty, { recursive: true, force: true });
