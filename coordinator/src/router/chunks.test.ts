@@ -36,7 +36,9 @@ describe('responseAsChunk', () => {
       object: 'chat.completion.chunk',
       created: 7,
       model: 'm',
-      choices: [{ index: 0, delta: { role: 'assistant', content: 'all of it' }, finish_reason: null }],
+      choices: [
+        { index: 0, delta: { role: 'assistant', content: 'all of it' }, logprobs: null, finish_reason: null },
+      ],
     });
   });
 
@@ -46,7 +48,7 @@ describe('responseAsChunk', () => {
       object: 'text_completion',
       created: 7,
       model: 'm',
-      choices: [{ index: 0, text: 'abc', finish_reason: null }],
+      choices: [{ index: 0, text: 'abc', logprobs: null, finish_reason: null }],
     });
   });
 });

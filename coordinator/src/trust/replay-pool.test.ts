@@ -113,13 +113,20 @@ describe('canaries replay shareable client jobs (a real app, two reference nodes
     // A node slow to answer its heartbeat on a loaded machine may be reconnecting: wait for it.
     await until(() => entries().some((e) => e.node.nodeId === nodeId));
     const dispatch = vi.spyOn(t.app.router, 'dispatch');
+    // What the canary carries is under test, not its verdict: the reference node sends no token
+    // ids, and two failed checks would suspend it (judge.ts) before the test is done with it.
+    const check = vi
+      .spyOn(t.app.canaries, 'check')
+      .mockResolvedValue({ status: 'skipped', reason: 'the verdict is not under test' });
     try {
       const entry = entries().find((e) => e.node.nodeId === nodeId)!;
       await t.app.canaries.runOnce(entry);
+      expect(check).toHaveBeenCalledTimes(1);
       const spec = dispatch.mock.calls[0]![1] as JobSpec;
       return spec.request;
     } finally {
       dispatch.mockRestore();
+      check.mockRestore();
     }
   };
   /** A client's chat; the node that served it. */
