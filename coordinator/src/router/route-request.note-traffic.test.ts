@@ -9,11 +9,9 @@ import {
   REFERENCE_EMBEDDING_MODEL,
   startReferenceNode,
 } from '@gpumesh/protocol/conformance';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { HUB_PATH } from '../hub/hub-plugin.js';
-import { credit } from '../ledger/credit.js';
-import { createTestApp, signIn, type TestApp, testBackends, until } from '../testing/index.js';
+import { createTestApp, fundedApiKey, type TestApp, testBackends, until } from '../testing/index.js';
 import { TrafficShapes } from '../trust/traffic-shapes.js';
 
 describe('noteTraffic', () => {
@@ -26,19 +24,7 @@ describe('noteTraffic', () => {
     const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
     t = await createTestApp(sqlite, { label: 'note-traffic', overrides: { router: { maxTokensCap: 8 } } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const jwt = await signIn(t.app, privateKeyToAccount(generatePrivateKey()));
-    const auth = { authorization: `Bearer ${jwt}` };
-    const user = (await t.app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as {
-      id: string;
-    };
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/router/keys',
-      headers: auth,
-      payload: { name: 'k' },
-    });
-    key = (created.json() as { key: string }).key;
-    await credit(t.db, { userId: user.id, amountNano: 1_000_000_000_000n, ref: 'note-traffic' });
+    key = await fundedApiKey(t.app, t.db, 'note-traffic', 1_000_000_000_000n);
     const port = (t.app.server.address() as AddressInfo).port;
     node = startReferenceNode({ url: `ws://127.0.0.1:${port}${HUB_PATH}`, tokenDelayMs: 0, capacity: 4 });
     await until(

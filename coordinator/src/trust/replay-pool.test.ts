@@ -5,12 +5,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import { REFERENCE_CHAT_MODEL, startReferenceNode } from '@gpumesh/protocol/conformance';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { HUB_PATH } from '../hub/hub-plugin.js';
 import type { JobSpec } from '../hub/jobs.js';
-import { credit } from '../ledger/credit.js';
-import { createTestApp, signIn, type TestApp, testBackends, until } from '../testing/index.js';
+import { createTestApp, fundedApiKey, type TestApp, testBackends, until } from '../testing/index.js';
 import { type Replayable, ReplayPool } from './replay-pool.js';
 
 const job = (content: string): Replayable => ({
@@ -79,19 +77,7 @@ describe('canaries replay shareable client jobs (a real app, two reference nodes
       overrides: { router: { maxTokensCap: 8 }, trust: { canaryIntervalMs: 0 } },
     });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const jwt = await signIn(t.app, privateKeyToAccount(generatePrivateKey()));
-    const auth = { authorization: `Bearer ${jwt}` };
-    const user = (await t.app.inject({ method: 'GET', url: '/api/user', headers: auth })).json() as {
-      id: string;
-    };
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/router/keys',
-      headers: auth,
-      payload: { name: 'k' },
-    });
-    key = (created.json() as { key: string }).key;
-    await credit(t.db, { userId: user.id, amountNano: 1_000_000_000_000n, ref: 'replay' });
+    key = await fundedApiKey(t.app, t.db, 'replay', 1_000_000_000_000n);
     const port = (t.app.server.address() as AddressInfo).port;
     for (let i = 0; i < 2; i++)
       nodes.push(
