@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -229,8 +229,12 @@ describe('gpumesh-node models pull <catalog id> (the coordinator serves the file
 
   beforeAll(async () => {
     const verifierDir = path.join(dir, 'verifier');
-    await writeTinyModel({ path: path.join(verifierDir, 'gpumesh-tiny.gguf') });
-    weights = readFileSync(path.join(verifierDir, 'gpumesh-tiny.gguf'));
+    // Under the name npm start gives it, not the catalog's: the coordinator finds its files by content.
+    const held = path.join(verifierDir, 'tiny-44136fa355b3678a.gguf');
+    await writeTinyModel({ path: held });
+    weights = readFileSync(held);
+    // Another file of the same size with other bytes is not served under the catalog's name.
+    writeFileSync(path.join(verifierDir, 'gpumesh-tiny.gguf'), Buffer.alloc(weights.length, 7));
     // The catalog's URLs name the coordinator's public URL: its real address here.
     const port = await new Promise<number>((resolve) => {
       const probe = http.createServer().listen(0, '127.0.0.1', () => {

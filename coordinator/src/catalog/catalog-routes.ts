@@ -1,11 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { type CatalogModel, CatalogSchema } from './catalog.js';
+import { heldCatalogFiles } from './held-files.js';
 
 /** How long clients and proxies may keep the catalog (it changes with a coordinator release). */
 const CATALOG_MAX_AGE_S = 300;
@@ -18,15 +17,11 @@ const CATALOG_MAX_AGE_S = 300;
  * own verifier's weights, `trust.verifierModelsDir`), with Range requests so a pull resumes.
  */
 export async function catalogRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const dir = ctx.config.trust.verifierModelsDir;
-  const names = new Set(ctx.catalog.models.flatMap((m) => m.files.map((f) => f.file)));
-  /** The path of catalog file `name` when this coordinator holds it. */
-  const held = async (name: string): Promise<{ file: string; size: number } | undefined> => {
-    if (!dir || !names.has(name) || name !== path.basename(name)) return undefined;
-    const file = path.join(dir, name);
-    const info = await stat(file).catch(() => undefined);
-    return info?.isFile() ? { file, size: info.size } : undefined;
-  };
+  /** The path of catalog file `name` when this coordinator holds it (by content, any file name). */
+  const held = heldCatalogFiles(
+    ctx.config.trust.verifierModelsDir,
+    ctx.catalog.models.flatMap((m) => m.files),
+  );
 
   app.get(
     '/api/models/catalog',
