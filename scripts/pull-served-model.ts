@@ -24,10 +24,11 @@ export async function pullServedModel(
 ): Promise<ServedModel> {
   const res = await fetch(`${appUrl}/api/models/catalog`);
   const { models } = (await res.json()) as {
-    models: { id: string; embeddingId?: string; files: { file: string; sha256: string }[] }[];
+    models: { id: string; embeddingId?: string; files: { file: string; sha256?: string }[] }[];
   };
+  // Files whose hash the catalog has not pinned name no weights.
   const catalog = models.flatMap((m) =>
-    m.files.map((f) => ({ modelId: m.id, file: f.file, sha256: f.sha256 })),
+    m.files.flatMap((f) => (f.sha256 ? [{ modelId: m.id, file: f.file, sha256: f.sha256 }] : [])),
   );
   let shown = -1;
   const pulled = await pullModel({

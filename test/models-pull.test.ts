@@ -182,9 +182,21 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
     expect(info.parameters).toBeGreaterThan(0);
     expect(['gpu', 'cpu']).toContain(info.fits);
     const recommended = JSON.parse((await cli('recommend', '--json')).stdout) as {
-      models: { modelId: string }[];
+      ramBytes: number;
+      freeVramBytes: number;
+      models: { modelId: string; memoryBytes: number; verified: boolean; licence: string | null }[];
     };
-    expect(recommended.models.map((m) => m.modelId)).toContain('gpumesh/tiny-chat');
+    const ids = recommended.models.map((m) => m.modelId);
+    expect(ids).toContain('gpumesh/tiny-chat');
+    expect(recommended.models.find((m) => m.modelId === 'gpumesh/tiny-chat')?.verified).toBe(true);
+    // The real catalog's smallest chat model fits any machine that runs this; the 70B one only a big one.
+    expect(recommended.models.find((m) => m.modelId === 'qwen/qwen2.5-0.5b-instruct')).toMatchObject({
+      verified: false,
+      licence: 'Apache-2.0',
+    });
+    const room = Math.max(recommended.ramBytes * 0.8, recommended.freeVramBytes);
+    for (const m of recommended.models) expect(m.memoryBytes).toBeLessThanOrEqual(room);
+    if (room < 48e9) expect(ids).not.toContain('meta-llama/llama-3.3-70b-instruct');
     const outside = await cli('rm', '../config.json').then(
       () => undefined,
       (error: { code: number }) => error,
@@ -223,6 +235,8 @@ describe('gpumesh-node models pull (Hugging Face stand-in)', () => {
 
 describe('gpumesh-node models pull <catalog id> (the coordinator serves the file)', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gm-pull-id-'));
+  const unpinnedBytes = Buffer.from('GGUF not pinned by the catalog');
+  let publisher: http.Server;
   let t: TestApp;
   let base: string;
   let weights: Buffer;
@@ -243,15 +257,32 @@ describe('gpumesh-node models pull <catalog id> (the coordinator serves the file
       });
     });
     base = `http://127.0.0.1:${port}`;
+    // The shipped catalog plus an entry whose hash is not pinned, downloaded from a publisher's
+    // server (a stand-in here: Hugging Face can't be reached).
+    publisher = http.createServer((_req, res) => res.end(unpinnedBytes));
+    await new Promise<void>((resolve) => publisher.listen(0, '127.0.0.1', resolve));
+    const catalogFile = path.join(dir, 'catalog.json');
+    const shipped = JSON.parse(
+      readFileSync(new URL('../coordinator/src/catalog/models.json', import.meta.url), 'utf8'),
+    );
+    const url = `http://127.0.0.1:${(publisher.address() as AddressInfo).port}/unpinned.gguf`;
+    shipped.models.push({
+      ...shipped.models[0],
+      id: 'test/unpinned',
+      embeddingId: undefined,
+      files: [{ quant: 'F32', file: 'unpinned.gguf', sizeBytes: unpinnedBytes.length, url }],
+    });
+    writeFileSync(catalogFile, JSON.stringify(shipped));
     t = await createTestApp(sqlite, {
       label: 'pull-id',
-      overrides: { publicUrl: base, trust: { verifierModelsDir: verifierDir } },
+      overrides: { publicUrl: base, catalogFile, trust: { verifierModelsDir: verifierDir } },
     });
     await t.app.listen({ port, host: '127.0.0.1' });
   }, 120_000);
 
   afterAll(async () => {
     await t?.close();
+    publisher?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -279,6 +310,13 @@ describe('gpumesh-node models pull <catalog id> (the coordinator serves the file
     expect(stdout).toContain('verified against the catalog: served as gpumesh/tiny-chat');
     const files = readdirSync(modelsDir).filter((f) => f.endsWith('.gguf'));
     expect(readFileSync(path.join(modelsDir, files[0]!)).equals(weights)).toBe(true);
+  }, 180_000);
+
+  test('behavior: a catalog id whose hash is not pinned downloads from its source and says it is unverified', async () => {
+    const modelsDir = path.join(dir, 'unpinned-models');
+    const { stdout } = await pull('test/unpinned', modelsDir);
+    expect(stdout).toContain("unverified: the catalog has not pinned test/unpinned's hash yet");
+    expect(readFileSync(path.join(modelsDir, 'unpinned.gguf')).equals(unpinnedBytes)).toBe(true);
   }, 180_000);
 
   test('behavior: the coordinator answers Range requests for its files (a pull resumes)', async () => {

@@ -59,6 +59,37 @@ describe('loadCatalog', () => {
     }
   });
 
+  test('default: the shipped catalog lists real models an owner would pick, each with its facts and source', () => {
+    const { models } = loadCatalog();
+    const real = models.filter((m) => m.id !== 'gpumesh/tiny-chat');
+    // Chat from 0.5B to 70B, embedding, vision and voice.
+    expect(new Set(real.map((m) => m.family))).toEqual(new Set(['chat', 'embedding', 'vision', 'voice']));
+    const params = real.map(
+      (m) => Number.parseFloat(m.parameters ?? 'NaN') * (m.parameters?.endsWith('M') ? 1e-3 : 1),
+    );
+    expect(Math.min(...params.filter((_, i) => real[i]!.family === 'chat'))).toBe(0.5);
+    expect(Math.max(...params)).toBe(70);
+    for (const model of real) {
+      expect(model.licence?.url, model.id).toMatch(/^https:\/\//);
+      expect(model.source, model.id).toMatch(/^https:\/\/huggingface\.co\//);
+      for (const file of model.files) {
+        // Downloaded from the publisher's repository, under its own file name.
+        expect(file.url, model.id).toMatch(
+          new RegExp(`^https://huggingface\\.co/[^/]+/[^/]+/resolve/main/${file.file}$`),
+        );
+        expect(file.memoryBytes, model.id).toBeGreaterThan(file.sizeBytes);
+      }
+    }
+  });
+
+  test('behavior: a file whose hash is not pinned names no weights: a node serving it stays in its own scope', () => {
+    const unpinned = loadCatalog().models.find((m) => m.files.every((f) => !f.sha256))!;
+    const catalog = new Catalog([unpinned]);
+    expect(catalog.listedId({ id: unpinned.id, family: unpinned.family, sha256: 'c'.repeat(64) }, NODE)).toBe(
+      `${NODE.toLowerCase()}/${unpinned.id}`,
+    );
+  });
+
   test('error: a catalog that does not match the schema is refused, naming the setting', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gm-catalog-'));
     try {

@@ -5,6 +5,10 @@
  * catalog's id, whatever the node called it, so every node serving the same weights competes on
  * price under one id; an unknown hash only under a node-scoped id, `<nodeId>/<name>`, shown as
  * unverified. The catalog ships as models.json beside this file (or `catalogFile`).
+ *
+ * A file whose hash is not pinned yet (no `sha256`: the publisher's metadata could not be read
+ * where the catalog was written) is listed so owners can find and pull it, but it names no
+ * weights: a node serving it is listed under its own scope until an operator pins the hash.
  */
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
@@ -21,13 +25,33 @@ export const CatalogModelSchema = Type.Object(
     contextLength: Type.Integer({ minimum: 1 }),
     /** The id of this model's pooled embeddings, when a node offers them from the same file. */
     embeddingId: Type.Optional(Type.String({ maxLength: 128 })),
+    /** The parameter count as its publisher states it ("0.5B", "70B"). */
+    parameters: Type.Optional(Type.String({ maxLength: 16 })),
+    /** The weights' licence: its name (SPDX where there is one) and the publisher's text. */
+    licence: Type.Optional(
+      Type.Object(
+        { name: Type.String({ maxLength: 100 }), url: Type.String({ pattern: '^https://', maxLength: 500 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    /** The publisher's page for these weights (where the facts above are cited from). */
+    source: Type.Optional(Type.String({ pattern: '^https://', maxLength: 500 })),
+    /** What an owner should know to serve it (e.g. the runtime it needs). */
+    note: Type.Optional(Type.String({ maxLength: 500 })),
     files: Type.Array(
       Type.Object(
         {
           quant: Type.String({ maxLength: 32 }),
           file: Type.String({ maxLength: 200 }),
+          /** Exact when the hash is pinned; else the size the publisher lists, rounded. */
           sizeBytes: Type.Integer({ minimum: 1 }),
-          sha256: Sha256,
+          /** The file's SHA-256; absent while not pinned (the file is then unverified). */
+          sha256: Type.Optional(Sha256),
+          /**
+           * The memory it takes to serve with a 4,096-token context: weights, f16 KV cache and a
+           * tenth for compute buffers (coordinator/README "The model catalog an owner picks from"). `models recommend` fits it.
+           */
+          memoryBytes: Type.Optional(Type.Integer({ minimum: 1 })),
           /**
            * Where the file downloads from: the publisher's own URL in models.json, or this
            * coordinator's /api/models/files/<file> when it holds the file (catalog-routes.ts).
@@ -68,7 +92,7 @@ export class Catalog {
     for (const model of models) {
       this.#ids.add(model.id);
       if (model.embeddingId) this.#ids.add(model.embeddingId);
-      for (const file of model.files) this.#byHash.set(file.sha256, model);
+      for (const file of model.files) if (file.sha256) this.#byHash.set(file.sha256, model);
     }
   }
 

@@ -31,7 +31,7 @@ export function heldCatalogFiles(
 
   return async (name) => {
     const entry = byName.get(name);
-    if (!dir || !entry || name !== path.basename(name)) return undefined;
+    if (!dir || !entry?.sha256 || name !== path.basename(name)) return undefined;
     const names = await readdir(dir).catch(() => [] as string[]);
     // The catalog's own name first: the usual layout, and the cheapest to confirm.
     names.sort((a, b) => Number(b === name) - Number(a === name));

@@ -2,7 +2,19 @@
 export type CatalogModels = {
   id: string;
   family: string;
-  files: { quant: string; file: string; sizeBytes: number; sha256: string; url?: string }[];
+  parameters?: string;
+  licence?: { name: string; url: string };
+  note?: string;
+  files: {
+    quant: string;
+    file: string;
+    sizeBytes: number;
+    /** Absent while the catalog has not pinned the file's hash (unverified). */
+    sha256?: string;
+    /** The memory it takes to serve with a 4,096-token context. */
+    memoryBytes?: number;
+    url?: string;
+  }[];
 }[];
 
 /**

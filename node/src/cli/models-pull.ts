@@ -21,37 +21,48 @@ export async function modelsPull(config: NodeConfig, { args, values }: CommandIn
   const { pullModel } = await import('../models/pull-model.js');
   const models = await fetchCatalogModels(config.coordinator);
   const catalog = models?.flatMap((model) =>
-    model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
+    model.files.flatMap((file) =>
+      file.sha256 ? [{ modelId: model.id, file: file.file, sha256: file.sha256 }] : [],
+    ),
   );
   // A catalog id (gpumesh/tiny-chat) pulls the model's first file from where the catalog says.
   const listed = models?.find((m) => m.id === ref);
   let source = ref;
+  let unpinned = false;
   if (listed) {
-    const url = listed.files.find((f) => f.url)?.url;
-    if (!url) {
+    const file = listed.files.find((f) => f.url);
+    if (!file?.url) {
       console.error(`${ref}: the catalog names no download source for it; pull a file by hf:… or URL.`);
       return 1;
     }
-    source = url;
+    source = file.url;
+    unpinned = !file.sha256;
+    if (listed.licence) console.error(`${ref}: licence ${listed.licence.name} (${listed.licence.url})`);
   }
   if (!catalog)
     console.error(`warning: the coordinator's catalog could not be read; the file is not verified.`);
   const tty = process.stderr.isTTY === true && values.json !== true;
   let shownStep = -1;
+  // The rate of this run's bytes (a resumed pull starts part way), not the downloader's average.
+  let first: { at: number; bytes: number } | undefined;
   const result = await pullModel({
     ref: source,
     modelsDir: config.modelsDir,
     ...(catalog ? { catalog } : {}),
     ...(values.sha256 ? { sha256: values.sha256 } : {}),
     showCliProgress: tty,
-    onProgress: ({ downloadedBytes, totalBytes, bytesPerSecond, etaS }) => {
+    onProgress: ({ downloadedBytes, totalBytes }) => {
       if (tty || totalBytes <= 0) return;
+      first ??= { at: performance.now(), bytes: downloadedBytes };
       const step = Math.floor((downloadedBytes / totalBytes) * 10);
       if (step === shownStep) return;
       shownStep = step;
       const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+      const seconds = (performance.now() - first.at) / 1000;
+      const rate = seconds > 0.2 ? (downloadedBytes - first.bytes) / seconds : 0;
+      const left = rate > 0 ? `, about ${Math.ceil((totalBytes - downloadedBytes) / rate)} s left` : '';
       console.error(
-        `pulling ${ref}: ${step * 10}% (${mib(downloadedBytes)} of ${mib(totalBytes)}, ${mib(bytesPerSecond)}/s, about ${Math.ceil(etaS / 1000)} s left)`,
+        `pulling ${ref}: ${step * 10}% (${mib(downloadedBytes)} of ${mib(totalBytes)}${rate > 0 ? `, ${mib(rate)}/s` : ''}${left})`,
       );
     },
   });
@@ -65,7 +76,9 @@ export async function modelsPull(config: NodeConfig, { args, values }: CommandIn
       ? `verified against the catalog: served as ${result.modelId}`
       : result.verified === 'pinned'
         ? 'verified against --sha256'
-        : 'not in the catalog: served under this node\u2019s own id (<nodeId>/<name>), unverified',
+        : unpinned
+          ? `unverified: the catalog has not pinned ${ref}'s hash yet; served under this node\u2019s own id (<nodeId>/<name>) until the coordinator's catalog lists this sha256`
+          : 'not in the catalog: served under this node\u2019s own id (<nodeId>/<name>), unverified',
   );
   return 0;
 }

@@ -6,8 +6,9 @@ import { table } from './table.js';
 
 /**
  * `gpumesh-node models recommend`: the catalog's files that fit this machine, smallest first: a
- * file fits the GPU when its size plus a fifth (context and buffers) is within the most free VRAM of
- * one GPU, the CPU when within 80 % of RAM.
+ * file fits the GPU when the memory it needs (the catalog's `memoryBytes` at a 4,096-token
+ * context, else its size plus a fifth) is within the most free VRAM of one GPU, the CPU when
+ * within 80 % of RAM. Each row says whether the catalog has pinned the file's hash.
  * @throws NodeError `model_download_failed` when the coordinator's catalog can't be read.
  */
 export async function modelsRecommend(config: NodeConfig, { values }: CommandInput): Promise<number> {
@@ -19,14 +20,18 @@ export async function modelsRecommend(config: NodeConfig, { values }: CommandInp
   const fitting = catalog
     .flatMap((model) =>
       model.files.map((file) => {
-        const need = file.sizeBytes * 1.2;
+        const need = file.memoryBytes ?? Math.ceil(file.sizeBytes * 1.2);
         const fits = freeVram >= need ? 'gpu' : hardware.ramBytes * 0.8 >= need ? 'cpu' : 'no';
         return {
           modelId: model.id,
           family: model.family,
+          parameters: model.parameters ?? null,
+          licence: model.licence?.name ?? null,
           quant: file.quant,
           file: file.file,
           sizeBytes: file.sizeBytes,
+          memoryBytes: need,
+          verified: Boolean(file.sha256),
           fits,
         };
       }),
@@ -40,13 +45,16 @@ export async function modelsRecommend(config: NodeConfig, { values }: CommandInp
   const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
   console.log(
     table([
-      ['MODEL', 'QUANT', 'SIZE', 'FITS', 'FILE'],
+      ['MODEL', 'PARAMS', 'QUANT', 'SIZE', 'MEMORY', 'FITS', 'HASH', 'LICENCE'],
       ...fitting.map((f) => [
         f.modelId,
+        f.parameters ?? '',
         f.quant,
         mib(f.sizeBytes),
+        mib(f.memoryBytes),
         f.fits === 'gpu' ? 'GPU' : 'CPU (RAM)',
-        f.file,
+        f.verified ? 'pinned' : 'unverified',
+        f.licence ?? '',
       ]),
     ]),
   );
