@@ -104,7 +104,8 @@ try {
   const summary = (await client.usage()) as { totals?: { requests?: number; cost?: number } };
   show(`usage totals: ${JSON.stringify(summary.totals ?? summary)}`);
   const after = (await client.user()).credits;
-  show(`balance $${before.balance} → $${after.balance}, spend $${after.spend}`);
+  // From step 3's balance (after the top-up), so the two steps' figures follow on: the difference is the chat.
+  show(`balance $${topup.balance} → $${after.balance} (the chat's cost), spend $${after.spend}`);
   if (!(after.spend > before.spend)) throw new Error('the chat was not billed');
 
   step(6, `Stake ${STAKE_TOKENS} ${network.nativeSymbol} from the proxy wallet`);

@@ -4,6 +4,7 @@ import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { authenticateApiKey } from '../../coordinator/src/keys/authenticate-api-key.js';
 import { artifactPath } from './artifact-path.js';
+import { cutBoxes } from './cut-boxes.js';
 import {
   type DashboardFixture,
   shownProxyAddress,
@@ -318,6 +319,8 @@ describe('/dashboard in Chromium', () => {
     await page.waitForSelector('#activity-more', { state: 'hidden' });
     expect(await page.locator('#activity-body tr').count()).toBe(61);
     expect(await page.getAttribute('#activity-body tr:last-child', 'data-id')).toBe('req_old_59');
+    // At 1280 px (launch-chromium's viewport) the activity table shows every column, or scrolls.
+    expect(await cutBoxes(page)).toEqual([]);
     await page.screenshot({ path: artifactPath('dashboard-activity.png'), fullPage: true });
 
     // Export CSV: every row, the key name with its comma quoted, named by its days.

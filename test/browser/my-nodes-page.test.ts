@@ -29,6 +29,7 @@ import {
 } from '../../coordinator/src/testing/index.js';
 import { chainOverrides, type Devnet, startDevnet, tokenBalance } from '../chain-fixture.js';
 import { artifactPath } from './artifact-path.js';
+import { cutBoxes } from './cut-boxes.js';
 import { freePort } from './free-port.js';
 import { installTestWallet } from './install-test-wallet.js';
 import { type Chromium, launchChromium } from './launch-chromium.js';
@@ -185,6 +186,8 @@ describe.each(testBackends())('"My nodes" in Chromium [$name]', (backend) => {
     expect(await page.textContent('#nodes-body')).toContain('probation · ');
     expect(await page.textContent('#checks-body')).toMatch(/canary.*tiny.*-1\.25.*88%.*passed/);
     expect(await page.textContent('#nodes-online')).toBe('1 / 1');
+    // At 1280 px the nodes and checks tables and the link command show all they hold, or scroll.
+    expect(await cutBoxes(page)).toEqual([]);
     await page.screenshot({ path: artifactPath(`my-nodes-linked-${backend.name}.png`), fullPage: true });
 
     // Pay out everything in USDC.s.
