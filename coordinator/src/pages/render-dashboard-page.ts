@@ -204,7 +204,7 @@ function renderNodesPane(): SafeHtml {
   return html`
   <div id="pane-nodes" role="tabpanel" aria-labelledby="tab-nodes" hidden>
   <div class="cards kpis" aria-label="Earnings summary">
-    <div class="card kpi"><p class="kpi-label">Earnings to pay out</p><p class="kpi-value" id="earnings-balance">–</p></div>
+    <div class="card kpi"><p class="kpi-label">Earnings to pay out</p><p class="kpi-value" id="earnings-balance">–</p><p class="kpi-sub" id="earnings-balance-note">client jobs, plus canary and verification pay, less payouts</p></div>
     <div class="card kpi"><p class="kpi-label">Earned today</p><p class="kpi-value" id="earnings-today">–</p></div>
     <div class="card kpi"><p class="kpi-label">Last 7 days</p><p class="kpi-value" id="earnings-week">–</p></div>
     <div class="card kpi"><p class="kpi-label">Nodes online</p><p class="kpi-value" id="nodes-online">–</p></div>
@@ -240,6 +240,7 @@ function renderNodesPane(): SafeHtml {
     <div class="section-head">
       <h2 id="earnings-title">Earnings, last 30 days</h2>
       <p class="muted" id="earnings-totals"></p>
+      <p class="muted">From client jobs; canary and verification pay go to the balance to pay out, not to these figures.</p>
     </div>
     <figure>
       <figcaption class="legend"><span><span class="swatch"></span>Earned per day (USD)</span></figcaption>
