@@ -3,8 +3,16 @@
 // (@gpumesh/protocol/load-entry).
 import { loadEntry } from '@gpumesh/protocol/load-entry';
 
-const { main } = await loadEntry(new URL('../', import.meta.url), 'server');
-main(process.argv.slice(2), process.env).catch((error) => {
-  console.error(`gpumesh-coordinator: ${error?.message ?? error}`);
-  process.exit(1);
-});
+const root = new URL('../', import.meta.url);
+const argv = process.argv.slice(2);
+// --help first, from a module with no imports: the server's load is the slow part.
+const { asksForHelp, USAGE } = await loadEntry(root, 'usage');
+if (asksForHelp(argv)) {
+  process.stdout.write(USAGE);
+} else {
+  const { main } = await loadEntry(root, 'server');
+  main(argv, process.env).catch((error) => {
+    console.error(`gpumesh-coordinator: ${error?.message ?? error}`);
+    process.exit(1);
+  });
+}

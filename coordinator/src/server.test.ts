@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test, vi } from 'vitest';
@@ -88,5 +88,33 @@ describe('main', () => {
       rmSync(path.dirname(dataDir), { recursive: true, force: true });
     }
     expect(asksForHelp(['reconcile', '--json'])).toBe(false);
+  });
+
+  test('behavior: the command answers --help from its usage module, without loading the server', async () => {
+    const cwd = mkdtempSync(path.join(tmpdir(), 'gm-help-bin-'));
+    const bin = path.resolve(import.meta.dirname, '../bin/gpumesh-coordinator.js');
+    // Loaded modules are listed as the process exits: none of the app's may be among them.
+    const probe = path.join(cwd, 'loaded.cjs');
+    writeFileSync(
+      probe,
+      "process.on('exit', () => require('node:fs').writeFileSync(process.env.LOADED, JSON.stringify(Object.keys(require.cache))));",
+    );
+    try {
+      const child = spawn(process.execPath, ['--require', probe, bin, 'reconcile', '--help'], {
+        cwd,
+        env: { ...process.env, LOADED: path.join(cwd, 'loaded.json') },
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(code).toBe(0);
+      expect(stdout).toBe(USAGE);
+      expect(existsSync(path.join(cwd, '.gpumesh'))).toBe(false);
+      expect(readFileSync(path.join(cwd, 'loaded.json'), 'utf8')).not.toMatch(
+        /fastify|kysely|better-sqlite3/,
+      );
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });
