@@ -13,7 +13,7 @@ export type ServedModel = {
 };
 
 /**
- * `npm start -- --model <ref>`: pulls the model (node-llama-cpp's downloader, progress logged every
+ * `npm start -- --model <ref>` (hf:…, a URL, or a catalog id): pulls the model (node-llama-cpp's downloader, progress logged every
  * 10 %) and checks it against the coordinator's catalog, which gives its canonical ids.
  */
 export async function pullServedModel(
@@ -24,15 +24,17 @@ export async function pullServedModel(
 ): Promise<ServedModel> {
   const res = await fetch(`${appUrl}/api/models/catalog`);
   const { models } = (await res.json()) as {
-    models: { id: string; embeddingId?: string; files: { file: string; sha256?: string }[] }[];
+    models: { id: string; embeddingId?: string; files: { file: string; sha256?: string; url?: string }[] }[];
   };
+  // A catalog id (`--model qwen/qwen2.5-0.5b-instruct`) pulls its file from where the catalog says.
+  const source = models.find((m) => m.id === ref)?.files.find((f) => f.url)?.url ?? ref;
   // Files whose hash the catalog has not pinned name no weights.
   const catalog = models.flatMap((m) =>
     m.files.flatMap((f) => (f.sha256 ? [{ modelId: m.id, file: f.file, sha256: f.sha256 }] : [])),
   );
   let shown = -1;
   const pulled = await pullModel({
-    ref,
+    ref: source,
     modelsDir,
     catalog,
     onProgress: ({ downloadedBytes, totalBytes }) => {

@@ -17,7 +17,7 @@ const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no
   --data-dir DIR  chain state, database, node keys, network.json (default ${DEFAULT_DATA_DIR})
   --nodes N       local CPU nodes, each at a different price (default 1); --no-node for none
   --rpc-url URL   an external chain instead of the devnet; --rpc-port N the devnet's port (default ${DEFAULT_RPC_PORT})
-  --model REF     pull and serve a real model: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
+  --model REF     pull and serve a real model: a catalog id (qwen/qwen2.5-0.5b-instruct), hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
   --wait-timeout S  the most seconds to wait for the nodes to come online (default: as long as they
                   make progress; a node silent for 5 minutes, or dying at start 5 times, stops the start)
 `;
