@@ -11,8 +11,10 @@ async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceRepo
     return await runNodeConformance({
       port: 0,
       heartbeatIntervalMs: 300,
-      stepTimeoutMs: 1500,
-      connectTimeoutMs: 5000,
+      // Deadlines are safety nets, generous for a loaded machine (1.5 s failed a step under two CPU
+      // burners): a passing step ends on its frame, and only a broken rule waits one out.
+      stepTimeoutMs: 10_000,
+      connectTimeoutMs: 20_000,
       onListening: (url) => {
         node = startReferenceNode({ url, reconnectDelayMs: 10, breaks });
       },
@@ -34,7 +36,7 @@ describe('runNodeConformance', () => {
   // Concurrent: each run listens on its own port, and a run mostly waits on timers (heartbeats, timeouts).
   describe.concurrent('error: a node that breaks one rule fails exactly that scenario', () => {
     for (const scenario of NODE_SCENARIO_NAMES) {
-      test(scenario, async () => {
+      test(scenario, { timeout: 120_000 }, async () => {
         const report = await runAgainstReferenceNode(scenario);
         const failed = report.results.filter((r) => r.status === 'fail').map((r) => `${r.name}: ${r.detail}`);
         expect(failed).toHaveLength(1);
