@@ -69,7 +69,7 @@ describe('examples/python/minimal_node.py', () => {
       const report = await runNodeConformance({
         port: 0,
         heartbeatIntervalMs: 300,
-        stepTimeoutMs: 3000,
+        stepTimeoutMs: 10_000,
         onListening: (url) => {
           const child = startNode(url);
           child.stderr?.on('data', (data: Buffer) => {
@@ -109,7 +109,7 @@ describe('examples/python/minimal_node.py', () => {
         const report = await runNodeConformance({
           port: 0,
           heartbeatIntervalMs: 300,
-          stepTimeoutMs: 3000,
+          stepTimeoutMs: 10_000,
           scenarios: ['handshake', 'manifest', 'verify', 'verify_unknown_model', 'verify_bad_tokens'],
           onListening: (url) => {
             const child = startNode(url, { ...process.env, GPUMESH_KIT_MODEL: model });
