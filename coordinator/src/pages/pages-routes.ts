@@ -106,6 +106,15 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   // max-age their answer already advertises, and shared by every view meanwhile.
   const stats = reuseFor(computeStats, STATS_MAX_AGE_S * 1000);
 
+  // The page rendered once per stats (a list of 200 nodes and every model's prices).
+  let page: { stats: Awaited<ReturnType<typeof stats>>; body: string } | undefined;
+  async function networkPage(): Promise<string> {
+    const current = await stats();
+    if (page?.stats !== current)
+      page = { stats: current, body: renderNetworkPage({ stats: current, appUrl, routerUrl }) };
+    return page.body;
+  }
+
   function sendPage(reply: FastifyReply, body: string) {
     return reply
       .type('text/html; charset=utf-8')
@@ -115,7 +124,7 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   }
 
   app.get('/network', { schema: { hide: true } }, async (_request, reply) =>
-    sendPage(reply, renderNetworkPage({ stats: await stats(), appUrl, routerUrl })),
+    sendPage(reply, await networkPage()),
   );
 
   app.get('/dashboard', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, dashboard));
