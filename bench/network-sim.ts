@@ -14,9 +14,7 @@
  * Goals (issue 33): ≤ 50 KB coordinator memory per connected node; pick ≤ 20 µs at 10,000 nodes;
  * /network and /v1/models p50 ≤ 50 ms at 10,000 nodes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,11 +23,17 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { openStore } from '../coordinator/src/db/store.js';
-import type { ProbeRequest } from './replica-probe.js';
-import type { ReplicaSettings } from './replica-process.js';
 import { POPULAR_MODELS, simModelId, writeSimCatalog } from './sim-catalog.js';
-import type { FleetCommand, FleetSettings } from './sim-fleet-process.js';
 import { cpuShare, fundedUser, paidTraffic, procSample, quantile, sampleLatency } from './sim-measure.js';
+import {
+  children,
+  type Fleet,
+  probe,
+  type Replica,
+  startFleet,
+  startReplica,
+  stop,
+} from './sim-processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,101 +61,8 @@ const MODELS = Number(values.models);
 const USD = 1_000_000_000n;
 const HEARTBEAT_S = 10; // the protocol's default heartbeat (welcome.heartbeatIntervalMs)
 const tag = `network_sim_${process.pid}`;
-const children = new Set<ChildProcess>();
 const log = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type Replica = { base: string; hubUrl: string; child: ChildProcess; pid: number };
-
-/** A child process running one of this folder's scripts; lines of its stdout go to `onLine`. */
-function start(
-  script: string,
-  arg: string,
-  nodeFlags: string[],
-  onLine: (line: string) => void,
-): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeFlags,
-      '--conditions=gpumesh-source',
-      '--import',
-      'tsx',
-      new URL(script, import.meta.url).pathname,
-      arg,
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] },
-  );
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  let buffered = '';
-  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    buffered += text;
-    let at = buffered.indexOf('\n');
-    while (at >= 0) {
-      onLine(buffered.slice(0, at));
-      buffered = buffered.slice(at + 1);
-      at = buffered.indexOf('\n');
-    }
-  });
-  return child;
-}
-
-async function startReplica(settings: ReplicaSettings): Promise<Replica> {
-  let info: { base: string; hubUrl: string } | undefined;
-  const child = start('./replica-process.ts', JSON.stringify(settings), ['--expose-gc'], (line) => {
-    if (line.includes('"ready"')) info = JSON.parse(line) as typeof info;
-  });
-  while (!info) {
-    if (child.exitCode !== null) throw new Error('a replica exited before it was ready');
-    await sleep(50);
-  }
-  return { ...info, child, pid: child.pid! };
-}
-
-/** Asks a replica a probe (replica-probe.ts) and waits for its answer. */
-async function probe<T>(replica: Replica, request: ProbeRequest): Promise<T> {
-  replica.child.send(request);
-  const [answer] = (await once(replica.child, 'message')) as [T];
-  return answer;
-}
-
-type Fleet = {
-  child: ChildProcess;
-  send(command: FleetCommand): void;
-  /** Resolves with the next event of this name. */
-  next(event: string): Promise<Record<string, unknown>>;
-};
-
-function startFleet(settings: FleetSettings): Fleet {
-  const waiters = new Map<string, ((e: Record<string, unknown>) => void)[]>();
-  const child = start('./sim-fleet-process.ts', JSON.stringify(settings), [], (line) => {
-    const event = JSON.parse(line) as Record<string, unknown>;
-    const name = String(event.event === 'done' ? `done:${event.cmd}` : event.event);
-    if (name === 'keys' && !event.ready && Number(event.made) % 5000 === 0) log(`  keys made: ${event.made}`);
-    if (name === 'progress' && Number(event.ready) % 5000 === 0) log(`  nodes ready: ${event.ready}`);
-    for (const resolve of waiters.get(name)?.splice(0) ?? []) resolve(event);
-  });
-  return {
-    child,
-    send: (command) => child.stdin!.write(`${JSON.stringify(command)}\n`),
-    next: (name) =>
-      new Promise((resolve) => {
-        const list = waiters.get(name) ?? [];
-        list.push(resolve);
-        waiters.set(name, list);
-      }),
-  };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await once(child, 'exit');
-  clearTimeout(timer);
-}
-
 /** Summed /proc samples of the replicas. */
 const sampleAll = (replicas: Replica[]) => replicas.map((r) => procSample(r.pid));
 const share = (a: ReturnType<typeof sampleAll>, b: ReturnType<typeof sampleAll>) =>
@@ -178,6 +89,7 @@ async function stage(nodes: number): Promise<void> {
   );
   const schema = `${tag}_${nodes}`;
   const admin = openStore({ pgUrl: values.pg, schema: 'public' });
+  schemas.add(schema);
   await sql`create schema ${sql.id(schema)}`.execute(admin.db);
   await admin.close();
   const store = openStore({ pgUrl: values.pg, schema });
@@ -379,9 +291,16 @@ async function stage(nodes: number): Promise<void> {
   }
 }
 
+const schemas = new Set<string>();
+/** Interrupted: the children killed, this run's schemas dropped. */
 const onSignal = () => {
   for (const child of children) child.kill('SIGKILL');
-  process.exit(130);
+  const admin = openStore({ pgUrl: values.pg, schema: 'public' });
+  void Promise.all(
+    [...schemas].map((name) => sql`drop schema if exists ${sql.id(name)} cascade`.execute(admin.db)),
+  )
+    .finally(() => admin.close())
+    .finally(() => process.exit(130));
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
