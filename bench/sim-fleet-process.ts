@@ -42,7 +42,6 @@ let stopping = false;
 /** Every node was ready once (the first connection of the fleet is over). */
 let connected = false;
 let reconnects = 0;
-let queued = 0;
 const urlOf = new Map<SimNode, string>();
 const waiting: SimNode[] = [];
 let handshaking = 0;
@@ -73,9 +72,7 @@ const nodes = identities.map((identity, i) => {
       if (wasReady) ready.delete(n);
       else handshaking--;
       if (stopping) return;
-      queued++;
       setTimeout(() => {
-        queued--;
         reconnects++;
         waiting.push(n);
         startNext();
