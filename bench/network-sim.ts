@@ -144,7 +144,7 @@ async function stage(nodes: number): Promise<void> {
     const connect = await measure(replicas, 0, () => fleet!.next('connected'));
     const perConnectMs = connect.shares.map((s) => (s * connect.seconds * 1000 * REPLICAS) / nodes);
     log(
-      `connected ${nodes} in ${connect.seconds.toFixed(1)} s; coordinator CPU per connect ${perConnectMs.map((x) => x.toFixed(2)).join(' / ')} ms`,
+      `connected ${connect.result.ready} of ${nodes} in ${connect.seconds.toFixed(1)} s; coordinator CPU per connect ${perConnectMs.map((x) => x.toFixed(2)).join(' / ')} ms`,
     );
     row.connectS = connect.seconds;
     row.cpuPerConnectMs = perConnectMs;

@@ -62,7 +62,8 @@ const nodes = identities.map((identity, i) => {
       handshaking--;
       ready.add(n);
       if (!connected && ready.size % 1000 === 0) emit({ event: 'progress', ready: ready.size });
-      if (!connected && ready.size === settings.nodes) {
+      // 99.5 %: on a starved machine a few sessions time out and reconnect while the last ones connect.
+      if (!connected && ready.size >= Math.ceil(settings.nodes * 0.995)) {
         connected = true;
         emit({ event: 'connected', ready: ready.size });
       }
