@@ -128,16 +128,19 @@ async function stage(nodes: number): Promise<void> {
       `empty: RSS ${memory0.map((m) => `${(m.rss / 2 ** 20).toFixed(0)} MB`).join(' / ')}, heap ${memory0.map((m) => `${(m.heapUsed / 2 ** 20).toFixed(0)} MB`).join(' / ')}, CPU ${idle0.shares.map((s) => (s * 100).toFixed(1)).join(' / ')} %`,
     );
 
-    fleet = startFleet({
-      urls: replicas.map((r) => r.hubUrl),
-      nodes,
-      seed: values.seed!,
-      models: MODELS,
-      jobMs: Number(values['job-ms']),
-      capacity: 8,
-      connectConcurrency: 64,
-      reconnectMs: 2000,
-    });
+    fleet = startFleet(
+      {
+        urls: replicas.map((r) => r.hubUrl),
+        nodes,
+        seed: values.seed!,
+        models: MODELS,
+        jobMs: Number(values['job-ms']),
+        capacity: 8,
+        connectConcurrency: 64,
+        reconnectMs: 2000,
+      },
+      REPLICAS,
+    );
     await fleet.next('keys').then(async function wait(e): Promise<void> {
       if (!e.ready) return wait(await fleet!.next('keys'));
     });
@@ -280,7 +283,7 @@ async function stage(nodes: number): Promise<void> {
   } finally {
     if (fleet) {
       fleet.send({ cmd: 'stop' });
-      await stop(fleet.child);
+      for (const child of fleet.children) await stop(child);
     }
     for (const r of replicas) await stop(r.child);
     await store.close();

@@ -16,6 +16,8 @@ import { SimNode } from './sim-node.js';
 export type FleetSettings = {
   urls: string[];
   nodes: number;
+  /** The first node's number (a fleet split over processes: sim-processes.ts). */
+  first?: number;
   seed: string;
   models: number;
   jobMs: number;
@@ -34,9 +36,12 @@ export type FleetCommand =
 const settings = JSON.parse(process.argv[2]!) as FleetSettings;
 const emit = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
-const identities = await simIdentities(settings.seed, settings.nodes, settings.models, (made) =>
-  emit({ event: 'keys', made }),
-);
+const first = settings.first ?? 0;
+const identities = (
+  await simIdentities(settings.seed, first + settings.nodes, settings.models, (made) =>
+    emit({ event: 'keys', made }),
+  )
+).slice(first);
 const ready = new Set<SimNode>();
 let stopping = false;
 /** Every node was ready once (the first connection of the fleet is over). */

@@ -71,30 +71,65 @@ export async function probe<T>(replica: Replica, request: ProbeRequest): Promise
 }
 
 export type Fleet = {
-  child: ChildProcess;
+  children: ChildProcess[];
+  /** To every process of the fleet; a churn or presence rate is shared among them. */
   send(command: FleetCommand): void;
-  /** Resolves with the next event of this name. */
+  /** Resolves once every process sent its next event of this name: their numbers summed. */
   next(event: string): Promise<Record<string, unknown>>;
 };
 
-export function startFleet(settings: FleetSettings): Fleet {
-  const waiters = new Map<string, ((e: Record<string, unknown>) => void)[]>();
-  const child = start('./sim-fleet-process.ts', JSON.stringify(settings), [], (line) => {
-    const event = JSON.parse(line) as Record<string, unknown>;
-    const name = String(event.event === 'done' ? `done:${event.cmd}` : event.event);
-    if (name === 'keys' && !event.ready && Number(event.made) % 5000 === 0) log(`  keys made: ${event.made}`);
-    if (name === 'progress' && Number(event.ready) % 5000 === 0) log(`  nodes ready: ${event.ready}`);
-    for (const resolve of waiters.get(name)?.splice(0) ?? []) resolve(event);
-  });
-  return {
-    child,
-    send: (command) => child.stdin!.write(`${JSON.stringify(command)}\n`),
-    next: (name) =>
-      new Promise((resolve) => {
+/** Numbers summed, objects of numbers summed by key, anything else the first's. */
+function merge(events: Record<string, unknown>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...events[0] };
+  for (const event of events.slice(1)) {
+    for (const [key, value] of Object.entries(event)) {
+      if (typeof value === 'number') out[key] = Number(out[key] ?? 0) + value;
+      else if (value && typeof value === 'object')
+        out[key] = merge([out[key] as Record<string, unknown>, value as Record<string, unknown>]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The simulated nodes in `processes` processes (a process holds one socket per node, and this
+ * machine allows 20,000 files a process): process i runs nodes i·n/processes … and connects them
+ * to urls[i % urls.length].
+ */
+export function startFleet(settings: FleetSettings, processes: number): Fleet {
+  const per = Math.ceil(settings.nodes / processes);
+  const parts = Array.from({ length: processes }, (_, i) => {
+    const waiters = new Map<string, ((e: Record<string, unknown>) => void)[]>();
+    const part: FleetSettings = {
+      ...settings,
+      first: i * per,
+      nodes: Math.min(per, settings.nodes - i * per),
+      urls: [settings.urls[i % settings.urls.length]!],
+    };
+    const child = start('./sim-fleet-process.ts', JSON.stringify(part), [], (line) => {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      const name = String(event.event === 'done' ? `done:${event.cmd}` : event.event);
+      if (name === 'keys' && !event.ready && Number(event.made) % 5000 === 0)
+        log(`  keys made: ${event.made}`);
+      if (name === 'progress' && Number(event.ready) % 5000 === 0)
+        log(`  nodes ready (process ${i}): ${event.ready}`);
+      for (const resolve of waiters.get(name)?.splice(0) ?? []) resolve(event);
+    });
+    const next = (name: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
         const list = waiters.get(name) ?? [];
         list.push(resolve);
         waiters.set(name, list);
-      }),
+      });
+    return { child, next };
+  });
+  return {
+    children: parts.map((p) => p.child),
+    send: (command) => {
+      const shared = 'rate' in command ? { ...command, rate: command.rate / processes } : command;
+      for (const { child } of parts) child.stdin!.write(`${JSON.stringify(shared)}\n`);
+    },
+    next: async (name) => merge(await Promise.all(parts.map((p) => p.next(name)))),
   };
 }
 
