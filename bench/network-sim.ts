@@ -49,7 +49,7 @@ const { values } = parseArgs({
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     seed: { type: 'string', default: 'a' },
-    /** Writes a CPU profile of the first replica over the traffic and pages phase to <file>-<nodes>.cpuprofile. */
+    /** Writes a CPU profile of each replica over the paid traffic, churn and pages phases to <file>-<nodes>[-r<i>].cpuprofile. */
     'cpu-profile': { type: 'string' },
   },
 });
@@ -202,6 +202,9 @@ async function stage(nodes: number): Promise<void> {
     );
     row.pickUs = pick.usPerPick;
 
+    // The profile (--cpu-profile) covers the paid traffic, then traffic with churn and the pages.
+    const profile = values['cpu-profile'];
+    if (profile) for (const r of replicas) await probe(r, { cmd: 'profile', file: null });
     const traffic = await measure(replicas, 0, () =>
       paidTraffic({
         base: replicas[0]!.base,
@@ -231,8 +234,6 @@ async function stage(nodes: number): Promise<void> {
     const auth = { authorization: `Bearer ${user.jwt}` };
     const key = { authorization: `Bearer ${user.key}` };
     const base = replicas[0]!.base;
-    const profile = values['cpu-profile'];
-    if (profile) await probe(replicas[0]!, { cmd: 'profile', file: null });
     const churnDone = fleet.next('done:churn');
     fleet.send({ cmd: 'churn', rate: churnRate, durationS: PHASE_S * 2 });
     const trafficRun = paidTraffic({
@@ -264,7 +265,12 @@ async function stage(nodes: number): Promise<void> {
     row.pages = pages;
     const churned = await churnDone;
     const underChurn = await trafficRun;
-    if (profile) await probe(replicas[0]!, { cmd: 'profile', file: `${profile}-${nodes}.cpuprofile` });
+    if (profile)
+      for (const [i, r] of replicas.entries())
+        await probe(r, {
+          cmd: 'profile',
+          file: `${profile}-${nodes}${REPLICAS > 1 ? `-r${i + 1}` : ''}.cpuprofile`,
+        });
     fleet.send({ cmd: 'status' });
     const status = await fleet.next('status');
     log(
