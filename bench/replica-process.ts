@@ -1,10 +1,13 @@
 /**
- * One coordinator replica in a process of its own (bench/replica-relay.ts), as replicas run on
- * machines of their own: PostgreSQL schema and Redis shared, peer-RPC on a free port.
+ * One coordinator replica in a process of its own (bench/replica-relay.ts, bench/network-sim.ts),
+ * as replicas run on machines of their own: PostgreSQL schema and Redis shared, peer-RPC on a free
+ * port (or, with `peer: false`, a lone coordinator on PostgreSQL).
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/replica-process.ts '<json>' with {pgUrl, schema, redisUrl,
  * masterKey, namespace, announceMs}. Prints one JSON line with `ready`, its base URL, hub URL and
- * peer-RPC address; SIGTERM closes it.
+ * peer-RPC address; SIGTERM closes it. Started with an IPC channel, it answers `{cmd: 'pick'}`
+ * (the pick timed over its live index, replica-probe.ts) and `{cmd: 'memory'}` (after a full GC
+ * when run with --expose-gc).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -15,6 +18,7 @@ import { buildApp } from '../coordinator/src/app.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { openStore } from '../coordinator/src/db/store.js';
 import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
+import { answerProbes } from './replica-probe.js';
 
 export type ReplicaSettings = {
   /** Writes a V8 CPU profile of this replica's main thread here when it stops. */
@@ -25,6 +29,12 @@ export type ReplicaSettings = {
   masterKey: string;
   namespace: string;
   announceMs: number;
+  /** false: no peer-RPC, no announcements (one coordinator alone). Default true. */
+  peer?: boolean;
+  /** The model catalog (coordinator `catalogFile`). */
+  catalogFile?: string;
+  /** trust.canaryIntervalMs; 0 turns canaries off. */
+  canaryIntervalMs?: number;
 };
 
 const settings = JSON.parse(process.argv[2]!) as ReplicaSettings;
@@ -49,7 +59,13 @@ const config = loadConfig({
     masterKey: settings.masterKey,
     logLevel: 'silent',
     rateLimit: { enabled: false },
-    peer: { port: 0, announceMs: settings.announceMs, namespace: settings.namespace },
+    ...(settings.peer === false
+      ? {}
+      : { peer: { port: 0, announceMs: settings.announceMs, namespace: settings.namespace } }),
+    ...(settings.catalogFile ? { catalogFile: settings.catalogFile } : {}),
+    ...(settings.canaryIntervalMs === undefined
+      ? {}
+      : { trust: { canaryIntervalMs: settings.canaryIntervalMs } }),
   },
 });
 const app = await buildApp({ config, store, logger: false, tierOf: async () => 'platinum' });
@@ -63,6 +79,7 @@ console.log(
     peerUrl: app.peerUrl,
   }),
 );
+if (process.send) answerProbes(app);
 process.on(
   'SIGTERM',
   () =>

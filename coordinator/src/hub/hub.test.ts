@@ -63,6 +63,18 @@ describe('Hub', () => {
     expect(result).toMatchObject({ usage: { prompt_tokens: 10, completion_tokens: 6 } });
   });
 
+  test('behavior: a reconnecting node’s owner proof is verified once; a new manifest is verified', async () => {
+    const { hub, url } = await startHub();
+    const keys = { privateKey: generatePrivateKey(), ownerPrivateKey: generatePrivateKey() };
+    const first = await node(url, keys);
+    expect(hub.verified.size).toBe(2); // its manifest's signature and its owner proof
+    first.kill();
+    await until(() => hub.size === 0);
+    await node(url, keys); // the same proof; the fixed-reply node signs a manifest with a new issuedAt
+    await until(() => hub.size === 1);
+    expect(hub.verified.size).toBe(3);
+  });
+
   test('behavior: the router holds one slot of the node while its job runs, whatever ends it', async () => {
     const { hub, url } = await startHub();
     await node(url, { chunkDelayMs: 20 });

@@ -17,6 +17,7 @@ import { type Entry, PickIndex } from '../router/pick-index.js';
 import type { JobTransport } from '../router/router.js';
 import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { NodeSession, type SessionHost } from './node-session.js';
+import { VerifiedSignatures } from './verified-signatures.js';
 
 export type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
 
@@ -60,6 +61,8 @@ export class Hub implements JobTransport {
   readonly catalog: SessionHost['catalog'];
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
+  /** Manifest and owner-proof signatures verified before: a reconnect recovers only its challenge's. */
+  readonly verified = new VerifiedSignatures();
   readonly log: NonNullable<HubOptions['log']>;
   readonly #onNodeSession: HubOptions['onNodeSession'];
   readonly suspensionOf: HubOptions['suspensionOf'];

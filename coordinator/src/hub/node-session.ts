@@ -301,7 +301,11 @@ export class NodeSession {
 
   async #onManifest(frame: FrameOf<'manifest'>): Promise<void> {
     const manifest = frame.manifest;
-    await checkManifest(frame, { nodeId: this.#nodeId, version: this.#version, owner: this.#owner });
+    await checkManifest(
+      frame,
+      { nodeId: this.#nodeId, version: this.#version, owner: this.#owner },
+      this.#hub.verified,
+    );
     const scopes = grantScopes(this.#tier, manifest.scopes);
     const models = routableModels(manifest, scopes, this.#tier, this.#hub.catalog);
     const firstManifest = !this.#order.ready;

@@ -1,4 +1,12 @@
-import { type FrameOf, ProtocolError, TIER_NAMES, type TierName, verifyOwnerProof } from '@gpumesh/protocol';
+import {
+  type FrameOf,
+  ownerProofText,
+  ProtocolError,
+  TIER_NAMES,
+  type TierName,
+  verifyOwnerProof,
+} from '@gpumesh/protocol';
+import type { VerifiedSignatures } from './verified-signatures.js';
 
 /** What resolving a node's owner needs from the hub (a SessionHost has it). */
 export type OwnerLookup = {
@@ -8,6 +16,8 @@ export type OwnerLookup = {
   readonly onOwnerProved: ((nodeId: string, owner: string) => void) | undefined;
   /** The owner a node was linked to from the dashboard, for a node that names none itself. */
   readonly ownerOf: ((nodeId: string) => Promise<string | undefined>) | undefined;
+  /** Signatures verified before (a reconnecting node's owner proof is not recovered again). */
+  readonly verified?: VerifiedSignatures | undefined;
 };
 
 /**
@@ -22,7 +32,10 @@ export async function ownerAndTier(
 ): Promise<{ owner: string | null; tier: TierName }> {
   let owner: string | null;
   if (proof) {
-    if (!(await verifyOwnerProof(nodeId, proof))) {
+    const check = () => verifyOwnerProof(nodeId, proof);
+    // The claimed address is part of what is remembered: the signed text does not name it.
+    const key = `${ownerProofText(nodeId)}\nOwner: ${proof.address.toLowerCase()}`;
+    if (!(await (hub.verified ? hub.verified.verify(key, proof.signature, check) : check()))) {
       throw new ProtocolError('auth_failed', 'The owner proof is not valid.');
     }
     owner = proof.address;

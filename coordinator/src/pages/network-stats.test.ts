@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { buildNetworkStats, type NetworkNodeView } from './network-stats.js';
+import { buildNetworkStats, type NetworkNodeView, NODE_LIST_LIMIT, nodesToList } from './network-stats.js';
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5);
 const usd = (id: string, input: string, output: string, family = 'chat') => ({
@@ -229,5 +229,39 @@ describe('buildNetworkStats', () => {
     expect(result.nodes.byState.weird).toBe(1);
     expect(result.nodes.byRole.tpu).toBe(1);
     expect(result.nodes.byTier.mythic).toBe(1);
+  });
+});
+
+describe('nodesToList', () => {
+  const node = (i: number, state: string): NetworkNodeView => ({
+    // Checksummed ids mix cases: the order is the ids' lower-case order.
+    nodeId: `0x${i % 2 ? 'A' : 'a'}${String(i).padStart(39, '0')}`,
+    state,
+    role: 'gpu',
+    tier: 'none',
+    models: [],
+  });
+
+  test('default: routable first, then the other connected, then the suspended, each by id', () => {
+    const listed = nodesToList(
+      [node(3, 'offline'), node(2, 'busy'), node(1, 'draining'), node(0, 'online')],
+      ['0x00000000000000000000000000000000000000ff'],
+    );
+    expect(listed.map((n) => [n.nodeId.slice(0, 3), n.state])).toEqual([
+      ['0xa', 'online'],
+      ['0xa', 'busy'],
+      ['0xA', 'draining'],
+      ['0xA', 'offline'],
+      ['0x0', 'suspended'],
+    ]);
+  });
+
+  test('behavior: at most NODE_LIST_LIMIT of a large network, the routable ones', () => {
+    const nodes = Array.from({ length: 3 * NODE_LIST_LIMIT }, (_, i) =>
+      node(i, i % 3 ? 'offline' : 'online'),
+    );
+    const listed = nodesToList(nodes, ['0x00000000000000000000000000000000000000ff']);
+    expect(listed).toHaveLength(NODE_LIST_LIMIT);
+    expect(listed.every((n) => n.state === 'online')).toBe(true);
   });
 });

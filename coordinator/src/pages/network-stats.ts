@@ -143,19 +143,39 @@ export type NodeListEntry = {
 /** The most nodes /network lists one by one. */
 export const NODE_LIST_LIMIT = 200;
 
-/** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
-export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
-  const connected = new Set(input.nodes.map((n) => n.nodeId.toLowerCase()));
-  const suspended: NetworkNodeView[] = (input.suspendedNodes ?? [])
+/**
+ * The nodes /network lists one by one, at most NODE_LIST_LIMIT: routable first, then the other
+ * connected ones, then the suspended (refused, not connected; `suspendedNodes`), each group by id.
+ * The per-node figures (uptime, trust) are read for these only.
+ */
+export function nodesToList(
+  nodes: readonly NetworkNodeView[],
+  suspendedNodes: readonly string[] = [],
+): NetworkNodeView[] {
+  const connected = new Set(nodes.map((n) => n.nodeId.toLowerCase()));
+  const suspended: NetworkNodeView[] = suspendedNodes
     .filter((id) => !connected.has(id.toLowerCase()))
     .map((nodeId) => ({ nodeId, state: 'suspended', role: '—', tier: '—', models: [] }));
+  // Sorted by a key made once per node (not localeCompare per comparison: the list can be 10,000 long).
+  const keyed = nodes.map((node) => ({
+    node,
+    key: `${ROUTABLE_STATES.has(node.state) ? 0 : 1}${node.nodeId.toLowerCase()}`,
+  }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const listed = keyed.slice(0, NODE_LIST_LIMIT).map((k) => k.node);
+  return [...listed, ...suspended].slice(0, NODE_LIST_LIMIT);
+}
+
+/** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */
+export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
+  const suspendedCount = countSuspended(input.nodes, input.suspendedNodes ?? []);
   const byState = zeroCounts(STAT_STATES);
-  byState.suspended = (byState.suspended ?? 0) + suspended.length;
+  byState.suspended = (byState.suspended ?? 0) + suspendedCount;
   const byRole = zeroCounts(NODE_ROLES);
   const byTier = zeroCounts(TIER_NAMES);
   const models = new Map<
     string,
-    { family: string; unit: string; nodes: number; best: ModelPrice; bestNano: bigint }
+    { family: string; unit: string; nodes: number; best: () => ModelPrice; bestNano: bigint }
   >();
   let routable = 0;
 
@@ -195,7 +215,7 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
     updatedAt: new Date(input.now).toISOString(),
     nodes: { total: input.nodes.length, routable, byState, byRole, byTier },
     models: [...models.entries()]
-      .map(([id, m]) => ({ id, family: m.family, unit: m.unit, nodes: m.nodes, cheapest: m.best }))
+      .map(([id, m]) => ({ id, family: m.family, unit: m.unit, nodes: m.nodes, cheapest: m.best() }))
       .sort((a, b) => a.id.localeCompare(b.id)),
     tokensServed: {
       prompt: Number(input.tokensServed.prompt),
@@ -203,39 +223,39 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
       total: Number(total),
     },
     nativeSymbol: input.nativeSymbol,
-    // Routable first, then the other connected ones, then the suspended (refused, not connected).
-    nodeList: [
-      ...[...input.nodes].sort(
-        (a, b) =>
-          Number(ROUTABLE_STATES.has(b.state)) - Number(ROUTABLE_STATES.has(a.state)) ||
-          a.nodeId.localeCompare(b.nodeId),
-      ),
-      ...suspended,
-    ]
-      .slice(0, NODE_LIST_LIMIT)
-      .map((node) => ({
-        nodeId: node.nodeId,
-        state: node.state,
-        role: node.role,
-        tier: node.tier,
-        models: [...new Set(node.models.map((m) => m.id))],
-        uptime24h: input.uptime24h?.get(node.nodeId.toLowerCase()) ?? null,
-        trust: input.trust?.get(node.nodeId.toLowerCase()) ?? null,
-      })),
+    nodeList: nodesToList(input.nodes, input.suspendedNodes).map((node) => ({
+      nodeId: node.nodeId,
+      state: node.state,
+      role: node.role,
+      tier: node.tier,
+      models: [...new Set(node.models.map((m) => m.id))],
+      uptime24h: input.uptime24h?.get(node.nodeId.toLowerCase()) ?? null,
+      trust: input.trust?.get(node.nodeId.toLowerCase()) ?? null,
+    })),
     suspensions: input.suspensions ?? [],
     spotCheckRate: input.spotCheckRate ?? 0,
   };
+}
+
+/** Suspended nodes not connected (the hub refuses them; a connected one is counted by its state). */
+function countSuspended(nodes: readonly NetworkNodeView[], suspendedNodes: readonly string[]): number {
+  if (suspendedNodes.length === 0) return 0;
+  const connected = new Set(nodes.map((n) => n.nodeId.toLowerCase()));
+  return suspendedNodes.filter((id) => !connected.has(id.toLowerCase())).length;
 }
 
 function zeroCounts(keys: readonly string[]): Record<string, number> {
   return Object.fromEntries(keys.map((key) => [key, 0]));
 }
 
-/** The offer's price in nanousd (for comparing) and for display; null when it is not an integer. */
+/**
+ * The offer's price in nanousd (for comparing) and for display (made when asked: only each model's
+ * cheapest is shown); null when it is not an integer.
+ */
 function priceOf(
   offer: NetworkModelOffer,
   nativeUsdPriceNano: bigint,
-): { totalNano: bigint; view: ModelPrice } | null {
+): { totalNano: bigint; view: () => ModelPrice } | null {
   const input = parseBaseUnits(offer.price.inputPerMTok);
   const output = parseBaseUnits(offer.price.outputPerMTok);
   if (input === null || output === null) return null;
@@ -248,13 +268,13 @@ function priceOf(
   const outputNano = toNano(output);
   return {
     totalNano: inputNano + outputNano,
-    view: {
+    view: () => ({
       currency: offer.price.currency,
       inputPerMTok: formatUnits(input, decimals),
       outputPerMTok: formatUnits(output, decimals),
       inputUsdPerMTok: nanoToUsd(inputNano),
       outputUsdPerMTok: nanoToUsd(outputNano),
-    },
+    }),
   };
 }
 

@@ -80,6 +80,28 @@ describe('pagesRoutes', () => {
     await app.close();
   });
 
+  test('behavior: the stats are computed once per their max-age, whichever page asks', async () => {
+    let listed = 0;
+    const app = await build({
+      network: {
+        listNodes: () => {
+          listed++;
+          return nodes;
+        },
+        tokensServed: async () => ({ prompt: 0n, completion: 0n }),
+      },
+    });
+    const answers = await Promise.all([
+      app.inject('/api/network/stats'),
+      app.inject('/network'),
+      app.inject('/api/network/stats'),
+    ]);
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200]);
+    expect(answers[0]!.headers['cache-control']).toBe('public, max-age=2');
+    expect(listed).toBe(1);
+    await app.close();
+  });
+
   test('behavior: /dashboard is a static shell with its own script', async () => {
     const app = await build();
     const response = await app.inject('/dashboard');

@@ -3,12 +3,13 @@ import { fileURLToPath } from 'node:url';
 import type {} from '@fastify/swagger'; // types of `schema.hide` and `summary`
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { joinAssets, loadAssets } from './load-assets.js';
-import { buildNetworkStats, type NetworkSource, NODE_LIST_LIMIT } from './network-stats.js';
+import { buildNetworkStats, type NetworkSource, nodesToList } from './network-stats.js';
 import type { NodePackages } from './node-packages.js';
 import { DASHBOARD_MODULES, renderDashboardPage, type TierRung } from './render-dashboard-page.js';
 import { renderInstallScript } from './render-install-script.js';
 import { ASSETS_PREFIX } from './render-layout.js';
 import { renderNetworkPage } from './render-network-page.js';
+import { reuseFor } from './reuse-for.js';
 
 /**
  * The pages' Content-Security-Policy: only this origin's own script, stylesheet and images, calls
@@ -82,10 +83,11 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     modules: [...assets.keys()].filter((name) => name.startsWith(DASHBOARD_MODULES)),
   });
 
-  async function stats() {
+  async function computeStats() {
     const nodes = network.listNodes();
     const suspendedNodes = network.suspendedNodes ? await network.suspendedNodes() : [];
-    const ids = [...nodes.slice(0, NODE_LIST_LIMIT * 2).map((n) => n.nodeId), ...suspendedNodes];
+    // Per-node figures only for the nodes listed one by one, not for the whole network.
+    const ids = nodesToList(nodes, suspendedNodes).map((n) => n.nodeId);
     return buildNetworkStats({
       nodes,
       suspendedNodes,
@@ -100,6 +102,19 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     });
   }
 
+  // The stats cost grows with the node list (and ~10 queries): computed at most once per the
+  // max-age their answer already advertises, and shared by every view meanwhile.
+  const stats = reuseFor(computeStats, STATS_MAX_AGE_S * 1000);
+
+  // The page rendered once per stats (a list of 200 nodes and every model's prices).
+  let page: { stats: Awaited<ReturnType<typeof stats>>; body: string } | undefined;
+  async function networkPage(): Promise<string> {
+    const current = await stats();
+    if (page?.stats !== current)
+      page = { stats: current, body: renderNetworkPage({ stats: current, appUrl, routerUrl }) };
+    return page.body;
+  }
+
   function sendPage(reply: FastifyReply, body: string) {
     return reply
       .type('text/html; charset=utf-8')
@@ -109,7 +124,7 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
   }
 
   app.get('/network', { schema: { hide: true } }, async (_request, reply) =>
-    sendPage(reply, renderNetworkPage({ stats: await stats(), appUrl, routerUrl })),
+    sendPage(reply, await networkPage()),
   );
 
   app.get('/dashboard', { schema: { hide: true } }, async (_request, reply) => sendPage(reply, dashboard));

@@ -1,7 +1,10 @@
 /**
  * The replicas' shared view of the network. Each replica announces the nodes it holds (their
- * offers, tier, scopes, presence and load) on a Redis channel every `announceMs`, and at once when
- * its index changes; each replica indexes the others' nodes as remote (`via` the holding replica),
+ * offers, tier, scopes, presence and load) on a Redis channel: the whole list every
+ * FULL_LIST_PERIODS × `announceMs` (and when it hears a replica it did not know), and in between,
+ * every `announceMs` and within a quarter of it after a change, only the nodes that changed and the
+ * ids of those that left (numbered: a change list is applied only right after the one before it, so
+ * after a lost message a replica waits for the next whole list). Each replica indexes the others' nodes as remote (`via` the holding replica),
  * so its router picks among every live node of the network and relays a job for a remote node over
  * peer-RPC (peer-transport.ts). A replica whose announcements stop for three periods is dropped with its
  * nodes; one that closes announces an empty list first. A node held here is never replaced by
@@ -13,10 +16,11 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Redis } from 'ioredis';
 import type { Hub } from '../hub/hub.js';
 import type { IndexedNode, ModelOffer, RemoteHolder } from '../router/pick-index.js';
+import { AnnouncedNodes } from './announced-nodes.js';
 
 const Price = Type.String({ pattern: '^[0-9]{1,40}$' });
 const AnnouncedOffer = Type.Object({
@@ -45,9 +49,23 @@ const Announcement = Type.Object({
   at: Type.Integer({ minimum: 0 }),
   peerUrl: Type.String({ minLength: 1, maxLength: 300 }),
   announceMs: Type.Integer({ minimum: 1 }),
+  /** Numbers this replica's announcements, 1, 2, 3 … (absent: each is a whole list). */
+  seq: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** True: `nodes` are only those that changed since announcement `seq` − 1, `removed` those that left. */
+  delta: Type.Optional(Type.Boolean()),
+  removed: Type.Optional(Type.Array(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }))),
   nodes: Type.Array(AnnouncedNode),
 });
 export type Announcement = Static<typeof Announcement>;
+let announcementCheck: TypeCheck<typeof Announcement> | undefined;
+/**
+ * Whether a parsed announcement has the shape of one: compiled once, on first use (a whole list of
+ * 10,000 nodes, ~5 MB, checks in ~40 ms instead of ~120 ms interpreted, here).
+ */
+function isAnnouncement(value: unknown): value is Announcement {
+  announcementCheck ??= TypeCompiler.Compile(Announcement);
+  return announcementCheck.Check(value);
+}
 type AnnouncedNode = Static<typeof AnnouncedNode>;
 
 export type ReplicaDirectoryOptions = {
@@ -69,7 +87,12 @@ type ReplicaView = {
   announceMs: number;
   /** nodeId → what the index was last given for it (to upsert only on a change). */
   nodes: Map<string, string>;
+  /** The number of its last announcement applied; undefined until a whole list (after a gap). */
+  seq: number | undefined;
 };
+
+/** Periods between whole lists; the announcements between carry only what changed. */
+export const FULL_LIST_PERIODS = 10;
 
 /** Periods of silence after which a replica counts as gone. */
 const SILENT_PERIODS = 3;
@@ -93,6 +116,11 @@ export class ReplicaDirectory {
   #timer: NodeJS.Timeout | undefined;
   #lastVersion = -1;
   #lastAnnounced = 0;
+  #lastFull = 0;
+  /** A replica appeared: it needs this one's whole list. */
+  #fullWanted = false;
+  #seq = 0;
+  readonly #announced = new AnnouncedNodes();
   #closed = false;
 
   constructor(options: ReplicaDirectoryOptions) {
@@ -112,19 +140,27 @@ export class ReplicaDirectory {
     await this.announce();
   }
 
-  /** Publishes the nodes this replica holds now. */
-  async announce(): Promise<void> {
+  /** Publishes the nodes this replica holds now: all of them, or (`full` false) those that changed. */
+  async announce(full = true): Promise<void> {
     const { hub } = this.#o;
+    const now = Date.now();
     this.#lastVersion = hub.index.localVersion;
-    this.#lastAnnounced = Date.now();
-    const nodes: AnnouncedNode[] = [];
-    if (!this.#closed) for (const node of hub.index.nodes()) if (!node.via) nodes.push(this.#describe(node));
+    this.#lastAnnounced = now;
+    const local: IndexedNode[] = [];
+    if (!this.#closed) for (const node of hub.index.nodes()) if (!node.via) local.push(node);
+    const { changed, removed } = this.#announced.update(local);
+    if (full) {
+      this.#lastFull = now;
+      this.#fullWanted = false;
+    }
     const announcement: Announcement = {
       replicaId: this.#o.replicaId,
-      at: Date.now(),
+      at: now,
       peerUrl: this.#o.peerUrl,
       announceMs: this.#o.announceMs,
-      nodes,
+      seq: ++this.#seq,
+      ...(full ? {} : { delta: true, removed }),
+      nodes: (full ? local : changed).map((node) => this.#describe(node)),
     };
     await this.#o.publisher.publish(this.#channel, sealAnnouncement(announcement, this.#o.macKey));
   }
@@ -145,8 +181,9 @@ export class ReplicaDirectory {
       if (now - view.lastSeen > SILENT_PERIODS * view.announceMs) this.#forget(replicaId);
     }
     const changed = this.#o.hub.index.localVersion !== this.#lastVersion;
-    if (changed || now - this.#lastAnnounced >= this.#o.announceMs) {
-      this.announce().catch((error: unknown) =>
+    const full = this.#fullWanted || now - this.#lastFull >= FULL_LIST_PERIODS * this.#o.announceMs;
+    if (full || changed || now - this.#lastAnnounced >= this.#o.announceMs) {
+      this.announce(full).catch((error: unknown) =>
         this.#o.log?.warn({ err: error }, 'could not announce this replica’s nodes'),
       );
     }
@@ -190,7 +227,7 @@ export class ReplicaDirectory {
     } catch {
       announcement = undefined;
     }
-    if (!Value.Check(Announcement, announcement)) {
+    if (!isAnnouncement(announcement)) {
       this.#o.log?.warn({ bytes: text.length }, 'ignored a malformed replica announcement');
       return;
     }
@@ -207,11 +244,20 @@ export class ReplicaDirectory {
     const holder: RemoteHolder = { replicaId: a.replicaId, peerUrl: a.peerUrl };
     let view = this.#replicas.get(a.replicaId);
     if (!view) {
-      view = { lastSeen: 0, announceMs: a.announceMs, nodes: new Map() };
+      view = { lastSeen: 0, announceMs: a.announceMs, nodes: new Map(), seq: undefined };
       this.#replicas.set(a.replicaId, view);
+      this.#fullWanted = true; // a new replica: it gets our whole list at the next tick
     }
     view.lastSeen = Date.now();
     view.announceMs = a.announceMs;
+    if (a.delta) {
+      // Changes apply on top of the announcement before them only; after a gap, wait for a whole list.
+      const follows = view.seq !== undefined && a.seq === view.seq + 1;
+      view.seq = follows ? a.seq : undefined;
+      if (!follows) return;
+    } else {
+      view.seq = a.seq;
+    }
     const seen = new Set<string>();
     for (const node of a.nodes) {
       seen.add(node.nodeId);
@@ -244,9 +290,8 @@ export class ReplicaDirectory {
       index.setLoad(node.nodeId, node.load);
       view.nodes.set(node.nodeId, signature);
     }
-    for (const nodeId of [...view.nodes.keys()]) {
-      if (!seen.has(nodeId)) this.#drop(a.replicaId, view, nodeId);
-    }
+    const gone = a.delta ? (a.removed ?? []) : [...view.nodes.keys()].filter((nodeId) => !seen.has(nodeId));
+    for (const nodeId of gone) if (view.nodes.has(nodeId)) this.#drop(a.replicaId, view, nodeId);
   }
 
   #forget(replicaId: string): void {

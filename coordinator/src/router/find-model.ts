@@ -59,10 +59,14 @@ export function findModel(index: PickIndex, model: string, kind: JobKind): { con
         : `The model "${model}" is a ${first.offer.family} model.`;
     throw new ApiError('invalid_request', message, { param: kind === 'vision' ? 'messages' : 'model' });
   }
-  if (![...offers.values()].some((entry) => servesKind(entry, kind))) {
+  // Only voice offers differ in the kinds they serve; no walk of every offer for the others.
+  if (isVoiceKind(kind) && !someServes(offers.values(), kind)) {
     throw new ApiError('invalid_request', `The model "${model}" does not do ${kind}.`, { param: 'model' });
   }
-  let contextLength = 0;
-  for (const entry of offers.values()) contextLength = Math.max(contextLength, entry.offer.contextLength);
-  return { contextLength };
+  return { contextLength: index.maxContextLength(model) };
+}
+
+function someServes(entries: Iterable<Entry>, kind: JobKind): boolean {
+  for (const entry of entries) if (servesKind(entry, kind)) return true;
+  return false;
 }

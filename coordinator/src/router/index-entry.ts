@@ -98,7 +98,12 @@ export type Entry = {
 };
 
 /** A model's entries: `members` every node that announced it (any state), `heap` the routable ones, best first. */
-export type ModelSlot = { heap: Entry[]; members: Map<string, Entry> };
+export type ModelSlot = {
+  heap: Entry[];
+  members: Map<string, Entry>;
+  /** The longest context among the members; undefined until asked after a member left. */
+  maxContext?: number | undefined;
+};
 
 /** Orders two entries; negative when `a` is preferred. */
 export function compareEntries(a: Entry, b: Entry): number {

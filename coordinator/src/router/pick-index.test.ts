@@ -43,6 +43,21 @@ function node(nodeId: string, models: ModelOffer[], extra: Partial<NodeInput> = 
 const ids = (r: ReturnType<PickIndex['pick']>) => (r.ok ? r.candidates.map((c) => c.node.nodeId) : r);
 
 describe('PickIndex', () => {
+  test('behavior: the longest context of a model is kept as nodes come and go', () => {
+    const index = makeIndex();
+    expect(index.maxContextLength('m')).toBe(0);
+    index.upsert(node('a', [offer('m', 1n, 1n)]));
+    expect(index.maxContextLength('m')).toBe(2048);
+    index.upsert(node('b', [offer('m', 1n, 1n, { contextLength: 8192 })], { state: 'draining' }));
+    expect(index.maxContextLength('m')).toBe(8192);
+    index.upsert(node('b', [offer('m', 1n, 1n, { contextLength: 4096 })])); // a new manifest
+    expect(index.maxContextLength('m')).toBe(4096);
+    index.remove('b');
+    expect(index.maxContextLength('m')).toBe(2048);
+    index.remove('a');
+    expect(index.maxContextLength('m')).toBe(0);
+  });
+
   test('default: cheapest first, the rest as failover candidates', () => {
     const index = makeIndex();
     index.upsert(node('b', [offer('m', 2n * USD, 2n * USD)]));

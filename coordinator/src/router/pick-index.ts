@@ -112,6 +112,7 @@ export class PickIndex {
         this.#models.set(offer.modelId, slot);
       }
       slot.members.set(node.nodeId, entry);
+      if (slot.maxContext !== undefined) slot.maxContext = Math.max(slot.maxContext, offer.contextLength);
       this.#place(slot, entry);
     }
     this.version++;
@@ -130,6 +131,7 @@ export class PickIndex {
       if (!slot) continue;
       if (entry.pos >= 0) heapRemove(slot.heap, entry);
       slot.members.delete(nodeId);
+      slot.maxContext = undefined;
       if (slot.members.size === 0) this.#models.delete(modelId);
     }
     this.version++;
@@ -254,6 +256,21 @@ export class PickIndex {
     if (this.#offered.size >= MAX_REMEMBERED_MODELS)
       this.#offered.delete(this.#offered.values().next().value!);
     this.#offered.add(modelId);
+  }
+
+  /**
+   * The longest context among the model's offers (any state), 0 when none: kept per model, not
+   * counted per request (a popular model of a large network has thousands of offers).
+   */
+  maxContextLength(modelId: string): number {
+    const slot = this.#models.get(modelId);
+    if (!slot) return 0;
+    if (slot.maxContext === undefined) {
+      let max = 0;
+      for (const entry of slot.members.values()) max = Math.max(max, entry.offer.contextLength);
+      slot.maxContext = max;
+    }
+    return slot.maxContext;
   }
 
   /** True when some node has announced the model (in any state). */

@@ -22,9 +22,15 @@ export class Probation {
     this.#share = share;
   }
 
+  /** Bumped whenever a standing changes (what depends on them, such as the catalog, can tell). */
+  version = 0;
+
   /** A node's standing (lowercase id); unknown nodes are on probation. */
   set(nodeId: string, status: TrustStatus): void {
-    this.#status.set(nodeId.toLowerCase(), status);
+    const id = nodeId.toLowerCase();
+    if (this.#status.get(id) === status) return;
+    this.#status.set(id, status);
+    this.version++;
   }
 
   trusted(nodeId: string): boolean {

@@ -6,9 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
-import { buildCatalog } from '../router/build-catalog.js';
 import type { Router } from '../router/router.js';
 import type { Probation } from '../trust/probation.js';
+import { liveCatalog } from './live-catalog.js';
 import { openRouterModel } from './open-router-model.js';
 
 const API_KEY = [{ apiKey: [] }];
@@ -24,12 +24,7 @@ export async function modelRoutes(
   },
 ): Promise<void> {
   const { ctx, router, probation, apiKey } = options;
-  const catalog = () =>
-    buildCatalog(
-      router.index,
-      ctx.config.chain.nativeUsdPriceNano,
-      probation ? (nodeId) => probation.trusted(nodeId) : undefined,
-    );
+  const catalog = liveCatalog(router.index, ctx.config.chain.nativeUsdPriceNano, probation);
 
   /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
   const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
