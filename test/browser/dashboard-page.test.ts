@@ -208,7 +208,20 @@ describe('/dashboard in Chromium', () => {
     );
     expect(metrics).toContain('gpumesh_nodes{state="online",role="cpu",tier="none"} 1');
 
-    // The /network page shows the node, its model with its price, and the tokens it served.
+    // The /network page shows the node, its model with its price, and the tokens it served. The
+    // network's stats are computed at most once per their 2 s max-age (pages/reuse-for.ts), so
+    // the page is asked once they count the chat.
+    await expect
+      .poll(
+        async () =>
+          (
+            (await (await fetch(`${baseUrl}/api/network/stats`)).json()) as {
+              tokensServed: { total: number };
+            }
+          ).tokensServed.total,
+        { timeout: 30_000, interval: 250 },
+      )
+      .toBe(usage.total_tokens);
     await page.goto(`${baseUrl}/network`);
     expect(await page.textContent('[data-stat="nodes.routable"]')).toBe('1');
     expect(await page.textContent('[data-stat="nodes.byRole.cpu"]')).toBe('1');
