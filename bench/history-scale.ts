@@ -29,7 +29,7 @@ import {
   HEAVY_USER_KEY,
   MODELS,
   NODES,
-  nodeIdOf,
+  seededNodeIds,
   seedHistory,
   YEAR_MS,
 } from './history-seed.js';
@@ -110,9 +110,10 @@ async function measure(rows: number, endMs: number): Promise<void> {
     if (step.caughtUp) break;
   }
   const rollMs = performance.now() - rollStart;
+  const nodeIds = await seededNodeIds(store.db);
   for (let i = 0; i < NODES; i++) {
     app.hub.index.upsert({
-      nodeId: nodeIdOf(i),
+      nodeId: nodeIds[i]!,
       owner: null,
       tierRank: 1,
       scopes: new Set(['infer.chat']),

@@ -18,10 +18,11 @@
 import { parseArgs } from 'node:util';
 import { type Kysely, sql } from 'kysely';
 import { getAddress } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import type { Database } from '../coordinator/src/db/schema.js';
 import { openStore } from '../coordinator/src/db/store.js';
+import { simKey } from './sim-identities.js';
 
 export const DAY_MS = 86_400_000;
 export const YEAR_MS = 365 * DAY_MS;
@@ -38,8 +39,27 @@ export const HEAVY_USER_ID = 'bench-heavy-user';
 /** The node id of node `i` (lowercase, like the hub's): nodes 0…HEAVY_NODES-1 are the heavy owner's. */
 export const nodeIdOf = (i: number) => `0x${(0xbe00 + i).toString(16).padStart(40, '0')}`;
 
+/**
+ * The seeded nodes' ids, kept in the schema by its first seed: by default `nodeIdOf(i)`; with
+ * `--sim-seed`, the addresses of bench/network-sim.ts's first NODES nodes of that seed, so that
+ * the simulator's nodes connect to a database where a year of their own history is.
+ */
+export async function seededNodeIds(db: Kysely<Database>, simSeed?: string): Promise<string[]> {
+  await sql`create table if not exists bench_node_ids (i int primary key, id text not null)`.execute(db);
+  const kept = await sql<{ id: string }>`select id from bench_node_ids order by i`.execute(db);
+  if (kept.rows.length === NODES) return kept.rows.map((r) => r.id);
+  const ids = Array.from({ length: NODES }, (_, i) =>
+    simSeed === undefined ? nodeIdOf(i) : privateKeyToAddress(simKey(simSeed, 'node', i)).toLowerCase(),
+  );
+  await sql`insert into bench_node_ids (i, id) select i - 1, (${ids}::text[])[i]
+    from generate_series(1, ${NODES}) as i`.execute(db);
+  return ids;
+}
+
 export type SeedOptions = {
   db: Kysely<Database>;
+  /** The nodes' ids are the simulator's of this seed (`seededNodeIds`); kept from the first run. */
+  simSeed?: string;
   /** Total usage rows wanted; the rows missing are added. */
   rows: number;
   /** The year ends here (ms); default: the start of the current UTC hour, kept from the first run. */
@@ -56,9 +76,10 @@ export async function seedHistory(options: SeedOptions): Promise<{ endMs: number
   await sql`create table if not exists bench_history (k text primary key, v bigint not null)`.execute(db);
   const kept = await sql<{ v: string }>`select v from bench_history where k = 'end_ms'`.execute(db);
   let endMs = kept.rows[0] ? Number(kept.rows[0].v) : undefined;
+  const ids = await seededNodeIds(db, options.simSeed);
   if (endMs === undefined) {
     endMs = options.endMs ?? Date.now() - (Date.now() % 3_600_000);
-    await seedFixed(db, endMs);
+    await seedFixed(db, endMs, ids);
     await sql`insert into bench_history (k, v) values ('end_ms', ${endMs}), ('rows', 0)`.execute(db);
     log(`fixed tables seeded; the year ends ${new Date(endMs).toISOString()}`);
   }
@@ -75,8 +96,8 @@ export async function seedHistory(options: SeedOptions): Promise<{ endMs: number
     const first = have + added;
     const t0 = performance.now();
     await db.transaction().execute(async (trx) => {
-      await insertUsage(trx, { first, n, start });
-      await insertVerifications(trx, { first, n: Math.floor(n / 100), start });
+      await insertUsage(trx, { first, n, start, ids });
+      await insertVerifications(trx, { first, n: Math.floor(n / 100), start, ids });
       await sql`update bench_history set v = v + ${n} where k = 'rows'`.execute(trx);
     });
     added += n;
@@ -125,7 +146,10 @@ async function dropUsageIndexes(
  * `n` usage rows numbered from `first`, at random times of the year. Ids are time-ordered like
  * db/ids.ts (the creation ms in hex, then random hex), `day` the UTC date of `created_at`.
  */
-async function insertUsage(db: Kysely<Database>, p: { first: number; n: number; start: number }) {
+async function insertUsage(
+  db: Kysely<Database>,
+  p: { first: number; n: number; start: number; ids: string[] },
+) {
   await sql`
     with g as (
       select i, random() as r1, random() as r2, random() as r3, random() as r4,
@@ -149,7 +173,7 @@ async function insertUsage(db: Kysely<Database>, p: { first: number; n: number; 
       case when r3 < ${HEAVY_SHARE} then ${HEAVY_USER_ID} else 'bench-user-' || (i % ${OTHER_USERS}) end,
       case when r3 < ${HEAVY_SHARE} then 'bench-key-' || (i % 3) else null end,
       'bench-model-' || ((node + second * 3) % ${MODELS}),
-      '0x' || lpad(to_hex(${0xbe00} + node), 40, '0'),
+      (${p.ids}::text[])[node + 1],
       case when r4 < 0.9 then 'chat' when r4 < 0.97 then 'embedding' else 'completion' end,
       pt, ct, (pt * 100 + ct * 300) * 11 / 10, pt * 100 + ct * 300, (pt * 100 + ct * 300) / 10,
       case when r4 * 100 - floor(r4 * 100) < 0.97 then 'completed'
@@ -162,12 +186,15 @@ async function insertUsage(db: Kysely<Database>, p: { first: number; n: number; 
 }
 
 /** One verification per 100 requests: a random node and time, 2 % failed. */
-async function insertVerifications(db: Kysely<Database>, p: { first: number; n: number; start: number }) {
+async function insertVerifications(
+  db: Kysely<Database>,
+  p: { first: number; n: number; start: number; ids: string[] },
+) {
   if (p.n <= 0) return;
   await sql`
     insert into verifications (id, node_id, verifier_id, model, sha256, job_id, verify_job_id, tokens,
       mean_logprob_e4, top_k_e4, passed, source, evidence_e4, failure, created_at)
-    select 'bench-v-' || ${p.first} || '-' || i, '0x' || lpad(to_hex(${0xbe00} + (i % ${NODES})), 40, '0'),
+    select 'bench-v-' || ${p.first} || '-' || i, (${p.ids}::text[])[(i % ${NODES})::int + 1],
       'bench-verifier', 'bench-model-' || (i % ${MODELS}), md5(i::text), 'job-' || i, 'vjob-' || i, 64,
       -12000, 9000, case when i % 50 = 0 then 0 else 1 end, 'spot',
       case when i % 50 = 0 then 30000 else -2000 end, null,
@@ -177,7 +204,7 @@ async function insertVerifications(db: Kysely<Database>, p: { first: number; n: 
 }
 
 /** What does not grow with requests: users, keys, nodes and their owners, sessions, misses, payouts. */
-async function seedFixed(db: Kysely<Database>, endMs: number) {
+async function seedFixed(db: Kysely<Database>, endMs: number, ids: string[]) {
   const start = endMs - YEAR_MS;
   const heavyUser = getAddress(privateKeyToAccount(HEAVY_USER_KEY).address);
   const heavyOwner = privateKeyToAccount(HEAVY_OWNER_KEY).address.toLowerCase();
@@ -197,25 +224,25 @@ async function seedFixed(db: Kysely<Database>, endMs: number) {
     // The heavy owner owns nodes 0…19; the other 180 nodes belong to 60 owners, 3 each.
     await sql`
       insert into node_owners (node_id, owner, linked_at)
-      select '0x' || lpad(to_hex(${0xbe00} + i), 40, '0'),
+      select (${ids}::text[])[i + 1],
         case when i < ${HEAVY_NODES} then ${heavyOwner} else '0x' || lpad(to_hex(${0xa000} + i / 3), 40, '0') end,
         ${start}
       from generate_series(0, ${NODES - 1}) as i`.execute(trx);
     await sql`
       insert into node_sessions (id, node_id, replica, started_at, last_seen_at, ended_at)
-      select 'bench-s-' || n || '-' || d, '0x' || lpad(to_hex(${0xbe00} + n), 40, '0'), 'bench-replica',
+      select 'bench-s-' || n || '-' || d, (${ids}::text[])[n + 1], 'bench-replica',
         ${start}::bigint + d * ${DAY_MS}::bigint, ${start}::bigint + d * ${DAY_MS}::bigint + ${DAY_MS - 600_000},
         ${start}::bigint + d * ${DAY_MS}::bigint + ${DAY_MS - 600_000}
       from generate_series(0, ${NODES - 1}) as n, generate_series(0, 364) as d`.execute(trx);
     await sql`
       insert into node_misses (node_id, day, misses)
-      select '0x' || lpad(to_hex(${0xbe00} + n), 40, '0'),
+      select (${ids}::text[])[n + 1],
         to_char(to_timestamp((${start}::bigint + d * ${DAY_MS}::bigint) / 1000.0) at time zone 'UTC', 'YYYY-MM-DD'),
         (n + d) % 4
       from generate_series(0, ${NODES - 1}) as n, generate_series(0, 364) as d`.execute(trx);
     await sql`
       insert into node_trust (node_id, passed, failed, status, reason, evidence_e4, updated_at)
-      select '0x' || lpad(to_hex(${0xbe00} + n), 40, '0'), 1000, 20, 'trusted', null, 0, ${endMs}
+      select (${ids}::text[])[n + 1], 1000, 20, 'trusted', null, 0, ${endMs}
       from generate_series(0, ${NODES - 1}) as n`.execute(trx);
     await sql`
       insert into provider_payouts (id, owner, idempotency_key, token, amount, usd_nano, to_address, status,
@@ -236,6 +263,8 @@ if (isMain) {
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
       schema: { type: 'string', default: 'history_bench' },
       batch: { type: 'string', default: '250000' },
+      /** The nodes are bench/network-sim.ts's first 200 of this seed (its --seed; default 'a'). */
+      'sim-seed': { type: 'string' },
     },
   });
   const admin = openStore({ pgUrl: values.pg });
@@ -248,6 +277,7 @@ if (isMain) {
     db: store.db,
     rows: Number(values.rows),
     batch: Number(values.batch),
+    simSeed: values['sim-seed'],
     log: (line) => console.log(line),
   });
   console.log(

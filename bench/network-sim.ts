@@ -11,6 +11,7 @@
  *
  * Run: npm run -w bench network-sim -- --sizes 100,1000,10000 [--replicas 1] [--rate 20] [--phase-s 15]
  *      npm run -w bench network-sim -- --sizes 20000 --replicas 2
+ *      npm run -w bench network-sim -- --sizes 10000 --schema history_sim   (on a seeded year of history)
  * Goals (issue 33): ≤ 50 KB coordinator memory per connected node; pick ≤ 20 µs at 10,000 nodes;
  * /network and /v1/models p50 ≤ 50 ms at 10,000 nodes.
  */
@@ -49,6 +50,11 @@ const { values } = parseArgs({
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     seed: { type: 'string', default: 'a' },
+    /**
+     * An existing schema to run on instead of a fresh one per size, kept afterwards: a year of
+     * history seeded by `history-seed --sim-seed <seed>`, its first 200 nodes this run's first 200.
+     */
+    schema: { type: 'string' },
     /** Writes a CPU profile of each replica over the paid traffic, churn and pages phases to <file>-<nodes>[-r<i>].cpuprofile. */
     'cpu-profile': { type: 'string' },
   },
@@ -87,11 +93,13 @@ async function stage(nodes: number): Promise<void> {
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  const schema = `${tag}_${nodes}`;
-  const admin = openStore({ pgUrl: values.pg, schema: 'public' });
-  schemas.add(schema);
-  await sql`create schema ${sql.id(schema)}`.execute(admin.db);
-  await admin.close();
+  const schema = values.schema ?? `${tag}_${nodes}`;
+  if (!values.schema) {
+    const admin = openStore({ pgUrl: values.pg, schema: 'public' });
+    schemas.add(schema);
+    await sql`create schema ${sql.id(schema)}`.execute(admin.db);
+    await admin.close();
+  }
   const store = openStore({ pgUrl: values.pg, schema });
   await migrate(store.db);
   const dir = mkdtempSync(path.join(tmpdir(), 'gm-network-sim-'));
@@ -293,9 +301,11 @@ async function stage(nodes: number): Promise<void> {
     }
     for (const r of replicas) await stop(r.child);
     await store.close();
-    const drop = openStore({ pgUrl: values.pg, schema: 'public' });
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(drop.db);
-    await drop.close();
+    if (!values.schema) {
+      const drop = openStore({ pgUrl: values.pg, schema: 'public' });
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(drop.db);
+      await drop.close();
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

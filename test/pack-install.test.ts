@@ -5,8 +5,8 @@
  *
  * The packages are packed from a copy of their folders with no dist/ (as in a fresh clone; prepack
  * builds it there), so the test neither depends on nor rewrites the checkout's dist/, which
- * install.sh's test packs at the same time. About 2 minutes on a 2-core machine: ~30 s packing (three
- * tsc builds), ~75 s installing (better-sqlite3 compiles from source; npm's cache serves the rest).
+ * install.sh's test packs at the same time. ~30 s packing (three tsc builds) on a 2-core machine,
+ * then installing from npm's cache (better-sqlite3's prebuilt addon from a local prebuild tarball).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -53,6 +53,25 @@ async function writeAppPackage(): Promise<void> {
   await writeFile(join(app, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
 }
 
+/**
+ * better-sqlite3 installs with prebuild-install: online it downloads the prebuilt addon for this
+ * Node from GitHub, which this offline machine cannot, so it would compile it from source (~70 s of
+ * both cores). Here prebuild-install finds that same kind of tarball locally, made from the addon
+ * the checkout's own install compiled: the install runs as a user's online one does.
+ */
+async function betterSqlitePrebuild(): Promise<string> {
+  const sqliteDir = join(ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(await readFile(join(sqliteDir, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const prebuilds = join(dir, 'prebuilds');
+  await mkdir(prebuilds, { recursive: true });
+  const { platform, arch, versions } = process;
+  const tarball = `better-sqlite3-v${version}-node-v${versions.modules}-${platform}-${arch}.tar.gz`;
+  await run('tar', ['-czf', join(prebuilds, tarball), '-C', sqliteDir, 'build/Release/better_sqlite3.node']);
+  return prebuilds;
+}
+
 /** Runs an installed command the way a user of the folder does (`npx`, never fetching it). */
 function npx(...args: string[]) {
   return run('npx', ['--no', '--', ...args], { cwd: app });
@@ -85,6 +104,7 @@ beforeAll(async () => {
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: app,
     maxBuffer: 10 * 1024 * 1024,
+    env: { ...process.env, npm_config_better_sqlite3_local_prebuilds: await betterSqlitePrebuild() },
   });
 }, SETUP_TIMEOUT_MS);
 

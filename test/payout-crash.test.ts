@@ -33,7 +33,9 @@ let child: ChildProcess | undefined;
 const masterKey = randomBytes(32).toString('hex');
 
 beforeAll(async () => {
-  devnet = await startDevnet();
+  // Blocks every 0.1 s, not the spec chain's 0.5 s: the tests wait for blocks, and none of what
+  // they check depends on the block time.
+  devnet = await startDevnet({ blockTimeS: 0.1 });
   dataDir = mkdtempSync(path.join(tmpdir(), 'gpumesh-payout-crash-'));
 }, 60_000);
 

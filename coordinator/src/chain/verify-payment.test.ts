@@ -61,6 +61,27 @@ describe('verifyPayment', () => {
     expect(result).toMatchObject({ status: 'pending', amount: 1n });
   });
 
+  test('behavior: a payment mined after the client last read the head is confirmed, not pending', async () => {
+    // A client that keeps what it read of the head for a minute (viem caches it for its polling
+    // interval): verifyPayment must read the head again, or a fresh receipt counts 0 confirmations.
+    const cached = createChainContext({
+      rpcUrl: devnet.rpcUrl,
+      nativeSymbol: 'TOK',
+      pollingIntervalMs: 60_000,
+    });
+    const headBefore = await cached.client.getBlockNumber();
+    const { hash, receipt } = await transferToken('USDC.s', recipient, 7n);
+    expect(receipt.blockNumber).toBeGreaterThan(headBefore);
+    const result = await verifyPayment(cached, {
+      hash,
+      source: 'USDC.s',
+      recipient,
+      tokens: devnet.tokens,
+      confirmations: 1,
+    });
+    expect(result).toMatchObject({ status: 'confirmed', amount: 7n, confirmations: 1 });
+  });
+
   test('error: refusals carry their codes', async () => {
     const elsewhere = await transferToken('USDC.s', devnet.accounts[1]!.address, 5n);
     expect(await code(verify(elsewhere.hash, 'USDC.s'))).toBe('payment_wrong_recipient');

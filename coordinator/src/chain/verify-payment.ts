@@ -91,7 +91,12 @@ export async function verifyPayment(
         param: 'paymentId',
       });
     }
-    const [transaction, head] = await Promise.all([client.getTransaction({ hash }), client.getBlockNumber()]);
+    // The head read now, not viem's cached one (kept for its polling interval): a receipt newer
+    // than a cached head would count 0 confirmations and answer "pending" for a mined payment.
+    const [transaction, head] = await Promise.all([
+      client.getTransaction({ hash }),
+      client.getBlockNumber({ cacheTime: 0 }),
+    ]);
     const nativeToRecipient =
       transaction.to && isAddressEqual(transaction.to, recipient) ? transaction.value : 0n;
     const transfersToRecipient = parseEventLogs({ abi: TRANSFER_EVENT, logs: receipt.logs }).filter((log) =>

@@ -25,18 +25,26 @@ export type StoreTarget =
  */
 export class Store {
   #closing: Promise<void> | undefined;
+  readonly #checkpointerExited: Promise<unknown> | undefined;
 
   constructor(
     readonly db: Kysely<Database>,
     /** SQLite only: the connection, and its file (undefined for `:memory:`). */
     readonly sqlite?: { connection: SqliteConnection; file: string | undefined },
     readonly checkpointer?: Worker,
-  ) {}
+  ) {
+    this.#checkpointerExited = checkpointer && new Promise((resolve) => checkpointer.once('exit', resolve));
+  }
 
   /** Closes the database (once; later calls wait for the first). */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // The worker's own connection closed first: its last checkpoint may still write and remove
+      // the log files, and whoever closed the store may next remove its folder. Held by a ref
+      // meanwhile (it is unref'd): else a process whose last step is this close would end first.
+      this.checkpointer?.ref();
       this.checkpointer?.postMessage('close');
+      await this.#checkpointerExited;
       await this.db.destroy();
     })();
     return this.#closing;

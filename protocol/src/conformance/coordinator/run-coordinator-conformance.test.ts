@@ -1,8 +1,12 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { startReferenceCoordinator } from '../reference/reference-coordinator.js';
 import type { ConformanceReport } from '../report.js';
 import { COORDINATOR_SCENARIO_NAMES } from './coordinator-scenarios.js';
 import { runCoordinatorConformance } from './run-coordinator-conformance.js';
+
+// The broken-rule runs below each wait out one step deadline (10 s, a safety net for a loaded
+// machine) and otherwise mostly wait on timers: all of them at once, not vitest's default 5.
+vi.setConfig({ maxConcurrency: 64 });
 
 /** Runs the whole kit against the reference coordinator, optionally broken on one scenario's rule. */
 async function runAgainstReferenceCoordinator(
