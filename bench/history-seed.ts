@@ -14,6 +14,7 @@
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/history-seed.ts --schema history_bench
  *   [--rows 10000000] [--pg postgres://postgres@127.0.0.1:5432/test] [--batch 250000]
+ *   [--sim-seed a --sim-nodes 10000]   (the nodes are the simulator's: bench/network-sim.ts --schema)
  */
 import { parseArgs } from 'node:util';
 import { type Kysely, sql } from 'kysely';
@@ -41,16 +42,24 @@ export const nodeIdOf = (i: number) => `0x${(0xbe00 + i).toString(16).padStart(4
 
 /**
  * The seeded nodes' ids, kept in the schema by its first seed: by default `nodeIdOf(i)`; with
- * `--sim-seed`, the addresses of bench/network-sim.ts's first NODES nodes of that seed, so that
- * the simulator's nodes connect to a database where a year of their own history is.
+ * `sim`, NODES of the addresses of bench/network-sim.ts's first `sim.nodes` nodes of that seed —
+ * the lowest, which are the ones /network lists (its first 200 by id) — so that the simulator's
+ * nodes connect to a database where the listed ones carry a year of their own history.
  */
-export async function seededNodeIds(db: Kysely<Database>, simSeed?: string): Promise<string[]> {
+export async function seededNodeIds(
+  db: Kysely<Database>,
+  sim?: { seed: string; nodes: number },
+): Promise<string[]> {
   await sql`create table if not exists bench_node_ids (i int primary key, id text not null)`.execute(db);
   const kept = await sql<{ id: string }>`select id from bench_node_ids order by i`.execute(db);
   if (kept.rows.length === NODES) return kept.rows.map((r) => r.id);
-  const ids = Array.from({ length: NODES }, (_, i) =>
-    simSeed === undefined ? nodeIdOf(i) : privateKeyToAddress(simKey(simSeed, 'node', i)).toLowerCase(),
-  );
+  const ids = sim
+    ? Array.from({ length: Math.max(sim.nodes, NODES) }, (_, i) =>
+        privateKeyToAddress(simKey(sim.seed, 'node', i)).toLowerCase(),
+      )
+        .sort()
+        .slice(0, NODES)
+    : Array.from({ length: NODES }, (_, i) => nodeIdOf(i));
   await sql`insert into bench_node_ids (i, id) select i - 1, (${ids}::text[])[i]
     from generate_series(1, ${NODES}) as i`.execute(db);
   return ids;
@@ -58,8 +67,8 @@ export async function seededNodeIds(db: Kysely<Database>, simSeed?: string): Pro
 
 export type SeedOptions = {
   db: Kysely<Database>;
-  /** The nodes' ids are the simulator's of this seed (`seededNodeIds`); kept from the first run. */
-  simSeed?: string;
+  /** The nodes' ids are the simulator's (`seededNodeIds`); kept from the first run. */
+  sim?: { seed: string; nodes: number };
   /** Total usage rows wanted; the rows missing are added. */
   rows: number;
   /** The year ends here (ms); default: the start of the current UTC hour, kept from the first run. */
@@ -76,7 +85,7 @@ export async function seedHistory(options: SeedOptions): Promise<{ endMs: number
   await sql`create table if not exists bench_history (k text primary key, v bigint not null)`.execute(db);
   const kept = await sql<{ v: string }>`select v from bench_history where k = 'end_ms'`.execute(db);
   let endMs = kept.rows[0] ? Number(kept.rows[0].v) : undefined;
-  const ids = await seededNodeIds(db, options.simSeed);
+  const ids = await seededNodeIds(db, options.sim);
   if (endMs === undefined) {
     endMs = options.endMs ?? Date.now() - (Date.now() % 3_600_000);
     await seedFixed(db, endMs, ids);
@@ -263,8 +272,10 @@ if (isMain) {
       pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
       schema: { type: 'string', default: 'history_bench' },
       batch: { type: 'string', default: '250000' },
-      /** The nodes are bench/network-sim.ts's first 200 of this seed (its --seed; default 'a'). */
+      /** The nodes are 200 of bench/network-sim.ts's of this seed (its --seed; default 'a')… */
       'sim-seed': { type: 'string' },
+      /** …the 200 it lists of its first --sim-nodes (its --sizes). */
+      'sim-nodes': { type: 'string', default: '10000' },
     },
   });
   const admin = openStore({ pgUrl: values.pg });
@@ -277,7 +288,7 @@ if (isMain) {
     db: store.db,
     rows: Number(values.rows),
     batch: Number(values.batch),
-    simSeed: values['sim-seed'],
+    sim: values['sim-seed'] ? { seed: values['sim-seed'], nodes: Number(values['sim-nodes']) } : undefined,
     log: (line) => console.log(line),
   });
   console.log(

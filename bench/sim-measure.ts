@@ -78,11 +78,14 @@ export async function sampleLatency(
   url: string,
   headers: Record<string, string>,
   n: number,
+  /** A pause before each request (ms): past a page's max-age, each answer is computed afresh. */
+  gapMs = 0,
 ): Promise<{ ms: number[]; statuses: Set<number>; bytes: number }> {
   const ms: number[] = [];
   const statuses = new Set<number>();
   let bytes = 0;
   for (let i = 0; i < n; i++) {
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
     const start = performance.now();
     const response = await fetch(url, { headers });
     bytes = (await response.arrayBuffer()).byteLength;
