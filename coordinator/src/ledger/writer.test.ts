@@ -74,6 +74,8 @@ describe('ledger writer thread (SQLite)', () => {
   test('failure: a hold the database refuses moves no money and is reported at settlement', async () => {
     await ledger.credit({ userId: 'w4', amountNano: 100n, ref: 'pay-w4' });
     expect((await ledger.reserve({ userId: 'w4', amountNano: 10n })).ok).toBe(true); // 90 left, here
+    // The thread has placed it (else it could run after the other process's hold and see that).
+    await ledger.idle();
     // A second process holding the rest behind this one's back (not supported; the guard holds).
     const other = openStore({ sqlitePath: file });
     expect(
