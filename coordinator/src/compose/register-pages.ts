@@ -14,9 +14,15 @@ import { recentSuspensions, suspendedNodeIds, trustSummaries } from '../trust/tr
  */
 export async function registerPages(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
+  // The live ids, made again only when the index's membership or states changed (its version):
+  // one set of up to 10,000 ids per stats computation, not one per reader.
+  let live: { version: number; ids: Set<string> } | undefined;
   const isLive = () => {
-    const live = new Set([...app.hub.index.nodes()].map((n) => n.nodeId.toLowerCase()));
-    return (id: string) => live.has(id);
+    const { version } = app.hub.index;
+    if (live?.version !== version)
+      live = { version, ids: new Set([...app.hub.index.nodes()].map((n) => n.nodeId.toLowerCase())) };
+    const { ids } = live;
+    return (id: string) => ids.has(id);
   };
   await app.register(pagesRoutes, {
     appUrl: config.publicUrl,

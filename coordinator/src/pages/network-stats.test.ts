@@ -264,4 +264,23 @@ describe('nodesToList', () => {
     expect(listed).toHaveLength(NODE_LIST_LIMIT);
     expect(listed.every((n) => n.state === 'online')).toBe(true);
   });
+
+  test('behavior: of 10,000 nodes in any order, the first NODE_LIST_LIMIT of the whole list sorted', () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const states = ['online', 'busy', 'offline', 'draining'];
+    const nodes = Array.from({ length: 10_000 }, () =>
+      node(Math.floor(random() * 1e9), states[Math.floor(random() * states.length)]!),
+    );
+    const key = (n: NetworkNodeView) =>
+      `${n.state === 'online' || n.state === 'busy' ? 0 : 1}${n.nodeId.toLowerCase()}`;
+    const sorted = [...nodes].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    expect(nodesToList(nodes)).toEqual(sorted.slice(0, NODE_LIST_LIMIT));
+    expect(nodesToList(nodes.slice(0, 150))).toEqual(
+      [...nodes.slice(0, 150)].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)),
+    );
+  });
 });

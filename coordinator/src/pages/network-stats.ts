@@ -156,14 +156,23 @@ export function nodesToList(
   const suspended: NetworkNodeView[] = suspendedNodes
     .filter((id) => !connected.has(id.toLowerCase()))
     .map((nodeId) => ({ nodeId, state: 'suspended', role: '—', tier: '—', models: [] }));
-  // Sorted by a key made once per node (not localeCompare per comparison: the list can be 10,000 long).
-  const keyed = nodes.map((node) => ({
-    node,
-    key: `${ROUTABLE_STATES.has(node.state) ? 0 : 1}${node.nodeId.toLowerCase()}`,
-  }));
-  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const listed = keyed.slice(0, NODE_LIST_LIMIT).map((k) => k.node);
-  return [...listed, ...suspended].slice(0, NODE_LIST_LIMIT);
+  // The NODE_LIST_LIMIT smallest keys, kept in order as the nodes go by (the list can be 10,000
+  // long: no sort of it all); most nodes are turned away by one comparison with the largest kept.
+  const kept: { node: NetworkNodeView; key: string }[] = [];
+  for (const node of nodes) {
+    const key = `${ROUTABLE_STATES.has(node.state) ? 0 : 1}${node.nodeId.toLowerCase()}`;
+    if (kept.length === NODE_LIST_LIMIT && key >= kept[kept.length - 1]!.key) continue;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (kept[middle]!.key < key) low = middle + 1;
+      else high = middle;
+    }
+    kept.splice(low, 0, { node, key });
+    if (kept.length > NODE_LIST_LIMIT) kept.pop();
+  }
+  return [...kept.map((k) => k.node), ...suspended].slice(0, NODE_LIST_LIMIT);
 }
 
 /** Counts nodes by state, role and tier, and finds each model's cheapest routable offer. */

@@ -88,13 +88,20 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     const suspendedNodes = network.suspendedNodes ? await network.suspendedNodes() : [];
     // Per-node figures only for the nodes listed one by one, not for the whole network.
     const ids = nodesToList(nodes, suspendedNodes).map((n) => n.nodeId);
+    // The reads are independent: at once (on PostgreSQL, one round trip's wait instead of four).
+    const [tokensServed, uptime24h, trust, suspensions] = await Promise.all([
+      network.tokensServed(),
+      network.uptime24h?.(ids),
+      network.trust?.(ids),
+      network.suspensions?.(),
+    ]);
     return buildNetworkStats({
       nodes,
       suspendedNodes,
-      tokensServed: await network.tokensServed(),
-      ...(network.uptime24h ? { uptime24h: await network.uptime24h(ids) } : {}),
-      ...(network.trust ? { trust: await network.trust(ids) } : {}),
-      ...(network.suspensions ? { suspensions: await network.suspensions() } : {}),
+      tokensServed,
+      ...(uptime24h ? { uptime24h } : {}),
+      ...(trust ? { trust } : {}),
+      ...(suspensions ? { suspensions } : {}),
       ...(network.spotCheckRate !== undefined ? { spotCheckRate: network.spotCheckRate } : {}),
       nativeUsdPriceNano: options.nativeUsdPriceNano,
       nativeSymbol: options.nativeSymbol,
