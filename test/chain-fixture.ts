@@ -55,7 +55,7 @@ export function tokenBalance(devnet: Devnet, symbol: StableSymbol, owner: Addres
 /** Every transaction on the chain so far, read back block by block. */
 export async function allTransactions(devnet: Devnet): Promise<Transaction[]> {
   const { client } = devnet.context;
-  const head = await client.getBlockNumber();
+  const head = await client.getBlockNumber({ cacheTime: 0 }); // not viem's head of up to 250 ms ago
   const blocks = await Promise.all(
     Array.from({ length: Number(head) + 1 }, (_, i) =>
       client.getBlock({ blockNumber: BigInt(i), includeTransactions: true }),
