@@ -121,7 +121,7 @@ describe('ledger writer thread (SQLite)', () => {
       .selectFrom('ledger_entries')
       .select(['kind', 'amount', 'balance_after'])
       .where('ref', '=', hold.reservationId)
-      .orderBy('id')
+      .orderBy('kind') // not by id: two ids made in the same millisecond order by their random bits
       .execute();
     expect(entries.map((e) => [e.kind, BigInt(e.amount), BigInt(e.balance_after)])).toEqual([
       ['reserve', -300n, 700n],
