@@ -24,6 +24,7 @@ import { openStore } from '../coordinator/src/db/store.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { encodeActivityCursor } from '../coordinator/src/usage/activity-cursor.js';
 import {
+  BENCH_MASTER_KEY,
   DAY_MS,
   HEAVY_OWNER_KEY,
   HEAVY_USER_KEY,
@@ -73,7 +74,7 @@ async function measure(rows: number, endMs: number): Promise<void> {
       dataDir,
       databaseUrl: values.pg,
       databaseSchema: values.schema,
-      masterKey: '42'.repeat(32),
+      masterKey: BENCH_MASTER_KEY,
       publicUrl: 'http://gpumesh.bench',
       logLevel: 'silent',
       rateLimit: { enabled: false },

@@ -36,6 +36,8 @@ export const HEAVY_SHARE = 0.1;
 export const HEAVY_USER_KEY = `0x${'11'.repeat(32)}` as const;
 export const HEAVY_OWNER_KEY = `0x${'22'.repeat(32)}` as const;
 export const HEAVY_USER_ID = 'bench-heavy-user';
+/** The master key the benches seal a seeded schema's secrets with (history-scale, network-sim --schema). */
+export const BENCH_MASTER_KEY = '42'.repeat(32);
 
 /** The node id of node `i` (lowercase, like the hub's): nodes 0…HEAVY_NODES-1 are the heavy owner's. */
 export const nodeIdOf = (i: number) => `0x${(0xbe00 + i).toString(16).padStart(40, '0')}`;

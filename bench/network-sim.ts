@@ -24,6 +24,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { openStore } from '../coordinator/src/db/store.js';
+import { BENCH_MASTER_KEY } from './history-seed.js';
 import { POPULAR_MODELS, simModelId, writeSimCatalog } from './sim-catalog.js';
 import { cpuShare, fundedUser, paidTraffic, procSample, quantile, sampleLatency } from './sim-measure.js';
 import {
@@ -54,7 +55,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: 'a' },
     /**
      * An existing schema to run on instead of a fresh one per size, kept afterwards: a year of
-     * history seeded by `history-seed --sim-seed <seed>`, its first 200 nodes this run's first 200.
+     * history seeded by `history-seed --sim-seed <seed> --sim-nodes <size>`, its 200 nodes the
+     * ones of this run that /network lists.
      */
     schema: { type: 'string' },
     /** Writes a CPU profile of each replica over the paid traffic, churn and pages phases to <file>-<nodes>[-r<i>].cpuprofile. */
@@ -108,8 +110,8 @@ async function stage(nodes: number): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gm-network-sim-'));
   const catalogFile = path.join(dir, 'catalog.json');
   writeSimCatalog(catalogFile, MODELS);
-  // On a kept schema, the master key of bench/history-scale.ts: the schema's secrets are sealed with it.
-  const masterKey = values.schema ? '42'.repeat(32) : randomBytes(32).toString('hex');
+  // On a kept schema, the benches' master key: the schema's secrets are sealed with it.
+  const masterKey = values.schema ? BENCH_MASTER_KEY : randomBytes(32).toString('hex');
   const replicas: Replica[] = [];
   for (let i = 0; i < REPLICAS; i++) {
     replicas.push(

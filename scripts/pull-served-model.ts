@@ -28,9 +28,8 @@ export async function pullServedModel(
   };
   // A catalog id (`--model qwen/qwen2.5-0.5b-instruct`) pulls its file from where the catalog says.
   const source = models.find((m) => m.id === ref)?.files.find((f) => f.url)?.url ?? ref;
-  // Files whose hash the catalog has not pinned name no weights.
   const catalog = models.flatMap((m) =>
-    m.files.flatMap((f) => (f.sha256 ? [{ modelId: m.id, file: f.file, sha256: f.sha256 }] : [])),
+    m.files.map((f) => ({ modelId: m.id, file: f.file, sha256: f.sha256 })),
   );
   let shown = -1;
   const pulled = await pullModel({

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test, vi } from 'vitest';
-import { asksForHelp, main, startServer, USAGE } from './server.js';
+import { main, startServer } from './server.js';
+import { asksForHelp, USAGE } from './usage.js';
 
 describe('startServer', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gm-server-'));

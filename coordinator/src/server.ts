@@ -12,8 +12,6 @@ import { reconcileCommand } from './reconcile/reconcile-command.js';
 import { reinstateCommand } from './trust/reinstate-command.js';
 import { asksForHelp, USAGE } from './usage.js';
 
-export { asksForHelp, USAGE };
-
 export const EXIT_SIGINT = 130;
 export const EXIT_SIGTERM = 143;
 

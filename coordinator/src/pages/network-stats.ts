@@ -49,6 +49,8 @@ export type TokensServed = { readonly prompt: bigint; readonly completion: bigin
 
 export type NetworkStatsInput = {
   readonly nodes: readonly NetworkNodeView[];
+  /** `nodesToList(nodes, suspendedNodes)` when the caller made it already (it reads their figures). */
+  readonly listed?: readonly NetworkNodeView[];
   readonly tokensServed: TokensServed;
   /** Nanousd per 1 native token, to compare native-priced offers with USD-priced ones. */
   readonly nativeUsdPriceNano: bigint;
@@ -232,7 +234,7 @@ export function buildNetworkStats(input: NetworkStatsInput): NetworkStats {
       total: Number(total),
     },
     nativeSymbol: input.nativeSymbol,
-    nodeList: nodesToList(input.nodes, input.suspendedNodes).map((node) => ({
+    nodeList: (input.listed ?? nodesToList(input.nodes, input.suspendedNodes)).map((node) => ({
       nodeId: node.nodeId,
       state: node.state,
       role: node.role,

@@ -87,7 +87,8 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     const nodes = network.listNodes();
     const suspendedNodes = network.suspendedNodes ? await network.suspendedNodes() : [];
     // Per-node figures only for the nodes listed one by one, not for the whole network.
-    const ids = nodesToList(nodes, suspendedNodes).map((n) => n.nodeId);
+    const listed = nodesToList(nodes, suspendedNodes);
+    const ids = listed.map((n) => n.nodeId);
     // The reads are independent: at once (on PostgreSQL, one round trip's wait instead of four).
     const [tokensServed, uptime24h, trust, suspensions] = await Promise.all([
       network.tokensServed(),
@@ -98,6 +99,7 @@ export async function pagesRoutes(app: FastifyInstance, options: PagesRoutesOpti
     return buildNetworkStats({
       nodes,
       suspendedNodes,
+      listed,
       tokensServed,
       ...(uptime24h ? { uptime24h } : {}),
       ...(trust ? { trust } : {}),

@@ -21,9 +21,7 @@ export async function modelsPull(config: NodeConfig, { args, values }: CommandIn
   const { pullModel } = await import('../models/pull-model.js');
   const models = await fetchCatalogModels(config.coordinator);
   const catalog = models?.flatMap((model) =>
-    model.files.flatMap((file) =>
-      file.sha256 ? [{ modelId: model.id, file: file.file, sha256: file.sha256 }] : [],
-    ),
+    model.files.map((file) => ({ modelId: model.id, file: file.file, sha256: file.sha256 })),
   );
   // A catalog id (gpumesh/tiny-chat) pulls the model's first file from where the catalog says.
   const listed = models?.find((m) => m.id === ref);

@@ -11,8 +11,11 @@ import { createModelDownloader } from 'node-llama-cpp';
 import { NodeError } from '../errors.js';
 import { fileSha256 } from './file-sha256.js';
 
-/** A file the coordinator's catalog knows (GET /api/models/catalog). */
-export type CatalogFile = { modelId: string; file: string; sha256: string };
+/**
+ * A file the coordinator's catalog knows (GET /api/models/catalog). Without `sha256` (not pinned
+ * yet) it verifies nothing: a file of its name is neither checked nor given the catalog's id.
+ */
+export type CatalogFile = { modelId: string; file: string; sha256?: string };
 
 export type PullProgress = {
   downloadedBytes: number;
