@@ -4,6 +4,14 @@
  * downloaded. The same options always give the same bytes: the PRNG is integer-only and the normal
  * draws avoid transcendental functions, so no platform's libm can change a bit.
  */
+import {
+  ALIGNMENT_BYTES,
+  encodeGguf,
+  type GgufMetadata,
+  type GgufTensor,
+  TokenType,
+  ValueType,
+} from './gguf-file.js';
 
 /** Options of {@link buildTinyModel}; every field has a default. */
 export type TinyModelOptions = {
@@ -41,23 +49,14 @@ export const DEFAULT_TINY_MODEL_CONTEXT_TOKENS = 2048;
 export const DEFAULT_TINY_MODEL_NAME = 'gpumesh-tiny';
 export const DEFAULT_TINY_MODEL_OUTPUT_STD = 0.5;
 
-const GGUF_VERSION = 3;
-const ALIGNMENT_BYTES = 32;
 /** Standard deviation of the random matrices: small, so activations stay finite. */
 const WEIGHT_STD = 0.02;
-
-const ValueType = { uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9 } as const;
-const TokenType = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;
-const GgmlType = { f32: 0 } as const;
 
 /** Frequent English pairs and words, merged by the SPM tokenizer in score order. */
 const MERGES = (
   '▁t he ▁a in er an re on ▁the at en nd ou es is or ing ▁s ▁w ▁o ed ▁c it ▁b ' +
   '▁f ▁p ar ▁m ▁and ▁to ▁of ▁in ll ▁h le ▁d as om ▁is ▁it ▁he ion ic al ▁that st'
 ).split(' ');
-
-type Metadata = [key: string, type: number, value: unknown][];
-type Tensor = { name: string; dims: number[]; values: Float32Array };
 
 /** Builds the model file's bytes. */
 export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
@@ -74,18 +73,18 @@ export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
   const headDim = width / heads;
   const vocab = buildVocabulary();
   const random = normalSource(seed);
-  const matrix = (name: string, rows: number, cols: number, std = WEIGHT_STD): Tensor => {
+  const matrix = (name: string, rows: number, cols: number, std = WEIGHT_STD): GgufTensor => {
     const values = new Float32Array(rows * cols);
     for (let i = 0; i < values.length; i++) values[i] = random() * std;
     return { name, dims: [rows, cols], values };
   };
-  const ones = (name: string, size: number): Tensor => ({
+  const ones = (name: string, size: number): GgufTensor => ({
     name,
     dims: [size],
     values: new Float32Array(size).fill(1),
   });
 
-  const tensors: Tensor[] = [matrix('token_embd.weight', width, vocab.tokens.length)];
+  const tensors: GgufTensor[] = [matrix('token_embd.weight', width, vocab.tokens.length)];
   for (let i = 0; i < layers; i++) {
     tensors.push(
       ones(`blk.${i}.attn_norm.weight`, width),
@@ -104,7 +103,7 @@ export function buildTinyModel(options: TinyModelOptions = {}): Uint8Array {
     matrix('output.weight', width, vocab.tokens.length, options.outputStd ?? DEFAULT_TINY_MODEL_OUTPUT_STD),
   );
 
-  const metadata: Metadata = [
+  const metadata: GgufMetadata = [
     ['general.architecture', ValueType.string, 'llama'],
     ['general.name', ValueType.string, options.name ?? DEFAULT_TINY_MODEL_NAME],
     ['general.alignment', ValueType.uint32, ALIGNMENT_BYTES],
@@ -164,107 +163,4 @@ function normalSource(seed: number): () => number {
   };
   // The sum of 4 uniforms has variance 4/12; scaling by sqrt(3) gives variance 1.
   return () => (uniform() + uniform() + uniform() + uniform() - 2) * 1.7320508075688772;
-}
-
-class ByteWriter {
-  private chunks: Uint8Array[] = [];
-  length = 0;
-  private push(bytes: Uint8Array) {
-    this.chunks.push(bytes);
-    this.length += bytes.length;
-  }
-  private view(size: number, write: (view: DataView) => void) {
-    const bytes = new Uint8Array(size);
-    write(new DataView(bytes.buffer));
-    this.push(bytes);
-  }
-  u32(value: number) {
-    this.view(4, (v) => v.setUint32(0, value, true));
-  }
-  i32(value: number) {
-    this.view(4, (v) => v.setInt32(0, value, true));
-  }
-  u64(value: number) {
-    this.view(8, (v) => v.setBigUint64(0, BigInt(value), true));
-  }
-  f32(value: number) {
-    this.view(4, (v) => v.setFloat32(0, value, true));
-  }
-  bool(value: boolean) {
-    this.push(Uint8Array.of(value ? 1 : 0));
-  }
-  string(value: string) {
-    const bytes = new TextEncoder().encode(value);
-    this.u64(bytes.length);
-    this.push(bytes);
-  }
-  raw(bytes: Uint8Array) {
-    this.push(bytes);
-  }
-  padTo(alignment: number) {
-    const pad = (alignment - (this.length % alignment)) % alignment;
-    if (pad > 0) this.push(new Uint8Array(pad));
-  }
-  bytes(): Uint8Array {
-    return Buffer.concat(this.chunks);
-  }
-}
-
-function writeValue(out: ByteWriter, type: number, value: unknown) {
-  switch (type) {
-    case ValueType.uint32:
-      return out.u32(value as number);
-    case ValueType.int32:
-      return out.i32(value as number);
-    case ValueType.float32:
-      return out.f32(value as number);
-    case ValueType.bool:
-      return out.bool(value as boolean);
-    case ValueType.string:
-      return out.string(value as string);
-    case ValueType.array: {
-      const [elementType, elements] = value as [number, unknown[]];
-      out.u32(elementType);
-      out.u64(elements.length);
-      for (const element of elements) writeValue(out, elementType, element);
-      return;
-    }
-    default:
-      throw new Error(`unsupported GGUF value type ${type}`);
-  }
-}
-
-function encodeGguf(metadata: Metadata, tensors: Tensor[]): Uint8Array {
-  const out = new ByteWriter();
-  out.raw(new TextEncoder().encode('GGUF'));
-  out.u32(GGUF_VERSION);
-  out.u64(tensors.length);
-  out.u64(metadata.length);
-  for (const [key, type, value] of metadata) {
-    out.string(key);
-    out.u32(type);
-    writeValue(out, type, value);
-  }
-  let offset = 0;
-  for (const tensor of tensors) {
-    out.string(tensor.name);
-    out.u32(tensor.dims.length);
-    for (const dim of tensor.dims) out.u64(dim);
-    out.u32(GgmlType.f32);
-    out.u64(offset);
-    offset += alignUp(tensor.values.byteLength);
-  }
-  out.padTo(ALIGNMENT_BYTES);
-  for (const tensor of tensors) {
-    const bytes = new Uint8Array(tensor.values.byteLength);
-    const view = new DataView(bytes.buffer);
-    for (let i = 0; i < tensor.values.length; i++) view.setFloat32(i * 4, tensor.values[i]!, true);
-    out.raw(bytes);
-    out.padTo(ALIGNMENT_BYTES);
-  }
-  return out.bytes();
-}
-
-function alignUp(size: number): number {
-  return Math.ceil(size / ALIGNMENT_BYTES) * ALIGNMENT_BYTES;
 }

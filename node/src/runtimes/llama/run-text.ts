@@ -10,9 +10,11 @@ import {
   completionResponse,
   parseRequest,
   responseId,
+  toolCallsResponse,
   usageOf,
 } from '../openai-shapes.js';
 import type { JobResponse, RuntimeJob } from '../runtime.js';
+import { AutoCallGate, autoToolNames, parseToolCalls } from './auto-tool-calls.js';
 import { toChatHistory } from './chat-history.js';
 import { completionPrompts } from './completion-prompts.js';
 import { generateText } from './generate-text.js';
@@ -74,6 +76,8 @@ export async function runText(
   const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
   const emit = job.stream && !forced ? job.onChunk : undefined;
   const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
+  // Tools listed and no call forced: the model may answer with calls (auto-tool-calls.ts).
+  const autoTools = chat && !forced ? autoToolNames(request as ChatRequest) : undefined;
   const grammar = forced
     ? await grammars.forSchema(forced.schema)
     : await grammars.forResponseFormat(request.response_format);
@@ -98,6 +102,17 @@ export async function runText(
           ? chatLogprobs(entries)
           : completionLogprobs(entries);
     if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }, null, index), 0);
+    const sendText = (text: string, tokens: number, entries?: TokenLogprob[]) => {
+      streamedTokens += tokens;
+      const logprobs = logprobsOf(entries);
+      emit!(
+        chat
+          ? chatChunk(meta, { content: text }, null, index, logprobs)
+          : completionChunk(meta, text, null, index, logprobs),
+        tokens,
+      );
+    };
+    const gate = emit && autoTools ? new AutoCallGate(sendText) : undefined;
     const result = await withSequence(entry, (sequence) =>
       generateText({
         sequence,
@@ -120,23 +135,30 @@ export async function runText(
         signal: job.signal,
         onText: call
           ? (text, tokens) => call.push(text, tokens)
-          : emit &&
-            ((text, tokens, entries) => {
-              streamedTokens += tokens;
-              const logprobs = logprobsOf(entries);
-              emit(
-                chat
-                  ? chatChunk(meta, { content: text }, null, index, logprobs)
-                  : completionChunk(meta, text, null, index, logprobs),
-                tokens,
-              );
-            }),
+          : gate
+            ? (text, tokens, entries) => gate.push(text, tokens, entries)
+            : emit && sendText,
       }),
     );
     completionTokens += result.completionTokens;
     // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
     if (index === 0) job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
     if (call) return call.finish(result, usageOf(promptCount, completionTokens), forced?.name);
+    const calls = autoTools
+      ? parseToolCalls(result.text, autoTools, (request as ChatRequest).parallel_tool_calls !== false)
+      : undefined;
+    if (calls) {
+      // The answer was calls: streamed as OpenAI streams them, their tokens in the last chunk.
+      emit?.(
+        chatChunk(meta, {
+          tool_calls: calls.map((c, i) => ({ index: i, ...c })),
+        }),
+        0,
+      );
+      emit?.(chatChunk(meta, {}, 'tool_calls'), result.completionTokens);
+      return toolCallsResponse(meta, calls, usageOf(promptCount, completionTokens));
+    }
+    gate?.flush();
     // Tokens whose text was never sent (a matched stop string) count in the choice's last chunk.
     const unsent = result.completionTokens - streamedTokens;
     emit?.(
