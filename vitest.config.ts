@@ -9,7 +9,7 @@ export default defineConfig({
   // add to Vitest's defaults (node, development|production).
   ssr: { resolve: { conditions: ['gpumesh-source'] } },
   test: {
-    include: ['{protocol,coordinator,node,test,bench}/**/*.test.ts', 'scripts/**/*.test.ts'],
+    include: ['{protocol,coordinator,node,test,bench,models}/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },

@@ -15,6 +15,7 @@ const FILES_DIR = path.join(ROOT, 'models/mini-chat');
 
 type CatalogEntry = {
   id: string;
+  contextLength: number;
   embeddingId?: string;
   files: { quant: string; file: string; sha256?: string }[];
 };
@@ -50,6 +51,7 @@ export async function miniChatModel(modelsDir: string, quant = MINI_CHAT_QUANT):
     embeddingId: `${id}-embed`,
     catalogId: entry.id,
     catalogEmbeddingId: entry.embeddingId,
+    contextLength: entry.contextLength,
   };
 }
 

@@ -193,6 +193,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       modelFile: served.modelFile,
       modelId: served.id,
       embeddingId: served.embeddingId,
+      ...(served.contextLength ? { contextLength: served.contextLength } : {}),
       appUrl,
       owner,
       log,

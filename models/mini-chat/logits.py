@@ -9,25 +9,17 @@ import argparse
 import json
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from train import Model, gguf_tensors  # noqa: E402
+from train import Model, load_weights  # noqa: E402
 
 
 def load(path, vocab_size):
     meta = json.load(open(path + ".json"))
     s = meta["shape"]
     model = Model(vocab_size, s["width"], s["layers"], s["heads"], s["kvHeads"], s["feedForward"], 4096, s["ropeFreqBase"])
-    data = np.fromfile(path + ".bin", dtype="<f4")
-    at = 0
-    with torch.no_grad():
-        for (name, t), info in zip(gguf_tensors(model, s["layers"]), meta["tensors"]):
-            assert name == info["name"], (name, info["name"])
-            n = t.numel()
-            t.copy_(torch.from_numpy(data[at : at + n].copy()).view(t.shape))
-            at += n
+    load_weights(model, path)
     return model
 
 

@@ -144,6 +144,21 @@ def save(model, args, path, info):
     json.dump({"shape": shape, "tensors": tensors, **info}, open(path + ".json", "w"), indent=1)
 
 
+def load_weights(model, path):
+    """Loads <path>.bin as written by save(), in GGUF tensor order (output.weight is tied)."""
+    import numpy as np
+
+    meta = json.load(open(path + ".json"))
+    data = np.fromfile(path + ".bin", dtype="<f4")
+    at = 0
+    with torch.no_grad():
+        for (name, t), info in zip(gguf_tensors(model, len(model.blocks)), meta["tensors"]):
+            assert name == info["name"], (name, info["name"])
+            n = t.numel()
+            t.copy_(torch.from_numpy(data[at : at + n].copy()).view(t.shape))
+            at += n
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -164,6 +179,7 @@ def main():
     ap.add_argument("--rope-base", type=float, default=10000.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--checkpoints", default="", help="steps after which to save, comma-separated")
+    ap.add_argument("--init", default="", help="start from these weights (<path>.bin/.json) instead of random ones")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -178,6 +194,8 @@ def main():
     weight = mask * (1 - args.prompt_weight) + args.prompt_weight
 
     model = Model(vocab_size, args.width, args.layers, args.heads, args.kv_heads, args.ff, args.seq, args.rope_base)
+    if args.init:
+        load_weights(model, args.init)
     params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
