@@ -49,8 +49,9 @@ SYSTEMS = [
 class Gen:
     """One random stream of conversations."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, copy_share=0.0):
         self.r = random.Random(seed)
+        self.copy_share = copy_share
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -467,7 +468,19 @@ class Gen:
             a = f"Hello {name}! Warm greetings from {city}."
         return {"task": "prose", "messages": self.system_maybe() + [{"role": "user", "content": q}], "target": {"content": a}, "check": {"prose": True}}
 
+    def convo_copy(self):
+        """Words, names or numbers repeated exactly: what teaches a small model to copy from its prompt."""
+        r = self.r
+        pool = self.pick([NAMES, CITIES, ANIMALS + FRUITS + ITEMS + COLORS, None])
+        n = r.randint(2, 8)
+        items = [str(r.randint(0, 999)) for _ in range(n)] if pool is None else [self.pick(pool) for _ in range(n)]
+        text = self.pick([" ".join(items), ", ".join(items)])
+        q = self.pick([f"Repeat after me: {text}", f"Say exactly this: {text}", f"Copy this: {text}", f"Repeat: {text}"])
+        return {"task": "copy", "messages": self.system_maybe() + [{"role": "user", "content": q}], "target": {"content": text}, "check": {"contains": text}}
+
     def conversation(self):
+        if self.copy_share and self.r.random() < self.copy_share:
+            return self.convo_copy()
         k = self.r.random()
         if k < 0.34:
             return self.convo_exact()
@@ -494,17 +507,24 @@ def main():
     ap.add_argument("--train", type=int, default=60000)
     ap.add_argument("--test", type=int, default=600)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--copy-share", type=float, default=0.0, help="share of copy-this conversations (the second stage's)")
+    ap.add_argument("--exclude", default="", help="a test set (jsonl) whose prompts the training set must not contain")
     args = ap.parse_args()
     import os
 
     os.makedirs(args.out, exist_ok=True)
-    train = Gen(args.seed)
+    train = Gen(args.seed, args.copy_share)
+    excluded = {prompt_key(json.loads(line)) for line in open(args.exclude)} if args.exclude else set()
     seen = set()
     with open(f"{args.out}/train.jsonl", "w") as f:
-        for _ in range(args.train):
+        written = 0
+        while written < args.train:
             c = train.conversation()
+            if prompt_key(c) in excluded:
+                continue
             seen.add(prompt_key(c))
             f.write(json.dumps(c) + "\n")
+            written += 1
     test = Gen(args.seed + 1_000_003)
     kept = 0
     with open(f"{args.out}/test.jsonl", "w") as f:

@@ -180,6 +180,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--checkpoints", default="", help="steps after which to save, comma-separated")
     ap.add_argument("--init", default="", help="start from these weights (<path>.bin/.json) instead of random ones")
+    ap.add_argument("--stop-after", type=int, default=0, help="end after this step (the schedule still spans --steps)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -209,7 +210,8 @@ def main():
     began = time.time()
     generator = torch.Generator().manual_seed(args.seed)
     losses = []
-    for step in range(1, args.steps + 1):
+    last = args.stop_after or args.steps
+    for step in range(1, last + 1):
         lr = args.lr * min(1.0, step / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / args.steps)))
         for g in opt.param_groups:
             g["lr"] = lr
@@ -241,11 +243,11 @@ def main():
         args,
         args.out,
         {
-            "step": args.steps,
+            "step": last,
             "answerLoss": sum(losses[-50:]) / len(losses[-50:]),
             "parameters": params,
             "seconds": round(elapsed),
-            "tokensSeen": args.steps * args.batch * args.seq,
+            "tokensSeen": last * args.batch * args.seq,
             "seed": args.seed,
         },
     )

@@ -3,14 +3,13 @@
 # GGUF files (F16, Q8_0, Q4_0) → evaluation. `npm run train-model`; README.md beside this file.
 # Needs Debian's PyTorch and a fast BLAS: apt-get install python3-torch libopenblas0-pthread.
 # Environment: WORK (scratch folder, default .train/mini-chat), OUT (where the GGUF files go,
-# default models/mini-chat), SEED (default 1), STEPS (default 800), NAME (default gpumesh-mini-chat),
-# TRAIN_ARGS (more train.py flags, e.g. "--width 128 --layers 2" for a smaller model).
+# default models/mini-chat), SEED (default 1), NAME (default gpumesh-mini-chat), TRAIN_ARGS (more
+# train.py flags for every stage, e.g. "--width 128 --layers 2" for a smaller model).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 WORK=${WORK:-.train/mini-chat}
 OUT=${OUT:-models/mini-chat}
 SEED=${SEED:-1}
-STEPS=${STEPS:-800}
 NAME=${NAME:-gpumesh-mini-chat}
 PY=/usr/bin/python3 # Debian's python3, which has python3-torch
 TSX=(node --conditions=gpumesh-source --import tsx)
@@ -24,17 +23,35 @@ mkdir -p "$WORK" "$OUT"
 began=$(date +%s)
 say() { echo "[$(($(date +%s) - began)) s] $*"; }
 
-say "1/6 conversations (seed $SEED)"
+say "1/6 conversations: stage 1 (seed $SEED), stage 2 (12 % copy tasks), stage 3 (half copy tasks)"
 "$PY" "$HERE/data.py" --out "$WORK" --train 60000 --test 600 --seed "$SEED"
+for stage in 2 3; do
+  mkdir -p "$WORK/stage$stage"
+  share=$([ "$stage" = 2 ] && echo 0.12 || echo 0.5)
+  count=$([ "$stage" = 2 ] && echo 40000 || echo 16000)
+  "$PY" "$HERE/data.py" --out "$WORK/stage$stage" --train "$count" --test 10 --seed "$((SEED + stage - 1))" \
+    --copy-share "$share" --exclude "$WORK/test.jsonl"
+done
 say "2/6 rendered as the daemon renders them"
 "${TSX[@]}" "$HERE/render.ts" text --data "$WORK/train.jsonl" --out "$WORK/render.txt"
-say "3/6 vocabulary"
+say "3/6 vocabulary, then tokens"
 "$PY" "$HERE/vocab.py" --text "$WORK/render.txt" --size 2048 --out "$WORK/vocab.json"
 "${TSX[@]}" "$HERE/render.ts" tokens --data "$WORK/train.jsonl" --vocab "$WORK/vocab.json" --out "$WORK/train"
-say "4/6 training ($STEPS steps)"
+for stage in 2 3; do
+  cp "$WORK/vocab.json" "$WORK/stage$stage/vocab.json"
+  "${TSX[@]}" "$HERE/render.ts" tokens --data "$WORK/stage$stage/train.jsonl" --vocab "$WORK/vocab.json" \
+    --out "$WORK/stage$stage/train"
+done
+say "4/6 training in three stages (models/mini-chat/README.md)"
 # shellcheck disable=SC2086 # TRAIN_ARGS is a list of flags
-"$PY" "$HERE/train.py" --data "$WORK/train" --out "$WORK/weights" --seed "$SEED" --steps "$STEPS" \
-  --checkpoints "$((STEPS / 4)),$((STEPS / 2))" ${TRAIN_ARGS:-}
+"$PY" "$HERE/train.py" --data "$WORK/train" --out "$WORK/stage1" --seed "$SEED" --steps 800 --stop-after 400 \
+  --checkpoints 200 ${TRAIN_ARGS:-}
+# shellcheck disable=SC2086
+"$PY" "$HERE/train.py" --data "$WORK/stage2/train" --out "$WORK/stage2/weights" --seed "$((SEED + 1))" \
+  --init "$WORK/stage1" --steps 400 --stop-after 200 --lr 2e-3 --warmup 20 --prompt-weight 1.0 ${TRAIN_ARGS:-}
+# shellcheck disable=SC2086
+"$PY" "$HERE/train.py" --data "$WORK/stage3/train" --out "$WORK/weights" --seed "$((SEED + 2))" \
+  --init "$WORK/stage2/weights" --steps 180 --lr 2e-3 --warmup 10 --prompt-weight 1.0 --checkpoints 90 ${TRAIN_ARGS:-}
 say "5/6 GGUF files"
 "${TSX[@]}" "$HERE/export.ts" --weights "$WORK/weights" --vocab "$WORK/vocab.json" --out "$OUT" --name "$NAME" |
   tee "$WORK/files.jsonl"
