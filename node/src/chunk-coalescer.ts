@@ -9,8 +9,11 @@ export type ChunkCoalescerOptions = {
    * same turn of the event loop still share a frame).
    */
   flushMs: number;
-  /** Sends one chunk frame's content: the OpenAI chunk and the completion tokens it carries. */
-  send: (chunk: JsonObject, tokens: number) => void;
+  /**
+   * Sends one chunk frame's content: the OpenAI chunk, the completion tokens it carries and their
+   * ids (undefined unless every chunk joined in it came with its ids).
+   */
+  send: (chunk: JsonObject, tokens: number, tokenIds: number[] | undefined) => void;
 };
 
 type Choice = {
@@ -74,10 +77,10 @@ function sameEnvelope(a: JsonObject, b: JsonObject): boolean {
  * the frames' cost having moved to the check phase.
  */
 export class ChunkCoalescer {
-  private held?: { chunk: JsonObject; text: string; tokens: number; deadline: number };
+  private held?: { chunk: JsonObject; text: string; tokens: number; ids: Ids; deadline: number };
   private timer?: NodeJS.Timeout;
   /** Chunks due, in order, waiting for the macrotask that sends them. */
-  private outbox: { chunk: JsonObject; tokens: number }[] = [];
+  private outbox: { chunk: JsonObject; tokens: number; ids: Ids }[] = [];
   private immediate?: NodeJS.Immediate;
   private textSent = false;
   /** When the previous chunk was pushed (performance.now()), and the gap before it. */
@@ -86,25 +89,30 @@ export class ChunkCoalescer {
 
   constructor(private readonly options: ChunkCoalescerOptions) {}
 
-  /** Takes the next chunk; `tokens` defaults to the protocol's count (chunkTokens: one per choice with text). */
-  push(chunk: JsonObject, tokens: number = chunkTokens(chunk)): void {
+  /**
+   * Takes the next chunk; `tokens` defaults to the protocol's count (chunkTokens: one per choice
+   * with text); `tokenIds`, when known, are their ids (joined chunks join them).
+   */
+  push(chunk: JsonObject, tokens: number = chunkTokens(chunk), tokenIds?: number[]): void {
+    const ids: Ids = tokenIds ?? (tokens === 0 ? [] : undefined);
     if (this.options.flushMs <= 0 || !this.textSent) {
       this.lastPush = performance.now();
       this.release();
       this.textSent = chunkTokens(chunk) > 0;
-      this.send(chunk, tokens);
+      this.send(chunk, tokens, ids);
       return;
     }
     const now = performance.now();
     this.gap = now - this.lastPush;
     this.lastPush = now;
     const held = this.held;
-    if (!held && this.joinDue(chunk, tokens)) return;
+    if (!held && this.joinDue(chunk, tokens, ids)) return;
     if (held) {
       const text = sameEnvelope(held.chunk, chunk) ? plainText(chunk, true) : undefined;
       if (text !== undefined) {
         held.text += text;
         held.tokens += tokens;
+        held.ids = joinIds(held.ids, ids);
         if (now + this.gap >= held.deadline) this.release();
         return;
       }
@@ -112,15 +120,15 @@ export class ChunkCoalescer {
     }
     const text = plainText(chunk, false);
     if (text === undefined) {
-      this.send(chunk, tokens);
+      this.send(chunk, tokens, ids);
       return;
     }
     // Text slower than one chunk per flushMs has nothing to wait for.
     if (this.gap >= this.options.flushMs) {
-      this.send(chunk, tokens);
+      this.send(chunk, tokens, ids);
       return;
     }
-    this.held = { chunk, text, tokens, deadline: now + this.options.flushMs };
+    this.held = { chunk, text, tokens, ids, deadline: now + this.options.flushMs };
     this.timer = setTimeout(() => this.flush(), this.options.flushMs);
   }
 
@@ -147,18 +155,18 @@ export class ChunkCoalescer {
     const held = this.held;
     if (!held) return;
     this.held = undefined;
-    this.send(withText(held.chunk, held.text), held.tokens);
+    this.send(withText(held.chunk, held.text), held.tokens, held.ids);
   }
 
   /** Queues a chunk for the next macrotask (joined to the last due chunk when both are text). */
-  private send(chunk: JsonObject, tokens: number): void {
-    if (this.joinDue(chunk, tokens)) return;
-    this.outbox.push({ chunk, tokens });
+  private send(chunk: JsonObject, tokens: number, ids: Ids): void {
+    if (this.joinDue(chunk, tokens, ids)) return;
+    this.outbox.push({ chunk, tokens, ids });
     this.immediate ??= setImmediate(() => this.sendOutbox());
   }
 
   /** Adds a text chunk to the last chunk due, when that one is text of the same stream; else false. */
-  private joinDue(chunk: JsonObject, tokens: number): boolean {
+  private joinDue(chunk: JsonObject, tokens: number, ids: Ids): boolean {
     const last = this.outbox.at(-1);
     if (!last) return false;
     const text = plainText(chunk, true);
@@ -167,6 +175,7 @@ export class ChunkCoalescer {
     if (dueText === undefined || !sameEnvelope(last.chunk, chunk)) return false;
     last.chunk = withText(last.chunk, dueText + text);
     last.tokens += tokens;
+    last.ids = joinIds(last.ids, ids);
     return true;
   }
 
@@ -175,8 +184,16 @@ export class ChunkCoalescer {
     this.immediate = undefined;
     const due = this.outbox;
     this.outbox = [];
-    for (const { chunk, tokens } of due) this.options.send(chunk, tokens);
+    for (const { chunk, tokens, ids } of due) this.options.send(chunk, tokens, ids?.length ? ids : undefined);
   }
+}
+
+/** A chunk's token ids: known (an empty list for a chunk of no token), or not. */
+type Ids = number[] | undefined;
+
+/** Two chunks' ids joined: known only when both are. */
+function joinIds(a: Ids, b: Ids): Ids {
+  return a && b ? [...a, ...b] : undefined;
 }
 
 /** The chunk with its one choice's text (delta content or completion text) replaced. */

@@ -68,7 +68,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     job: JobFrame,
     io: {
       signal: AbortSignal;
-      onChunk: (chunk: Record<string, unknown>, tokens?: number) => void;
+      onChunk: (chunk: Record<string, unknown>, tokens?: number, tokenIds?: number[]) => void;
       onPromptTokens: (count: number) => void;
       onTokenIds: (ids: TokenIds) => void;
     },

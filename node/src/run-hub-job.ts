@@ -13,8 +13,8 @@ import type { JobResponse, JsonObject, TokenIds } from './runtimes/runtime.js';
 /** What a running job reports back while it runs. */
 export type HubJobIo = {
   signal: AbortSignal;
-  /** A chunk of the answer; `tokens`: completion tokens the chunk carries, if known. */
-  onChunk: (chunk: JsonObject, tokens?: number) => void;
+  /** A chunk of the answer; `tokens`: completion tokens the chunk carries, if known; `tokenIds`: their ids. */
+  onChunk: (chunk: JsonObject, tokens?: number, tokenIds?: number[]) => void;
   /** The prompt's token count, once known (reported if the job ends early). */
   onPromptTokens: (count: number) => void;
   /** The token ids evaluated and sampled, sent with the result for verification. */
@@ -57,15 +57,23 @@ export function runHubJob(job: JobFrame, options: RunHubJobOptions): RunningHubJ
   let sentTokens = 0;
   const chunks = new ChunkCoalescer({
     flushMs: options.chunkFlushMs,
-    send: (chunk, tokens) => {
+    send: (chunk, tokens, tokenIds) => {
       sentTokens += tokens ?? 0;
-      send(createFrame('chunk', { jobId: job.jobId, seq: seq++, chunk, tokens }));
+      send(
+        createFrame('chunk', {
+          jobId: job.jobId,
+          seq: seq++,
+          chunk,
+          tokens,
+          ...(tokenIds ? { tokenIds } : {}),
+        }),
+      );
     },
   });
   const done = options
     .runJob(job, {
       signal: controller.signal,
-      onChunk: (chunk, tokens) => chunks.push(chunk, tokens),
+      onChunk: (chunk, tokens, tokenIds) => chunks.push(chunk, tokens, tokenIds),
       onPromptTokens: (count) => {
         promptTokens = count;
       },

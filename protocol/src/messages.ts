@@ -104,9 +104,16 @@ export const VerificationResponse = Type.Object({
 });
 export type VerificationResponse = Static<typeof VerificationResponse>;
 
-/** A `job`'s `continueFrom` (v0.3): the text of the answer so far, to be continued. */
+/**
+ * A `job`'s `continueFrom` (v0.3): the text of the answer so far, to be continued; v0.4 adds the
+ * token ids the client's text was sampled as, which the node evaluates as they are.
+ */
 export const ContinueFrom = Type.Object(
-  { text: Type.String({ minLength: 1 }) },
+  {
+    text: Type.String({ minLength: 1 }),
+    /** v0.4: choice 0's completion token ids so far, their text `text` (NODE_PROTOCOL.md §9). */
+    tokenIds: Type.Optional(Type.Array(TokenId, { minItems: 1, maxItems: MAX_VERIFY_TOKENS })),
+  },
   { additionalProperties: false },
 );
 export type ContinueFrom = Static<typeof ContinueFrom>;
@@ -248,6 +255,12 @@ export const ChunkFrame = frame(
      * coordinator bills a stream cut short by these; without it, one per chunk with text.
      */
     tokens: Type.Optional(Count),
+    /**
+     * v0.4: the ids of the `tokens` this chunk carries, in order (as many as `tokens`): the
+     * coordinator continues an answer cut short from the ids the client got (NODE_PROTOCOL.md §9
+     * "Continuing an answer").
+     */
+    tokenIds: Type.Optional(Type.Array(TokenId, { maxItems: MAX_VERIFY_TOKENS })),
   },
   'node → coordinator, one streamed piece of a stream: true job',
 );

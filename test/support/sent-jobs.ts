@@ -3,8 +3,15 @@ import { vi } from 'vitest';
 import type { JobHandlers, JobSpec } from '../../coordinator/src/hub/jobs.js';
 import type { Slot } from '../../coordinator/src/router/router.js';
 
-/** What a job sent to a node looked like, and the text its chunks carried. */
-export type SentJob = { nodeId: string; continueFrom: string | undefined; text: string };
+/** What a job sent to a node looked like, and the text (and token ids) its chunks carried. */
+export type SentJob = {
+  nodeId: string;
+  continueFrom: string | undefined;
+  /** The continueFrom's token ids (v0.4), if it carried them. */
+  continueFromIds: readonly number[] | undefined;
+  text: string;
+  ids: number[];
+};
 
 /**
  * Records every job `app`'s router sends to a node, as it sends it (a spy on router.dispatch): its
@@ -17,15 +24,18 @@ export function recordSentJobs(app: FastifyInstance): SentJob[] {
     const job: SentJob = {
       nodeId: slot.entry.node.nodeId.toLowerCase(),
       continueFrom: spec.continueFrom?.text,
+      continueFromIds: spec.continueFrom?.tokenIds,
       text: '',
+      ids: [],
     };
     sent.push(job);
     return dispatch(slot, spec, {
       ...handlers,
-      onChunk: (chunk, seq, tokens) => {
-        const choice = (chunk.choices as { delta?: { content?: string } }[] | undefined)?.[0];
-        job.text += choice?.delta?.content ?? '';
-        handlers.onChunk?.(chunk, seq, tokens);
+      onChunk: (chunk, seq, tokens, tokenIds) => {
+        const choice = (chunk.choices as { delta?: { content?: string }; text?: string }[] | undefined)?.[0];
+        job.text += choice?.delta?.content ?? choice?.text ?? '';
+        job.ids.push(...(tokenIds ?? []));
+        handlers.onChunk?.(chunk, seq, tokens, tokenIds);
       },
     });
   });

@@ -3,8 +3,16 @@ import type { JobKind, ProtocolErrorCode } from '@gpumesh/protocol';
 
 /** What a job's caller hears back. Exactly one of onResult / onError ends a job. */
 export type JobHandlers = {
-  /** `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens). */
-  onChunk?: (chunk: Record<string, unknown>, seq: number, tokens: number | undefined) => void;
+  /**
+   * `tokens`: the completion tokens the chunk carries, when the node says (chunk.tokens);
+   * `tokenIds`: their ids, when the node sends them (v0.4, what a continuation starts from).
+   */
+  onChunk?: (
+    chunk: Record<string, unknown>,
+    seq: number,
+    tokens: number | undefined,
+    tokenIds?: readonly number[],
+  ) => void;
   /** `tokenIds`: the prompt and completion token ids, when the node sent them (for verification). */
   onResult: (response: Record<string, unknown> & { usage: JobUsage }, tokenIds?: JobTokenIds) => void;
   onError: (error: JobError) => void;
@@ -41,7 +49,7 @@ export type JobSpec = {
   stream: boolean;
   timeoutMs: number;
   /** The answer so far, which the node continues (NODE_PROTOCOL.md §9 "Continuing an answer"). */
-  continueFrom?: { text: string };
+  continueFrom?: { text: string; tokenIds?: number[] };
 };
 
 /** A running job: cancel it when the client goes away. */

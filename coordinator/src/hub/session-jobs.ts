@@ -122,7 +122,7 @@ export class SessionJobs {
     }
     job.nextSeq++;
     this.#firstSign(job);
-    job.handlers.onChunk?.(frame.chunk, frame.seq, frame.tokens);
+    job.handlers.onChunk?.(frame.chunk, frame.seq, frame.tokens, frame.tokenIds);
   }
 
   /** A chunk or result for a job not running: quiet if it ended here, else `unknown_job`. */

@@ -8,6 +8,7 @@ import type { JobError, JobHandle, JobTokenIds, JobUsage } from '../hub/jobs.js'
 import { outputBytes } from '../ledger/bound-usage.js';
 import { type Hold, releaseHold } from './billing.js';
 import { responseAsChunk, withoutFinish } from './chunks.js';
+import { joinContinuedIds, withChunkIds } from './continued-ids.js';
 import { deliveredText, streamedText } from './delivered-text.js';
 import type { Entry } from './pick-index.js';
 import type { Slot } from './router.js';
@@ -26,6 +27,8 @@ const TEXT_KINDS: ReadonlySet<string> = new Set(['chat', 'completion', 'vision']
 export function firstSignDeadlineMs(settings: RouterSettings, job: InferenceJob): number {
   let ms = settings.ttftMs + job.promptTokensBound * settings.prefillMsPerToken;
   if (!job.stream) ms += (job.maxTokens * job.choices * 1000) / settings.minTokensPerSecond;
+  // A continuation's ids are replayed one at a time, at the pace they were generated.
+  ms += ((job.continuation?.tokenIds?.length ?? 0) * 1000) / settings.minTokensPerSecond;
   return Math.min(Math.ceil(ms), settings.jobTimeoutMs);
 }
 
@@ -51,6 +54,8 @@ export type AttemptOutcome =
        * chunk carried anything else, a tool call say): what a continuation continues.
        */
       answerText?: string;
+      /** The ids of `answerText`'s tokens, when every chunk carried its tokens' ids (v0.4). */
+      answerTokenIds?: number[];
     };
 
 /** Which attempt of a request answers: the first to show a sign of work. */
@@ -95,6 +100,8 @@ export class Attempt {
   #deliveredBytes = 0;
   /** Choice 0's text so far, kept for a stream a continuation may take over (continuation.ts). */
   #answerText: string | undefined;
+  /** The ids of the tokens of the chunks relayed, while every chunk came with its ids. */
+  #answerIds: number[] | undefined;
   /** What the client got of a stream, kept only for a spot check. */
   readonly #relayedChunks: Record<string, unknown>[] = [];
   /** Chunks without output (a role) waiting for the first that has some. */
@@ -116,8 +123,10 @@ export class Attempt {
     this.#race = race;
     this.#sink = sink;
     this.#deadlineMs = firstSignDeadlineMs(deps.settings, job);
-    if (job.stream && job.choices === 1 && (job.kind === 'chat' || job.kind === 'completion'))
+    if (job.stream && job.choices === 1 && (job.kind === 'chat' || job.kind === 'completion')) {
       this.#answerText = '';
+      this.#answerIds = [];
+    }
     let reject: (error: unknown) => void = () => {};
     this.outcome = new Promise<AttemptOutcome>((resolve, rejectOutcome) => {
       this.#resolve = resolve;
@@ -133,10 +142,17 @@ export class Attempt {
           request: job.nodeRequest,
           stream: job.stream,
           timeoutMs: deps.settings.jobTimeoutMs,
-          ...(job.continuation ? { continueFrom: { text: job.continuation.text } } : {}),
+          ...(job.continuation
+            ? {
+                continueFrom: {
+                  text: job.continuation.text,
+                  ...(job.continuation.tokenIds ? { tokenIds: [...job.continuation.tokenIds] } : {}),
+                },
+              }
+            : {}),
         },
         {
-          onChunk: (chunk, _seq, tokens) => this.#onChunk(chunk, tokens),
+          onChunk: (chunk, _seq, tokens, tokenIds) => this.#onChunk(chunk, tokens, tokenIds),
           onResult: (response, tokenIds) => this.#onResult(response, tokenIds),
           onError: (error) => this.#onError(error),
         },
@@ -211,7 +227,11 @@ export class Attempt {
     return false;
   }
 
-  #onChunk(chunk: Record<string, unknown>, tokens: number | undefined): void {
+  #onChunk(
+    chunk: Record<string, unknown>,
+    tokens: number | undefined,
+    tokenIds: readonly number[] | undefined,
+  ): void {
     const sink = this.#sink;
     if (!this.#mayAnswer() || this.#done || !sink || sink.closed) return;
     // The stream's end (finish reason, usage) is the coordinator's to send, once.
@@ -219,10 +239,12 @@ export class Attempt {
     const continued = this.#job.continuation !== undefined;
     const finished = withoutFinish(chunk);
     const relayed = finished && continued ? withoutRole(finished) : finished;
-    this.#deliveredTokens += chunkTokens(chunk, tokens);
+    const counted = chunkTokens(chunk, tokens);
+    this.#deliveredTokens += counted;
+    this.#answerIds = withChunkIds(this.#answerIds, counted, tokenIds);
     this.#deliveredBytes += outputBytes(chunk);
     if (!relayed) return;
-    if (this.#deps.spotCheck && !continued) this.#relayedChunks.push(relayed);
+    if (this.#deps.spotCheck) this.#relayedChunks.push(relayed);
     this.#answerText = plainTextOf(relayed, this.#answerText);
     const out = { ...relayed, id: this.#job.requestId, model: this.#job.model };
     // Nothing goes out before the first output (a role-only chunk waits): an error the node sends
@@ -246,17 +268,27 @@ export class Attempt {
     const job = this.#job;
     const sink = this.#sink;
     // Read only when a spot check is drawn: the text of a stream is assembled then. A continued
-    // answer is not checked: no node's token ids cover what the client got.
-    if (!job.continuation)
-      this.#deps.spotCheck?.(this.entry, () => ({
-        kind: job.kind,
-        jobId: this.#handle?.jobId ?? '',
-        request: job.nodeRequest,
-        usage: response.usage,
-        tokenIds,
-        delivered: this.#deliveredChunks > 0 ? streamedText(this.#relayedChunks) : deliveredText(response),
-        private: job.provider?.dataCollection === 'deny',
-      }));
+    // answer is checked whole when it was continued from ids (joined: continued-ids.ts), its
+    // evidence counted from this node's first token; from text, no node's ids cover it.
+    const from = job.continuation?.tokenIds;
+    if (!job.continuation || (from && response.usage.completion_tokens > 0))
+      this.#deps.spotCheck?.(this.entry, () => {
+        const delivered =
+          this.#deliveredChunks > 0 ? streamedText(this.#relayedChunks) : deliveredText(response);
+        const { prompt_tokens: prompt, completion_tokens: completion } = response.usage;
+        const skip = from?.length ?? 0;
+        return {
+          kind: job.kind,
+          jobId: this.#handle?.jobId ?? '',
+          request: job.nodeRequest,
+          usage: { prompt_tokens: prompt - skip, completion_tokens: completion + skip },
+          tokenIds: from ? joinContinuedIds(from, tokenIds) : tokenIds,
+          delivered:
+            job.continuation && delivered !== undefined ? job.continuation.text + delivered : delivered,
+          private: job.provider?.dataCollection === 'deny',
+          ...(skip > 0 ? { scoredFrom: skip } : {}),
+        };
+      });
     if (sink && !sink.closed && this.#deliveredChunks === 0) {
       // The node answered a stream request in one piece: stream it as one chunk (a continuation's
       // on the stream already begun, without a role).
@@ -288,6 +320,7 @@ export class Attempt {
       deliveredBytes: this.#deliveredBytes,
       clientGone: this.#clientGone,
       ...(this.#answerText !== undefined ? { answerText: this.#answerText } : {}),
+      ...(this.#answerText !== undefined && this.#answerIds ? { answerTokenIds: this.#answerIds } : {}),
     });
   }
 

@@ -68,7 +68,11 @@ export function continuationJob(
     nodeRequest,
     maxTokens,
     promptTokensBound:
-      job.promptTokensBound + Buffer.byteLength(continuation.text, 'utf8') + CONTINUED_TEXT_TOKEN_SLACK,
+      job.promptTokensBound +
+      Math.max(
+        Buffer.byteLength(continuation.text, 'utf8') + CONTINUED_TEXT_TOKEN_SLACK,
+        continuation.tokenIds?.length ?? 0,
+      ),
     continuation,
   };
 }

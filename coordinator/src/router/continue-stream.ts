@@ -44,12 +44,19 @@ export async function continueStream(
   const sha256 = attempt.entry.offer.sha256!;
   let parts: BilledParts = await billCutPart(deps, job, attempt, outcome);
   let text = outcome.answerText ?? '';
+  // The ids of that text's tokens, while every node sent its chunks' ids (v0.4): the next node
+  // replays them as they are, and the continued answer is the one the model would have given.
+  let ids = outcome.answerTokenIds;
   let lastError: JobError = outcome.error;
   let last = attempt;
   /** Set when the node failed after its last token: nothing is left of max_tokens to continue. */
   let whole = false;
   for (let continuation = 1; continuation <= MAX_CONTINUATIONS; continuation++) {
-    const next = continuationJob(job, { text, sha256 } satisfies Continuation, parts.completionTokens);
+    const next = continuationJob(
+      job,
+      { text, sha256, ...(ids?.length ? { tokenIds: ids } : {}) } satisfies Continuation,
+      parts.completionTokens,
+    );
     if (!next) {
       whole = true;
       break;
@@ -67,6 +74,7 @@ export async function continueStream(
     // It too failed mid-answer: bill its part, and continue from all the client has now.
     parts = await billCutPart(deps, next, part, partOutcome, parts);
     text += partOutcome.answerText ?? '';
+    ids = ids && partOutcome.answerTokenIds ? [...ids, ...partOutcome.answerTokenIds] : undefined;
     lastError = partOutcome.error;
     excluded.add(part.entry.node.nodeId);
     if (partOutcome.answerText === undefined) break;

@@ -64,6 +64,11 @@ export type CheckedJob = {
   delivered: string | undefined;
   /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
   private?: boolean;
+  /**
+   * A continued answer (continued-ids.ts): the completion's first `scoredFrom` tokens are another
+   * node's, evaluated as context; the evidence counts this node's, after them.
+   */
+  scoredFrom?: number;
 };
 
 export type RouteDeps = {
@@ -140,6 +145,8 @@ export type InferenceJob = {
 export type Continuation = {
   /** The text the client has (choice 0's): the job's `continueFrom`. */
   readonly text: string;
+  /** Its tokens' ids, when every chunk carried them (v0.4): the node replays them as they are. */
+  readonly tokenIds?: readonly number[];
   /** The weights file of the node that began the answer: a node continuing it claims the same. */
   readonly sha256: string;
 };

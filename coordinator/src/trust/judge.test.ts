@@ -84,6 +84,17 @@ describe('judge', () => {
     expect(judge(answer({ sampled_logprobs: [null, -1], edge_gaps: [0.2, 0] }), claims())!.passed).toBe(true);
   });
 
+  test("behavior: a continued answer's evidence counts only the continuing node's tokens (scoredFrom)", () => {
+    // The first token, another node's, is one its sampler could not have kept; the second is honest.
+    const bad = answer({ sampled_logprobs: [null, -1], edge_gaps: [5, 0] });
+    expect(judge(bad, claims())!.logE).toBeGreaterThan(1);
+    const continued = judge(bad, claims({ scoredFrom: 1 }))!;
+    expect(continued.tokens).toBe(1);
+    expect(continued.passed).toBe(true);
+    // The text check still covers the whole answer.
+    expect(judge(answer(), claims({ scoredFrom: 1, delivered: 'hello world' }))!.failure).toBeDefined();
+  });
+
   test('behavior: a grammar-shaped answer is not scored', () => {
     const j = judge(
       answer({ sampled_logprobs: [null, null], edge_gaps: [9, 9] }),

@@ -38,6 +38,11 @@ export type Claims = {
   tokenIds: JobTokenIds | undefined;
   /** The text the client got for choice 0 (undefined: not text, e.g. a tool call). */
   delivered: string | undefined;
+  /**
+   * A continued answer's ids joined (router/continued-ids.ts): its first `scoredFrom` completion
+   * tokens are another node's — held to the text like the rest, but not evidence against this one.
+   */
+  scoredFrom?: number;
 };
 
 /** A check the node failed outright: the most one check weighs. */
@@ -79,14 +84,16 @@ export function judge(response: Record<string, unknown>, claims: Claims): Judgem
   const mismatch =
     textMismatch(response.completion_text, claims) ?? promptMismatch(response.prompt_text, claims.request);
   if (mismatch) return failedCheck(mismatch, n);
-  const logprobs = response.logprobs as number[];
-  const meanLogprob = logprobs.reduce((s, x) => s + Math.max(x, -30), 0) / n;
-  const topKFraction = [...(response.in_top_k as string)].filter((c) => c === '1').length / n;
-  const evidence = completionEvidence(positions);
+  const from = Math.min(claims.scoredFrom ?? 0, n - 1);
+  const own = n - from;
+  const logprobs = (response.logprobs as number[]).slice(from);
+  const meanLogprob = logprobs.reduce((s, x) => s + Math.max(x, -30), 0) / own;
+  const topKFraction = [...(response.in_top_k as string).slice(from)].filter((c) => c === '1').length / own;
+  const evidence = completionEvidence(positions.slice(from));
   const scored = !isConstrained(claims.request);
   const logE = scored ? Math.min(evidence.logE, CHECK_CAP) : 0;
   return {
-    tokens: n,
+    tokens: own,
     logE,
     meanExcess: evidence.meanExcess,
     meanLogprob,

@@ -57,9 +57,10 @@ export type RuntimeJob = {
   stream: boolean;
   /**
    * `tokens`: the completion tokens the chunk carries, when the runtime counts them (then a job's
-   * counts add up to its completion_tokens).
+   * counts add up to its completion_tokens); `tokenIds`: their ids, when the runtime knows them
+   * (what a continuation of the answer starts from, NODE_PROTOCOL.md §9).
    */
-  onChunk?: (chunk: JsonObject, tokens?: number) => void;
+  onChunk?: (chunk: JsonObject, tokens?: number, tokenIds?: number[]) => void;
   /** Aborting stops generation; the job then rejects with `job_cancelled`. */
   signal?: AbortSignal;
   /**
@@ -73,7 +74,7 @@ export type RuntimeJob = {
    * Chat and completion, for a model offered with `continues`: the answer so far, which the job
    * continues rather than begins; the response carries only the new text.
    */
-  continueFrom?: { text: string };
+  continueFrom?: { text: string; tokenIds?: number[] };
 };
 
 /** A job's prompt and completion token ids (protocol result frame `tokenIds`). */

@@ -39,6 +39,15 @@ export type GenerateTextOptions = {
    */
   lastTokens?: Token[];
   /**
+   * Continue an answer from the ids the client's text was sampled as (NODE_PROTOCOL.md §9
+   * "Continuing an answer"): `tokenIds` are replayed through the sampler one at a time, each taking
+   * the place of the token sampled at its position — so the KV cache, the penalties' window, the
+   * detokenizer's context and a seeded sampler's random stream are where the uninterrupted answer
+   * had them — and generation goes on after them. `text` is what the client has of their text:
+   * only what follows it is released; the result's text, tokens and ids are the new ones.
+   */
+  resume?: { tokenIds: readonly Token[]; text: string };
+  /**
    * Log-probabilities of each sampled token with this many alternatives (0…20; absent: none),
    * from the distribution it was sampled from (token-logprobs.ts).
    */
@@ -48,7 +57,7 @@ export type GenerateTextOptions = {
    * tokens sampled since the previous call (those whose text is held back count when it is released)
    * and, when `logprobs` is set, the log-probabilities of the tokens whose text begins in it.
    */
-  onText?: (text: string, tokens: number, logprobs?: TokenLogprob[]) => void;
+  onText?: (text: string, tokens: number, logprobs?: TokenLogprob[], tokenIds?: Token[]) => void;
 };
 
 export type GeneratedText = {
@@ -75,10 +84,12 @@ const MAX_PENDING_TOKENS = 4;
 export async function generateText(options: GenerateTextOptions): Promise<GeneratedText> {
   const { sequence, promptTokens, stop, signal, onText, lastTokens = [] } = options;
   const model = sequence.model;
-  const room = sequence.context.contextSize - promptTokens.length;
+  const replay = options.resume?.tokenIds ?? [];
+  const evaluated = promptTokens.length + replay.length;
+  const room = sequence.context.contextSize - evaluated;
   if (room <= 0) {
     throw new NodeError('context_length_exceeded', {
-      detail: `The prompt has ${promptTokens.length} tokens; the context holds ${sequence.context.contextSize}.`,
+      detail: `The prompt has ${evaluated} tokens; the context holds ${sequence.context.contextSize}.`,
     });
   }
   const limit = Math.min(options.maxTokens, room);
@@ -96,6 +107,10 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   let released = 0;
   let completionTokens = 0;
   let reportedTokens = 0;
+  /** Ids released with text so far (replayed ones included): each release carries the ids after them. */
+  let reportedIds = 0;
+  /** Where the new text begins: after the continued answer's (0 when not continuing). */
+  let base = 0;
   let finishReason: FinishReason = 'stop';
   let cut = false;
   // With logprobs: each token's entry and where its text begins; released with that text.
@@ -111,8 +126,10 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   const release = (end: number) => {
     if (end <= released) return;
     const logprobs = options.logprobs === undefined ? undefined : entriesBefore(end);
-    onText?.(text.slice(released, end), completionTokens - reportedTokens, logprobs);
+    const ids = [...generated, ...pending].slice(reportedIds);
+    onText?.(text.slice(released, end), completionTokens - reportedTokens, logprobs, ids);
     reportedTokens = completionTokens;
+    reportedIds += ids.length;
     released = end;
   };
 
@@ -146,61 +163,105 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
       : {}),
   };
   // The probabilities are read only when asked: they cost a vocabulary-sized map per token.
-  const tokens =
+  const tokens = (
     options.logprobs === undefined
       ? sequence.evaluate(input, evaluateOptions)
-      : sequence.evaluateWithMetadata(input, { probabilities: true }, evaluateOptions);
-  for await (const step of tokens) {
-    const token = typeof step === 'number' ? step : step.token;
-    if (signal?.aborted) break;
-    if (model.isEogToken(token)) break;
-    completionTokens++;
-    const context = generated.length >= DETOKENIZE_CONTEXT_TOKENS ? generated : [...lastTokens, ...generated];
-    if (typeof step !== 'number' && options.logprobs !== undefined) {
-      const before = [...context, ...pending].slice(-DETOKENIZE_CONTEXT_TOKENS);
-      entries.push(tokenLogprob(model, token, step.probabilities, options.logprobs, before, text.length));
-    }
-    pending.push(token);
-    const piece = model.detokenize(pending, false, context.slice(-DETOKENIZE_CONTEXT_TOKENS));
-    const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
-    if (!partial) {
-      // A character spanning tokens: each later token's text begins after the earlier ones'.
-      if (options.logprobs !== undefined && pending.length > 1) {
-        let at = text.length;
-        for (const entry of entries.slice(-pending.length)) {
-          entry.offset = Math.min(at, text.length + piece.length);
-          at += entry.token.length;
-        }
+      : sequence.evaluateWithMetadata(input, { probabilities: true }, evaluateOptions)
+  ) as AsyncGenerator<Token | { token: Token; probabilities: Map<Token, number> }, void, Token | undefined>;
+  let replayed = 0;
+  /** The token evaluated next in place of the one sampled (a replayed id), if any. */
+  let replacement: Token | undefined;
+  try {
+    while (true) {
+      const next = await tokens.next(replacement);
+      if (next.done) break;
+      const step = next.value;
+      replacement = undefined;
+      let token = typeof step === 'number' ? step : step.token;
+      if (signal?.aborted) break;
+      const replaying = replayed < replay.length;
+      if (replaying) {
+        // The token sampled here drew from the sampler as the uninterrupted answer's did; the
+        // answer's own token takes its place.
+        token = replay[replayed++]!;
+        replacement = token;
+      } else if (model.isEogToken(token)) break;
+      else completionTokens++;
+      const context =
+        generated.length >= DETOKENIZE_CONTEXT_TOKENS ? generated : [...lastTokens, ...generated];
+      if (!replaying && typeof step !== 'number' && options.logprobs !== undefined) {
+        const before = [...context, ...pending].slice(-DETOKENIZE_CONTEXT_TOKENS);
+        entries.push(tokenLogprob(model, token, step.probabilities, options.logprobs, before, text.length));
       }
-      generated.push(...pending);
-      pending = [];
-      text += piece;
-      const stopAt = findStop(text, stop, released);
-      if (stopAt >= 0) {
-        text = text.slice(0, stopAt);
-        cut = true;
+      pending.push(token);
+      const piece = model.detokenize(pending, false, context.slice(-DETOKENIZE_CONTEXT_TOKENS));
+      const partial = piece.endsWith('\uFFFD') && pending.length < MAX_PENDING_TOKENS;
+      if (!partial) {
+        // A character spanning tokens: each later token's text begins after the earlier ones'.
+        if (options.logprobs !== undefined && pending.length > 1) {
+          let at = text.length;
+          for (const entry of entries.slice(-pending.length)) {
+            entry.offset = Math.min(at, text.length + piece.length);
+            at += entry.token.length;
+          }
+        }
+        generated.push(...pending);
+        pending = [];
+        text += piece;
+        const stopAt = findStop(text, stop, released);
+        if (stopAt >= 0) {
+          text = text.slice(0, stopAt);
+          cut = true;
+          if (replaying) base = resumeAt(text, options.resume!.text);
+          break;
+        }
+        if (!replaying) release(text.length - heldBack(text, stop));
+      }
+      if (replaying) {
+        if (replayed === replay.length) base = resumeAt(text, options.resume!.text);
+        released = base;
+        reportedIds = generated.length + pending.length;
+        continue;
+      }
+      if (completionTokens >= limit) {
+        finishReason = 'length';
         break;
       }
-      release(text.length - heldBack(text, stop));
     }
-    if (completionTokens >= limit) {
-      finishReason = 'length';
-      break;
-    }
+  } finally {
+    await tokens.return(undefined);
   }
   if (signal?.aborted) throw new NodeError('job_cancelled');
+  if (replayed < replay.length && !cut) {
+    throw new NodeError('runtime_error', { detail: 'The continued answer could not be replayed.' });
+  }
   release(text.length);
   // A stop string's cut drops the entries of the tokens after it; otherwise every sampled token
   // has one (a last token with no text of its own, part of a character, included).
   const kept = entries.filter((e) => !cut || e.offset < text.length);
   if (options.logprobs !== undefined && sentEntries < kept.length) onText?.('', 0, kept.slice(sentEntries));
+  // A continuation's offsets count from its own text.
+  for (const entry of kept) entry.offset -= base;
   return {
-    text,
+    text: text.slice(base),
     completionTokens,
     finishReason,
-    tokenIds: [...generated, ...pending],
+    tokenIds: [...generated, ...pending].slice(replay.length),
     ...(options.logprobs !== undefined ? { logprobs: kept } : {}),
   };
+}
+
+/**
+ * Where a continuation's new text begins: after the client's `delivered` text, which the replayed
+ * ids' text must begin with (it may hold more: text held back as a possible stop string's start).
+ */
+function resumeAt(text: string, delivered: string): number {
+  if (!text.startsWith(delivered)) {
+    throw new NodeError('invalid_request', {
+      detail: 'continueFrom.tokenIds do not spell continueFrom.text.',
+    });
+  }
+  return delivered.length;
 }
 
 /** Index of the earliest stop string in `text` that ends after `from`, or -1. */

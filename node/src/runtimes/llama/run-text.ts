@@ -1,4 +1,4 @@
-import type { Token } from 'node-llama-cpp';
+import type { LlamaModel, Token } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import {
   type ChatRequest,
@@ -19,7 +19,7 @@ import { toChatHistory } from './chat-history.js';
 import { completionPrompts } from './completion-prompts.js';
 import { generateText } from './generate-text.js';
 import type { JsonGrammars } from './json-grammars.js';
-import { type LoadedModel, withSequence } from './loaded-model.js';
+import { type LoadedModel, vocabularySize, withSequence } from './loaded-model.js';
 import { toTokenBias } from './to-token-bias.js';
 import { chatLogprobs, completionLogprobs, type TokenLogprob } from './token-logprobs.js';
 import { forcedTools, ToolCallStream } from './tool-calls.js';
@@ -51,8 +51,13 @@ export async function runText(
   // A forced tool call (tool_choice "required" or a named function) is sampled under a grammar of
   // the calls' shape: the arguments validate against the function's parameters.
   const forced = chat ? forcedTools(request as ChatRequest) : undefined;
-  const answerSoFar = job.continueFrom?.text;
-  if (answerSoFar !== undefined) refuseUncontinuable(request, chat);
+  // Continued from token ids (v0.4): the prompt as for a fresh answer, then the ids replayed as
+  // they are; from text (v0.3): the text rendered into the prompt.
+  const resume = job.continueFrom?.tokenIds
+    ? { tokenIds: replayIds(model, job.continueFrom.tokenIds), text: job.continueFrom.text }
+    : undefined;
+  const answerSoFar = resume ? undefined : job.continueFrom?.text;
+  if (job.continueFrom) refuseUncontinuable(request, chat);
   let prompts: Token[][];
   if (chat) {
     const state = entry.chatWrapper!.generateContextState({
@@ -70,7 +75,8 @@ export async function runText(
   } else {
     prompts = completionPrompts(model, (request as CompletionRequest).prompt, answerSoFar);
   }
-  const promptCount = prompts.reduce((sum, p) => sum + p.length, 0);
+  // Every token evaluated: a continuation's replayed ids too (NODE_PROTOCOL.md §9).
+  const promptCount = prompts.reduce((sum, p) => sum + p.length, 0) + (resume?.tokenIds.length ?? 0);
   const top = logprobsAsked(request, chat);
   job.onPromptTokens?.(promptCount);
   const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
@@ -95,6 +101,7 @@ export async function runText(
     const promptTokens = prompts[Math.floor(index / n)]!;
     const choiceSeed = index % n;
     let streamedTokens = 0;
+    let streamedIds = 0;
     const logprobsOf = (entries: TokenLogprob[] | undefined) =>
       entries === undefined || entries.length === 0
         ? null
@@ -102,14 +109,16 @@ export async function runText(
           ? chatLogprobs(entries)
           : completionLogprobs(entries);
     if (chat) emit?.(chatChunk(meta, { role: 'assistant', content: '' }, null, index), 0);
-    const sendText = (text: string, tokens: number, entries?: TokenLogprob[]) => {
+    const sendText = (text: string, tokens: number, entries?: TokenLogprob[], ids?: Token[]) => {
       streamedTokens += tokens;
+      streamedIds += ids?.length ?? 0;
       const logprobs = logprobsOf(entries);
       emit!(
         chat
           ? chatChunk(meta, { content: text }, null, index, logprobs)
           : completionChunk(meta, text, null, index, logprobs),
         tokens,
+        ids,
       );
     };
     const gate = emit && autoTools ? new AutoCallGate(sendText) : undefined;
@@ -130,6 +139,7 @@ export async function runText(
         ...(grammar ? { grammar } : {}),
         // The continued text's last tokens precede the new ones: the first keeps its leading space.
         ...(answerSoFar !== undefined ? { lastTokens: promptTokens.slice(-CONTINUED_CONTEXT_TOKENS) } : {}),
+        ...(resume ? { resume } : {}),
         // A forced call ends where its grammar does: a stop string inside it would cut the JSON.
         stop: forced ? [] : stop,
         signal: job.signal,
@@ -142,7 +152,12 @@ export async function runText(
     );
     completionTokens += result.completionTokens;
     // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
-    if (index === 0) job.onTokenIds?.({ prompt: [...promptTokens], completion: [...result.tokenIds] });
+    if (index === 0) {
+      job.onTokenIds?.({
+        prompt: [...promptTokens, ...(resume?.tokenIds ?? [])],
+        completion: [...result.tokenIds],
+      });
+    }
     if (call) return call.finish(result, usageOf(promptCount, completionTokens), forced?.name);
     const calls = autoTools
       ? parseToolCalls(result.text, autoTools, (request as ChatRequest).parallel_tool_calls !== false)
@@ -166,6 +181,7 @@ export async function runText(
         ? chatChunk(meta, {}, result.finishReason, index)
         : completionChunk(meta, '', result.finishReason, index),
       unsent,
+      gate ? undefined : result.tokenIds.slice(streamedIds),
     );
     choices.push({
       text: result.text,
@@ -193,6 +209,18 @@ function refuseUncontinuable(request: ChatRequest | CompletionRequest, chat: boo
         'continueFrom is only for one plain-text choice (no tools, no JSON response_format, n 1, a string prompt).',
     });
   }
+}
+
+/** A continuation's token ids, each in the model's vocabulary (an id outside it must never reach llama.cpp). */
+function replayIds(model: LlamaModel, ids: readonly number[]): Token[] {
+  const size = vocabularySize(model);
+  const bad = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= size);
+  if (bad >= 0) {
+    throw new NodeError('invalid_request', {
+      detail: `continueFrom.tokenIds[${bad}]: token id ${ids[bad]} is not in the model's vocabulary.`,
+    });
+  }
+  return ids as Token[];
 }
 
 /**
