@@ -68,6 +68,7 @@ export type StartDevnetParameters = {
   /** When set, the devnet's addresses are written to `<dataDir>/devnet.json` (mode 0600). */
   dataDir?: string;
   nativeSymbol?: string;
+  /** Seconds between blocks (default 0.5); 0 mines a block per transaction at once (automine). */
   blockTimeS?: number;
   accounts?: number;
   /** Extra addresses funded with native token and stables after deployment. */
@@ -127,8 +128,10 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     String(GAS_PRICE_WEI),
     '--hardfork',
     'berlin',
-    '--block-time',
-    String(parameters.blockTimeS ?? DEFAULT_BLOCK_TIME_S),
+    // 0: no interval, a block per transaction as it arrives (automine).
+    ...(parameters.blockTimeS === 0
+      ? []
+      : ['--block-time', String(parameters.blockTimeS ?? DEFAULT_BLOCK_TIME_S)]),
     '--host',
     host,
     '--port',
