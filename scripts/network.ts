@@ -80,6 +80,8 @@ export type NetworkInfo = {
   dataDir: string;
   /** The staking vault's address, for the reconciliation check. */
   stakingVault?: Address;
+  /** StakingPool.sol (issue 43): an owner reads its position there without the coordinator. */
+  stakingPool?: Address;
 };
 
 export type { PackageServed };
@@ -172,7 +174,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         embedding: local?.catalogEmbeddingId ?? EMBEDDING_MODEL_ID,
       },
       dataDir,
-      ...(devnet ? { stakingVault: devnet.vaults.staking.address } : {}),
+      ...(devnet ? { stakingVault: devnet.vaults.staking.address, stakingPool: devnet.stakingPool } : {}),
     };
 
     // 3. The dev wallet (devnet only): signed in, an API key, credits, and a stake that makes it a
