@@ -75,6 +75,8 @@ export type NetworkInfo = {
   dataDir: string;
   /** The staking vault's address, for the reconciliation check. */
   stakingVault?: Address;
+  /** StakingPool.sol (issue 43): an owner reads its position there without the coordinator. */
+  stakingPool?: Address;
 };
 
 export type { PackageServed };
@@ -158,7 +160,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       tokens: { ...(server.config.chain.tokens as Record<string, Address>) },
       models: { chat: CHAT_MODEL_ID, embedding: EMBEDDING_MODEL_ID },
       dataDir,
-      ...(devnet ? { stakingVault: devnet.vaults.staking.address } : {}),
+      ...(devnet ? { stakingVault: devnet.vaults.staking.address, stakingPool: devnet.stakingPool } : {}),
     };
 
     // 3. The dev wallet (devnet only): signed in, an API key, credits, and a stake that makes it a

@@ -13,7 +13,10 @@ export const CONTRACTS_DIR = fileURLToPath(new URL('../../contracts/', import.me
 export const EVM_VERSION = 'berlin';
 
 /** Contracts compiled from coordinator/contracts: file name → contract name. */
-export const CONTRACT_SOURCES = { 'StableToken.sol': 'StableToken' } as const;
+export const CONTRACT_SOURCES: Readonly<Record<string, string>> = {
+  'StableToken.sol': 'StableToken',
+  'StakingPool.sol': 'StakingPool',
+};
 
 export type CompiledContract = { abi: Abi; bytecode: Hex };
 
@@ -23,12 +26,15 @@ type SolcOutput = {
 };
 
 /**
- * Compiles the Solidity sources with solc from npm (deterministic: fixed compiler, optimizer and
+ * Compiles the Solidity sources (file under coordinator/contracts → contract name; by default the
+ * ones deployed, CONTRACT_SOURCES) with solc from npm (deterministic: fixed compiler, optimizer and
  * EVM version, no metadata hash so the bytecode depends only on the source text).
  */
-export async function compileContracts(): Promise<Record<string, CompiledContract>> {
+export async function compileContracts(
+  contracts: Readonly<Record<string, string>> = CONTRACT_SOURCES,
+): Promise<Record<string, CompiledContract>> {
   const sources: Record<string, { content: string }> = {};
-  for (const file of Object.keys(CONTRACT_SOURCES)) {
+  for (const file of Object.keys(contracts)) {
     sources[file] = { content: await readFile(new URL(file, `file://${CONTRACTS_DIR}`), 'utf8') };
   }
   const input = {
@@ -49,7 +55,7 @@ export async function compileContracts(): Promise<Record<string, CompiledContrac
     throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   }
   const result: Record<string, CompiledContract> = {};
-  for (const [file, name] of Object.entries(CONTRACT_SOURCES)) {
+  for (const [file, name] of Object.entries(contracts)) {
     const contract = output.contracts?.[file]?.[name];
     if (!contract) throw new Error(`solc produced no output for ${file}:${name}`);
     result[name] = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };

@@ -8,6 +8,8 @@ import { CHAIN_ID, GAS_PRICE_WEI, STABLE_SYMBOLS } from './constants.js';
 import { DEVNET_FILE_NAME, type Devnet, startDevnet } from './devnet.js';
 import { sendTransaction } from './send-transaction.js';
 import { stableTokenArtifact } from './stable-token-artifact.js';
+import { stakingPoolArtifact } from './staking-pool-artifact.js';
+import { DEFAULT_TIERS } from './tiers.js';
 
 describe('startDevnet', () => {
   let devnet: Devnet;
@@ -47,6 +49,21 @@ describe('startDevnet', () => {
     const file = JSON.parse(readFileSync(path, 'utf8'));
     expect(file).toMatchObject({ chainId: CHAIN_ID, rpcUrl: devnet.rpcUrl, tokens: devnet.tokens });
     expect(file.vaults.staking.address).toBe(devnet.vaults.staking.address);
+    expect(file.stakingPool).toBe(devnet.stakingPool);
+  });
+
+  test('behavior: deploys the staking pool, its slasher the staking vault, the default ladder', async () => {
+    const read = { address: devnet.stakingPool, abi: stakingPoolArtifact.abi } as const;
+    const { client } = devnet.context;
+    expect(await client.readContract({ ...read, functionName: 'slasher' })).toBe(
+      devnet.vaults.staking.address,
+    );
+    expect(await client.readContract({ ...read, functionName: 'slashBps' })).toBe(1_000n);
+    expect(await client.readContract({ ...read, functionName: 'unbondingPeriod' })).toBe(604_800n);
+    expect(await client.readContract({ ...read, functionName: 'tiers' })).toEqual([
+      DEFAULT_TIERS.map((t) => t.minStakeWei),
+      DEFAULT_TIERS.map((t) => BigInt(t.multiplierBps)),
+    ]);
   });
 
   test('behavior: refuses EIP-1559 transactions (berlin)', async () => {

@@ -23,6 +23,7 @@ import {
   STABLE_SYMBOLS,
   type StableSymbol,
 } from './constants.js';
+import { DEFAULT_STAKING_POOL_PARAMETERS, deployStakingPool } from './deploy-staking-pool.js';
 import { sendTransaction } from './send-transaction.js';
 import { stableTokenArtifact } from './stable-token-artifact.js';
 
@@ -68,6 +69,7 @@ export type StartDevnetParameters = {
   /** When set, the devnet's addresses are written to `<dataDir>/devnet.json` (mode 0600). */
   dataDir?: string;
   nativeSymbol?: string;
+  /** Seconds between blocks (default 0.5); 0 mines a block per transaction at once (automine). */
   blockTimeS?: number;
   accounts?: number;
   /** Extra addresses funded with native token and stables after deployment. */
@@ -94,6 +96,8 @@ export type Devnet = {
   nativeSymbol: string;
   context: ChainContext;
   tokens: Readonly<Record<StableSymbol, Address>>;
+  /** StakingPool.sol (issue 43), deployed by the funder; its slasher is the staking vault's key. */
+  stakingPool: Address;
   /** Dev accounts (not the funder, not the vaults), prefunded with native token and stables. */
   accounts: readonly DevAccount[];
   /** Account 0: deployed the tokens, may mint them. */
@@ -127,8 +131,10 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     String(GAS_PRICE_WEI),
     '--hardfork',
     'berlin',
-    '--block-time',
-    String(parameters.blockTimeS ?? DEFAULT_BLOCK_TIME_S),
+    // 0: no interval, a block per transaction as it arrives (automine).
+    ...(parameters.blockTimeS === 0
+      ? []
+      : ['--block-time', String(parameters.blockTimeS ?? DEFAULT_BLOCK_TIME_S)]),
     '--host',
     host,
     '--port',
@@ -176,12 +182,22 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
     const accounts = all.slice(1, accountCount - 3);
 
     let tokens: Record<StableSymbol, Address>;
+    let stakingPool: Address;
     const fund = fundWith(context, funder);
-    if (persisted) {
-      // The chain state came back from disk: the tokens and balances are already there.
+    if (persisted?.stakingPool) {
+      // The chain state came back from disk: the contracts and balances are already there.
       tokens = persisted.tokens;
+      stakingPool = persisted.stakingPool;
     } else {
-      tokens = await deployTokens(context, funder);
+      [tokens, stakingPool] = await Promise.all([
+        persisted ? persisted.tokens : deployTokens(context, funder),
+        deployStakingPool(context, funder.account, {
+          slasher: vaults.staking.address,
+          ...DEFAULT_STAKING_POOL_PARAMETERS,
+        }),
+      ]);
+    }
+    if (!persisted) {
       const perAccount = parseUnits(String(DEFAULT_DEVNET_STABLES_PER_ACCOUNT), STABLE_DECIMALS);
       const stables = Object.fromEntries(STABLE_SYMBOLS.map((s) => [s, perAccount])) as Record<
         StableSymbol,
@@ -201,6 +217,7 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
       nativeSymbol,
       context,
       tokens,
+      stakingPool,
       accounts,
       funder,
       vaults,
@@ -266,6 +283,8 @@ export type DevnetFile = {
   rpcUrl: string;
   nativeSymbol: string;
   tokens: Record<StableSymbol, Address>;
+  /** Absent in a devnet file written before issue 43 (the pool is then deployed on start). */
+  stakingPool?: Address;
   funder: { address: Address; privateKey: Hex };
   accounts: { address: Address; privateKey: Hex }[];
   vaults: { staking: { address: Address; privateKey: Hex }; rewards: { address: Address; privateKey: Hex } };
@@ -279,6 +298,7 @@ async function writeDevnetFile(dataDir: string, devnet: Devnet): Promise<void> {
     rpcUrl: devnet.rpcUrl,
     nativeSymbol: devnet.nativeSymbol,
     tokens: { ...devnet.tokens },
+    stakingPool: devnet.stakingPool,
     funder: strip(devnet.funder),
     accounts: devnet.accounts.map(strip),
     vaults: { staking: strip(devnet.vaults.staking), rewards: strip(devnet.vaults.rewards) },
