@@ -210,6 +210,17 @@ describe("the API's gaps, as OpenRouter and OpenAI answer them", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { transforms: { characters_removed: number }[] };
     expect(body.transforms[0]!.characters_removed).toBeGreaterThan(0);
+    // A completion's text prompt the same way.
+    const prompt = await post('/v1/completions', {
+      prompt: `${'word '.repeat(4_000)}Hi`,
+      max_tokens: 4,
+      transforms: ['middle-out'],
+    });
+    expect(prompt.status).toBe(200);
+    expect(
+      ((await prompt.json()) as { transforms: { characters_removed: number }[] }).transforms[0]!
+        .characters_removed,
+    ).toBeGreaterThan(0);
     // OpenRouter applies it to models of ≤ 8,192 tokens unless `transforms: []`.
     expect((await post('/api/v1/chat/completions', { messages: long, max_tokens: 4 })).status).toBe(200);
     const off = await post('/api/v1/chat/completions', { messages: long, max_tokens: 4, transforms: [] });

@@ -86,7 +86,7 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       typeof body.prompt[0] !== 'number'
     )
       nodeRequest.prompt = body.prompt[0];
-    if (body.transforms !== undefined) checkTransforms(kind, body.transforms);
+    if (body.transforms !== undefined && kind !== 'embedding') checkTransforms(kind, body);
     if (kind === 'chat' || kind === 'vision') {
       checkTopLogprobs(body);
       checkChatRequest(body);
@@ -120,15 +120,21 @@ export function promptCount(prompt: unknown): number {
 
 /**
  * OpenRouter's `transforms`: a list of transform names, of which there is one, `middle-out`
- * (v1/middle-out.ts), applied to chat messages; anything else is 400 naming it, never ignored.
+ * (v1/middle-out.ts), applied to chat messages and to a completion's one text prompt; anything
+ * else is 400 naming it, never ignored.
  */
-function checkTransforms(kind: JobKind, transforms: unknown): void {
+function checkTransforms(kind: JobKind, body: Record<string, unknown>): void {
+  const { transforms } = body;
   if (!Array.isArray(transforms) || transforms.some((t) => t !== 'middle-out'))
     throw new ApiError('invalid_request', 'transforms takes [] or ["middle-out"].', { param: 'transforms' });
-  if (transforms.length > 0 && kind !== 'chat' && kind !== 'vision')
-    throw new ApiError('invalid_request', 'middle-out applies to chat messages only.', {
-      param: 'transforms',
-    });
+  if (transforms.length > 0 && kind === 'completion' && typeof body.prompt !== 'string')
+    throw new ApiError(
+      'invalid_request',
+      'middle-out cuts a text prompt: one string, not a list or token ids.',
+      {
+        param: 'transforms',
+      },
+    );
 }
 
 /** OpenAI's rule: chat's `top_logprobs` needs `logprobs: true`. */

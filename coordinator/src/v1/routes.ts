@@ -150,18 +150,26 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
           return reply;
         } catch (error) {
           // Over the context: with middle-out, squeeze the prompt and send it again (nothing was sent).
+          // A completion's one text prompt is squeezed as one message.
+          const prompt = kind === 'completion' && typeof body.prompt === 'string';
           const squeeze =
             error instanceof ApiError &&
             error.code === 'context_length_exceeded' &&
-            error.param === 'messages' &&
+            (error.param === 'messages' || (prompt && error.param === 'prompt')) &&
             round < MIDDLE_OUT_ROUNDS &&
             !sink?.started &&
-            (kind === 'chat' || kind === 'vision') &&
             wantsMiddleOut(body, openRouter, router.index.maxContextLength(modelVariant(router, model).model))
-              ? middleOut(body.messages as Record<string, unknown>[], overflowOf(error.message))
+              ? middleOut(
+                  prompt
+                    ? [{ role: 'user', content: body.prompt }]
+                    : (body.messages as Record<string, unknown>[]),
+                  overflowOf(error.message),
+                )
               : undefined;
           if (squeeze) {
-            body = { ...body, messages: squeeze.messages };
+            body = prompt
+              ? { ...body, prompt: squeeze.messages[0]!.content }
+              : { ...body, messages: squeeze.messages };
             squeezed.messagesRemoved += squeeze.report.messagesRemoved;
             squeezed.charactersRemoved += squeeze.report.charactersRemoved;
             continue;
