@@ -42,7 +42,7 @@ const API_KEY = [{ apiKey: [] }];
 const InputItemsQuery = Type.Object(
   {
     limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$' })),
-    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    order: Type.Optional(Type.String({ pattern: '^(asc|desc)$' })),
     after: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   },
   { additionalProperties: false },
