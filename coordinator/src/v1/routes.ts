@@ -6,8 +6,9 @@
 import type { JobKind } from '@gpumesh/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { ApiError, isOpenRouterRequest } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { KeyLimits } from '../keys/key-limits.js';
+import { isOpenRouterRequest } from '../openrouter-error.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ErrorBody, isOpenRouterRequest, toOpenRouterError } from '../errors.js';
+import { ERRORS, type ErrorBody, type ErrorCode } from '../errors.js';
+import { isOpenRouterRequest, toOpenRouterError } from '../openrouter-error.js';
 import type { StreamSink } from '../router/types.js';
 import { hijackedStream } from './hijacked-stream.js';
 
@@ -23,7 +24,7 @@ export function openSse(
     object: 'chat.completion.chunk',
     created: Math.floor(Date.now() / 1000),
     model: String((request.body as { model?: unknown } | undefined)?.model ?? ''),
-    error: toOpenRouterError(final.error),
+    error: toOpenRouterError(final.error, ERRORS[final.error.code as ErrorCode]?.status ?? 500),
     choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
   });
   const send = (data: string) => {
