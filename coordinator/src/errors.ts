@@ -4,6 +4,7 @@
  * to `ERRORS` (and to the table in coordinator/README.md — errors.test.ts keeps the two in sync).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isOpenRouterRequest, toOpenRouterError } from './openrouter-error.js';
 
 type ErrorDefinition = {
   readonly status: number;
@@ -275,6 +276,12 @@ export class ApiError extends Error {
   }
 }
 
+/** The error body a request gets: OpenAI's on /v1 and /api, OpenRouter's on /api/v1 (openrouter-error.ts). */
+export function errorBodyFor(request: Pick<FastifyRequest, 'originalUrl'>, apiError: ApiError) {
+  const body = apiError.toBody();
+  return isOpenRouterRequest(request) ? { error: toOpenRouterError(body.error, apiError.status) } : body;
+}
+
 /** True for anything that looks like the common error body (used by tests and clients). */
 export function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null) return false;
@@ -358,7 +365,8 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   if (apiError.retryAfterS !== undefined) reply.header('retry-after', String(apiError.retryAfterS));
   // Errors raised before any hook ran (a bad URL) carry the request id too.
   if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
-  void reply.status(apiError.status).type('application/json; charset=utf-8').send(apiError.toBody());
+  const body = errorBodyFor(request, apiError);
+  void reply.status(apiError.status).type('application/json; charset=utf-8').send(body);
 }
 
 /**
@@ -372,10 +380,8 @@ export function notFoundHandler(
     const methods = allowed(request.url.split('?')[0] ?? '');
     // A route of this very method that found nothing (an unknown asset) is a 404.
     if (methods.length > 0 && !methods.includes(request.method)) {
-      const body = new ApiError(
-        'method_not_allowed',
-        `${request.method} is not allowed here; use ${methods.join(', ')}.`,
-      ).toBody();
+      const use = `${request.method} is not allowed here; use ${methods.join(', ')}.`;
+      const body = errorBodyFor(request, new ApiError('method_not_allowed', use));
       void reply
         .status(405)
         .header('allow', methods.join(', '))
@@ -383,7 +389,8 @@ export function notFoundHandler(
         .send(body);
       return;
     }
-    const body = new ApiError('not_found', `No route for ${request.method} on this path.`).toBody();
+    const missing = new ApiError('not_found', `No route for ${request.method} on this path.`);
+    const body = errorBodyFor(request, missing);
     void reply.status(404).type('application/json; charset=utf-8').send(body);
   };
 }

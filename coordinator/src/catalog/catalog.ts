@@ -25,6 +25,8 @@ export const CatalogModelSchema = Type.Object(
     contextLength: Type.Integer({ minimum: 1 }),
     /** The id of this model's pooled embeddings, when a node offers them from the same file. */
     embeddingId: Type.Optional(Type.String({ maxLength: 128 })),
+    /** When the weights were published (UTC date): `created` in /api/v1/models, as OpenRouter's. */
+    created: Type.Optional(Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' })),
     /** The parameter count as its publisher states it ("0.5B", "70B"). */
     parameters: Type.Optional(Type.String({ maxLength: 16 })),
     /** The weights' licence: its name (SPDX where there is one) and the publisher's text. */

@@ -97,6 +97,8 @@ export type StoredResponsesTable = {
   response: string;
   /** JSON: the chat messages up to and with its answer, without the instructions. */
   conversation: string;
+  /** JSON: the response's input items as OpenAI lists them (null before migration 022). */
+  input_items: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: BigIntColumn;
 };
 

@@ -80,6 +80,15 @@ ${fence}
 per_million_characters). Limits: audio files ${s.limits.maxAudioBytes} bytes, images ${s.limits.maxImages} per
 request and ${s.limits.maxImageBytes} bytes together.
 
+OpenRouter's clients (its official SDK, \`@openrouter/sdk\`, included) take \`${s.urls.router}/api/v1\` as their
+base URL: every /v1 route answers there, and OpenRouter's own — \`GET /api/v1/models\` and
+\`GET /api/v1/models/{author}/{slug}/endpoints\` (public: each node serving a model, its price, context,
+quantization, uptime and verified status), \`/api/v1/key\`, \`/api/v1/credits\`, \`/api/v1/generation?id=\` — in
+OpenRouter's shapes; errors there carry OpenRouter's numeric \`code\` (the HTTP status). \`transforms:
+["middle-out"]\` fits an over-long chat by dropping messages from its middle (OpenRouter's default on /api/v1 for
+models of ≤ 8,192 tokens of context; \`transforms: []\` turns it off). \`GET /v1/responses/{id}/input_items\` lists
+a stored response's input.
+
 ## 5. Staking
 
 \`POST /tx {"method":"chain_stake","params":[address, "12.3400 ${s.chain.nativeSymbol}"]}\` (JWT of that
@@ -98,7 +107,8 @@ credentials per IP (then every credentialed call from that IP until the window e
 
 ## Errors
 
-Every error is \`${s.errors.shape}\`.
+Every error is \`${s.errors.shape}\` (on /api/v1, \`code\` is the HTTP status and our code is in
+\`metadata.error_type\`).
 
 | Code | Status | Retry |
 | --- | --- | --- |

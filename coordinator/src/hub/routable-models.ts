@@ -1,5 +1,7 @@
 import { type Manifest, SCOPE_FOR_FAMILY, type Scope, TIER_BENEFITS, type TierName } from '@gpumesh/protocol';
 import type { ModelOffer } from '../router/pick-index.js';
+import { offerFingerprint } from './offer-fingerprint.js';
+import { supportedParameters } from './supported-parameters.js';
 
 /**
  * How a node's offers are listed (catalog/catalog.ts is one): a canonical id for known weights,
@@ -38,6 +40,8 @@ export function routableModels(
       ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
       ...(voice ? { kinds: voice.kinds, ...voice.prices } : {}),
       ...(m.continues ? { continues: true } : {}),
+      fingerprint: offerFingerprint(manifest, m),
+      parameters: supportedParameters(manifest, m),
     });
   }
   return [...byId.values()];

@@ -35,6 +35,8 @@ export type UsageRow = {
   /** From the request's arrival to the node's first sign of work, ms. */
   ttftMs?: number;
   finishReason?: string | null;
+  /** The request was streamed (OpenRouter's `streamed`). */
+  streamed?: boolean;
 };
 
 /** A settlement as data (its time decided), as the ledger writer thread receives it. */

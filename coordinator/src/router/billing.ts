@@ -100,6 +100,7 @@ export async function bill(
         latencyMs: Math.round(performance.now() - job.startedAt),
         ...(job.firstTokenMs !== undefined ? { ttftMs: job.firstTokenMs } : {}),
         finishReason,
+        streamed: job.stream,
       },
     })
     .then((settled) => {

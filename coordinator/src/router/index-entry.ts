@@ -29,6 +29,13 @@ export type ModelOffer = {
   readonly perMChar?: bigint;
   /** The node continues a job's `continueFrom` for this model (router/continue-stream.ts). */
   readonly continues?: boolean;
+  /**
+   * OpenAI's `system_fingerprint` of the answers this offer gives: the node's software and runtime
+   * and the weights' hash (hub/offer-fingerprint.ts); absent when the replica holding it did not say.
+   */
+  readonly fingerprint?: string;
+  /** The request parameters the node honours for this model (hub/supported-parameters.ts). */
+  readonly parameters?: readonly string[];
 };
 
 /** The only presence state a node takes new jobs in (busy means full, draining means leaving). */

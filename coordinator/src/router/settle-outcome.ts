@@ -16,6 +16,9 @@ import type { Entry } from './pick-index.js';
 import { recordUsageViolation } from './record-usage-violation.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';
 
+/** Jobs answered with OpenAI's chat or text completion object. */
+const TEXT_KINDS: ReadonlySet<string> = new Set(['chat', 'completion', 'vision']);
+
 /**
  * The parts of one answer already billed, each to the node that produced it (a stream continued
  * on other nodes, continue-stream.ts): the client's prompt (billed once, with the first part), the
@@ -92,6 +95,8 @@ export async function settleOutcome(
     // The generation's id is the request's (GET /api/v1/generation?id=).
     id: job.requestId,
     model: job.model,
+    // OpenAI's member (null when unknown): the node's software and weights (hub/offer-fingerprint.ts).
+    ...(TEXT_KINDS.has(job.kind) ? { system_fingerprint: entry.offer.fingerprint ?? null } : {}),
     usage: {
       ...usage,
       prompt_tokens: parts.promptTokens,

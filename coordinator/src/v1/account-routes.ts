@@ -1,22 +1,16 @@
 /**
  * What a client can read about its key and its requests with the `sk-` key alone, as OpenRouter
- * serves them: GET /api/v1/key (balance, spend, the key's limit, rate limits) and
- * GET /api/v1/generation?id= (one request: model, node, tokens, cost, latency, finish reason),
- * GET /api/v1/credits (what the account put in and used, in USD). Every other /api/v1 path is
+ * serves them: GET /api/v1/key (balance, spend per period, the key's limit, rate limits),
+ * GET /api/v1/generation?id= (generation-route.ts) and GET /api/v1/credits (what the account put in and used, in USD). Every other /api/v1 path is
  * its /v1 route (compose/create-fastify.ts rewrites it), so an OpenRouter client needs only the host changed.
  */
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { toBigInt, toBigIntOrNull, toMillis } from '../db/bigint.js';
-import { ApiError } from '../errors.js';
+import { toBigInt, toBigIntOrNull } from '../db/bigint.js';
 import { nanoToUsd } from '../ledger/money.js';
-import { tokensPerSecond } from '../usage/tokens-per-second.js';
+import { keyUsageByPeriod } from '../usage/key-usage-by-period.js';
+import { generationRoute } from './generation-route.js';
 
-const GenerationQuery = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) },
-  { additionalProperties: false },
-);
 const API_KEY = [{ apiKey: [] }];
 
 export async function accountRoutes(
@@ -71,79 +65,48 @@ export async function accountRoutes(
       const spend = toBigInt(key.spend_nano);
       const limit = toBigIntOrNull(key.limit_nano);
       const remaining = limit === null ? null : limit > spend ? limit - spend : 0n;
+      const periods = await keyUsageByPeriod(ctx.db, { userId, keyId, now: ctx.clock.now() });
       const { rateLimit } = ctx.config;
       return {
         data: {
           label: key.name,
           usage: nanoToUsd(spend),
+          // Calendar periods in UTC (the week from Monday), from the usage rollups.
+          usage_daily: nanoToUsd(periods.dailyNano),
+          usage_weekly: nanoToUsd(periods.weeklyNano),
+          usage_monthly: nanoToUsd(periods.monthlyNano),
           limit: limit === null ? null : nanoToUsd(limit),
           limit_remaining: remaining === null ? null : nanoToUsd(remaining),
+          // A key's limit is a total: it never resets.
+          limit_reset: null,
           balance: nanoToUsd(balanceNano),
           is_free_tier: false,
+          is_management_key: false,
+          is_provisioning_key: false,
+          // No bring-your-own-key providers here: every request runs on the network's nodes.
+          byok_usage: 0,
+          byok_usage_daily: 0,
+          byok_usage_weekly: 0,
+          byok_usage_monthly: 0,
+          include_byok_in_limit: false,
+          // No free models: every request is paid.
+          free_model_daily_requests: { limit: 0, remaining: 0, used: 0 },
+          allowed_data_regions: ['global'],
+          creator_user_id: userId,
+          organization_id: null,
+          workspace_id: null,
+          expires_at: null,
           rate_limit: rateLimit.enabled
-            ? { requests: rateLimit.userMax, interval: `${Math.round(rateLimit.windowMs / 1000)}s` }
-            : null,
+            ? {
+                requests: rateLimit.userMax,
+                interval: `${Math.round(rateLimit.windowMs / 1000)}s`,
+                note: 'Requests per user (or per sk- key) and window; 429 with Retry-After past it.',
+              }
+            : { requests: -1, interval: '0s', note: 'No rate limit on this coordinator.' },
         },
       };
     },
   );
 
-  app.get(
-    '/api/v1/generation',
-    {
-      onRequest: apiKey,
-      schema: {
-        tags: ['v1'],
-        operationId: 'getGeneration',
-        summary: 'One of your requests by its id (the response id): tokens, cost, latency, node',
-        security: API_KEY,
-        querystring: GenerationQuery,
-      },
-    },
-    async (request) => {
-      const { id } = request.query as { id: string };
-      await ctx.ledger.idle();
-      // A continued answer has a row per node that produced part of it (router/continue-stream.ts):
-      // the generation is their sum, as the node that finished it (the last row) answered it.
-      const rows = await ctx.db
-        .selectFrom('usage_records')
-        .selectAll()
-        .where('request_id', '=', id)
-        .where('user_id', '=', request.apiKey!.userId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
-      const row = rows.at(-1);
-      if (!row)
-        throw new ApiError('not_found', `No generation with id "${id}" for this account.`, { param: 'id' });
-      const sum = (pick: (r: (typeof rows)[number]) => string | number | bigint) =>
-        rows.reduce((total, r) => total + toBigInt(pick(r)), 0n);
-      const latencyMs = row.latency_ms === null ? null : Number(row.latency_ms);
-      const completion = Number(sum((r) => r.completion_tokens));
-      const prompt = Number(sum((r) => r.prompt_tokens));
-      const firstTtft = rows[0]!.ttft_ms;
-      return {
-        data: {
-          id: row.request_id,
-          model: row.model,
-          node_id: row.node_id,
-          kind: row.kind,
-          created_at: new Date(toMillis(row.created_at)).toISOString(),
-          tokens_prompt: prompt,
-          tokens_completion: completion,
-          total_cost: nanoToUsd(sum((r) => r.cost_nano)),
-          latency_ms: latencyMs,
-          tokens_per_second: tokensPerSecond(completion, latencyMs),
-          finish_reason: row.finish_reason,
-          status: row.status,
-          // OpenRouter's names for the same: the provider is the node; native tokens are the model's own.
-          provider_name: row.node_id,
-          generation_time: latencyMs,
-          latency: firstTtft === null ? null : Number(firstTtft),
-          native_tokens_prompt: prompt,
-          native_tokens_completion: completion,
-        },
-      };
-    },
-  );
+  await generationRoute(app, { ctx, apiKey });
 }

@@ -11,6 +11,7 @@ import { findModel } from '../router/find-model.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';
 import type { InferenceJob } from '../router/types.js';
+import { checkChatRequest } from './check-chat-request.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import type { ProviderPreferencesBody } from './schemas.js';
 
@@ -25,6 +26,8 @@ export const ROUTER_FIELDS: readonly string[] = [
   'models',
   // OpenRouter's usage accounting ({include: true}): the usage chunk, as stream_options asks.
   'usage',
+  // OpenRouter's prompt transforms: middle-out is applied here (middle-out.ts).
+  'transforms',
 ];
 
 /**
@@ -83,7 +86,11 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       typeof body.prompt[0] !== 'number'
     )
       nodeRequest.prompt = body.prompt[0];
-    if (kind === 'chat') checkTopLogprobs(body);
+    if (body.transforms !== undefined && kind !== 'embedding') checkTransforms(kind, body);
+    if (kind === 'chat' || kind === 'vision') {
+      checkTopLogprobs(body);
+      checkChatRequest(body);
+    }
     return {
       requestId: request.id,
       userId: key.userId,
@@ -109,6 +116,25 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
 export function promptCount(prompt: unknown): number {
   if (!Array.isArray(prompt) || typeof prompt[0] === 'number') return 1;
   return prompt.length;
+}
+
+/**
+ * OpenRouter's `transforms`: a list of transform names, of which there is one, `middle-out`
+ * (v1/middle-out.ts), applied to chat messages and to a completion's one text prompt; anything
+ * else is 400 naming it, never ignored.
+ */
+function checkTransforms(kind: JobKind, body: Record<string, unknown>): void {
+  const { transforms } = body;
+  if (!Array.isArray(transforms) || transforms.some((t) => t !== 'middle-out'))
+    throw new ApiError('invalid_request', 'transforms takes [] or ["middle-out"].', { param: 'transforms' });
+  if (transforms.length > 0 && kind === 'completion' && typeof body.prompt !== 'string')
+    throw new ApiError(
+      'invalid_request',
+      'middle-out cuts a text prompt: one string, not a list or token ids.',
+      {
+        param: 'transforms',
+      },
+    );
 }
 
 /** OpenAI's rule: chat's `top_logprobs` needs `logprobs: true`. */

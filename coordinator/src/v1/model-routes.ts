@@ -1,6 +1,6 @@
 /**
- * The models live nodes serve now: /v1/models (OpenAI's list and retrieve, sk- key), /api/v1/models
- * (OpenRouter's list) and /api/router/models (the router catalog with its median prices, session JWT).
+ * The models live nodes serve now: /v1/models (OpenAI's list and retrieve, sk- key), OpenRouter's
+ * /api/v1/models and its endpoints (openrouter-model-routes.ts, public) and /api/router/models (the router catalog with its median prices, session JWT).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
@@ -9,7 +9,7 @@ import { ApiError } from '../errors.js';
 import type { Router } from '../router/router.js';
 import type { Probation } from '../trust/probation.js';
 import { liveCatalog } from './live-catalog.js';
-import { openRouterModel } from './open-router-model.js';
+import { openRouterModelRoutes } from './openrouter-model-routes.js';
 
 const API_KEY = [{ apiKey: [] }];
 const BEARER_JWT = [{ bearerJwt: [] }];
@@ -53,20 +53,7 @@ export async function modelRoutes(
     },
     async () => ({ object: 'list', data: catalog().map(modelObject) }),
   );
-  // OpenRouter's list: prices as USD per token (decimal strings), the context, the modalities.
-  app.get(
-    '/api/v1/models',
-    {
-      onRequest: apiKey,
-      schema: {
-        tags: ['v1'],
-        security: API_KEY,
-        operationId: 'listModelsOpenRouter',
-        summary: "Models live nodes serve now, in OpenRouter's shape",
-      },
-    },
-    async () => ({ data: catalog().map(openRouterModel) }),
-  );
+  await openRouterModelRoutes(app, { ctx, router, probation, catalog });
 
   const retrieveModel = async (id: string) => {
     const model = catalog().find((m) => m.id === id);

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { KeyLimits } from '../keys/key-limits.js';
+import { isOpenRouterRequest } from '../openrouter-error.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
@@ -15,9 +16,16 @@ import type { Probation } from '../trust/probation.js';
 import { accountRoutes } from './account-routes.js';
 import { checkPrompt } from './check-prompt.js';
 import { dropNullFields } from './drop-null-fields.js';
-import { jobBuilder } from './job-for.js';
+import { jobBuilder, modelVariant } from './job-for.js';
 import { audioRoutes } from './media/audio-routes.js';
 import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
+import {
+  MIDDLE_OUT_ROUNDS,
+  type MiddleOutReport,
+  middleOut,
+  overflowOf,
+  wantsMiddleOut,
+} from './middle-out.js';
 import { modelRoutes } from './model-routes.js';
 import { requireApiKey } from './require-api-key.js';
 import { responsesRoutes } from './responses/routes.js';
@@ -120,28 +128,60 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     const stream = kind !== 'embedding' && body.stream === true;
     const sink = stream ? openSse(request, reply, request.id) : undefined;
     const client = sink ? undefined : watchClient(request, reply);
+    const openRouter = isOpenRouterRequest(request);
+    const squeezed: MiddleOutReport = { messagesRemoved: 0, charactersRemoved: 0 };
     for (const [i, model] of models.entries()) {
-      try {
-        if (!sink) {
-          const job = {
-            ...jobFor(kind, request, body, model, startedAt, promptTokensBound),
-            ...(client ? { client } : {}),
-          };
-          const result = await routeRequest(deps, job);
-          reply.header('x-gpumesh-node', result.nodeId);
-          if (kind === 'embedding' && body.encoding_format === 'base64')
-            return toBase64Embeddings(result.response);
-          return result.response;
+      for (let round = 0; ; round++) {
+        try {
+          if (squeezed.messagesRemoved + squeezed.charactersRemoved > 0) reportMiddleOut(reply, squeezed);
+          if (!sink) {
+            const job = {
+              ...jobFor(kind, request, body, model, startedAt, promptTokensBound),
+              ...(client ? { client } : {}),
+            };
+            const result = await routeRequest(deps, job);
+            reply.header('x-gpumesh-node', result.nodeId);
+            if (kind === 'embedding' && body.encoding_format === 'base64')
+              return toBase64Embeddings(result.response);
+            return squeezed.messagesRemoved + squeezed.charactersRemoved > 0
+              ? { ...result.response, transforms: [middleOutMember(squeezed)] }
+              : result.response;
+          }
+          await routeRequest(deps, jobFor(kind, request, body, model, startedAt, promptTokensBound), sink);
+          return reply;
+        } catch (error) {
+          // Over the context: with middle-out, squeeze the prompt and send it again (nothing was sent).
+          // A completion's one text prompt is squeezed as one message.
+          const prompt = kind === 'completion' && typeof body.prompt === 'string';
+          const squeeze =
+            error instanceof ApiError &&
+            error.code === 'context_length_exceeded' &&
+            (error.param === 'messages' || (prompt && error.param === 'prompt')) &&
+            round < MIDDLE_OUT_ROUNDS &&
+            !sink?.started &&
+            wantsMiddleOut(body, openRouter, router.index.maxContextLength(modelVariant(router, model).model))
+              ? middleOut(
+                  prompt
+                    ? [{ role: 'user', content: body.prompt }]
+                    : (body.messages as Record<string, unknown>[]),
+                  overflowOf(error.message),
+                )
+              : undefined;
+          if (squeeze) {
+            body = prompt
+              ? { ...body, prompt: squeeze.messages[0]!.content }
+              : { ...body, messages: squeeze.messages };
+            squeezed.messagesRemoved += squeeze.report.messagesRemoved;
+            squeezed.charactersRemoved += squeeze.report.charactersRemoved;
+            continue;
+          }
+          const next = i < models.length - 1 && !sink?.started;
+          if (next && error instanceof ApiError && FALLBACK_CODES.has(error.code)) break;
+          if (!sink?.started) throw error; // nothing sent yet: a plain HTTP error
+          const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
+          if (!sink.closed) sink.finish({ error: apiError.toBody().error });
+          return reply;
         }
-        await routeRequest(deps, jobFor(kind, request, body, model, startedAt, promptTokensBound), sink);
-        return reply;
-      } catch (error) {
-        const next = i < models.length - 1 && !sink?.started;
-        if (next && error instanceof ApiError && FALLBACK_CODES.has(error.code)) continue;
-        if (!sink?.started) throw error; // nothing sent yet: a plain HTTP error
-        const apiError = error instanceof ApiError ? error : new ApiError('internal_error');
-        if (!sink.closed) sink.finish({ error: apiError.toBody().error });
-        return reply;
       }
     }
     return reply; // unreachable: the last model returns or throws
@@ -188,6 +228,23 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
       schema: { tags: ['v1'], security: API_KEY, operationId: 'createEmbedding', body: EmbeddingBody },
     },
     infer('embedding'),
+  );
+}
+
+/** OpenRouter's report of what middle-out took, in the response's `transforms` (ours). */
+function middleOutMember(report: MiddleOutReport): Record<string, unknown> {
+  return {
+    type: 'middle-out',
+    messages_removed: report.messagesRemoved,
+    characters_removed: report.charactersRemoved,
+  };
+}
+
+/** The same as a header, so a stream reports it too (headers go out with its first chunk). */
+function reportMiddleOut(reply: FastifyReply, report: MiddleOutReport): void {
+  reply.header(
+    'x-gpumesh-transforms',
+    `middle-out; messages_removed=${report.messagesRemoved}; characters_removed=${report.charactersRemoved}`,
   );
 }
 

@@ -20,6 +20,7 @@ import { trustAudit018 } from './018-trust-audit.js';
 import { transferOutbox019 } from './019-transfer-outbox.js';
 import { storedResponses020 } from './020-stored-responses.js';
 import { usageRollups021 } from './021-usage-rollups.js';
+import { openRouterShapes022 } from './022-openrouter-shapes.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -47,4 +48,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   transferOutbox019,
   storedResponses020,
   usageRollups021,
+  openRouterShapes022,
 ];

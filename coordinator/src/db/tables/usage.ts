@@ -30,6 +30,8 @@ export interface UsageRecordsTable {
   finish_reason: string | null;
   /** From the request's arrival to the node's first token (or first sign of work), ms. */
   ttft_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** 1 for a streamed request, 0 for one answered whole (null before migration 022). */
+  streamed: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
 }
 
 /** Per node and UTC day (YYYY-MM-DD), the jobs it missed (router.ts MISSES, or no first token in time). */

@@ -5,13 +5,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
+import type { ListedInputItem } from './input-items.js';
 import type { ChatMessage } from './to-chat.js';
 
 export type StoredResponse = { response: Record<string, unknown>; conversation: ChatMessage[] };
 
 export async function saveResponse(
   db: Kysely<Database>,
-  row: { id: string; userId: string; now: number } & StoredResponse,
+  row: { id: string; userId: string; now: number; inputItems: ListedInputItem[] } & StoredResponse,
 ): Promise<void> {
   await db
     .insertInto('stored_responses')
@@ -20,6 +21,7 @@ export async function saveResponse(
       user_id: row.userId,
       response: JSON.stringify(row.response),
       conversation: JSON.stringify(row.conversation),
+      input_items: JSON.stringify(row.inputItems),
       created_at: row.now,
     })
     .execute();
@@ -40,6 +42,22 @@ export async function loadResponse(
     .executeTakeFirst();
   if (!row) throw new ApiError('not_found', `No stored response "${id}".`, { param });
   return { response: JSON.parse(row.response), conversation: JSON.parse(row.conversation) };
+}
+
+/** The input items of `id` as stored for `userId` (null: stored before they were kept); 404 when none. */
+export async function loadInputItems(
+  db: Kysely<Database>,
+  userId: string,
+  id: string,
+): Promise<ListedInputItem[] | null> {
+  const row = await db
+    .selectFrom('stored_responses')
+    .select('input_items')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!row) throw new ApiError('not_found', `No stored response "${id}".`, { param: 'response_id' });
+  return row.input_items === null ? null : JSON.parse(row.input_items);
 }
 
 /** Deletes `id` for `userId`; a 404 when there is none. */

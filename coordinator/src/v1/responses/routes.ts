@@ -5,7 +5,7 @@
  * `store` (the default) the response is kept for GET /v1/responses/{id}, DELETE, and
  * `previous_response_id`.
  */
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { ApiError } from '../../errors.js';
@@ -14,6 +14,7 @@ import type { RouteDeps } from '../../router/types.js';
 import { dropNullFields } from '../drop-null-fields.js';
 import type { JobFor } from '../job-for.js';
 import { watchClient } from '../watch-client.js';
+import { inputItemsOf, type ListedInputItem } from './input-items.js';
 import { resolveReferences } from './resolve-references.js';
 import { responseEvents } from './response-events.js';
 import {
@@ -25,7 +26,7 @@ import {
   outputOf,
   responseObject,
 } from './response-object.js';
-import { deleteResponse, loadResponse, saveResponse } from './response-store.js';
+import { deleteResponse, loadInputItems, loadResponse, saveResponse } from './response-store.js';
 import { ResponsesBody } from './schemas.js';
 import { type ChatMessage, inputMessages, toChat } from './to-chat.js';
 
@@ -37,6 +38,15 @@ export type ResponsesRoutesOptions = {
 };
 
 const API_KEY = [{ apiKey: [] }];
+/** OpenAI's paging of input items: `limit` 1–100 (default 20), `order` asc or desc (default), `after` an item id. */
+const InputItemsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: '^(100|[1-9][0-9]?)$' })),
+    order: Type.Optional(Type.String({ pattern: '^(asc|desc)$' })),
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
 const ResponseId = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }) },
   { additionalProperties: false },
@@ -52,6 +62,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
     response: Record<string, unknown>,
     conversation: ChatMessage[],
     answer: Answer,
+    inputItems: ListedInputItem[],
   ) => {
     try {
       await saveResponse(db, {
@@ -59,6 +70,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
         userId: request.apiKey!.userId,
         now: ctx.clock.now(),
         response,
+        inputItems,
         conversation: [...conversation, ...(answerMessages(answer) as ChatMessage[])],
       });
     } catch (error) {
@@ -77,6 +89,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
     const job = jobFor('chat', request, toChat({ ...body, input }, history), body.model, startedAt);
     const meta = { id: itemId('resp'), createdAt: Math.floor(ctx.clock.now() / 1000), body };
     const conversation = [...history, ...inputMessages(input)];
+    const inputItems = inputItemsOf(input, meta.id);
     if (!body.stream) {
       const client = watchClient(request, reply);
       const result = await routeRequest(deps, { ...job, ...(client ? { client } : {}) });
@@ -86,13 +99,13 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
         answer,
         output: outputOf(answer, outputItemIds(meta.id)),
       });
-      if (body.store !== false) await store(request, response, conversation, answer);
+      if (body.store !== false) await store(request, response, conversation, answer, inputItems);
       return response;
     }
     const keep =
       body.store !== false
         ? (response: Record<string, unknown>, answer: Answer) =>
-            store(request, response, conversation, answer)
+            store(request, response, conversation, answer, inputItems)
         : undefined;
     const sink = responseEvents(request, reply, meta, keep);
     try {
@@ -125,6 +138,41 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
     },
     async (request) =>
       (await loadResponse(db, request.apiKey!.userId, (request.params as { id: string }).id)).response,
+  );
+  // OpenAI's list of a response's input items: newest first unless `order=asc`, paged by `after`.
+  app.get(
+    '/v1/responses/:id/input_items',
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        security: API_KEY,
+        operationId: 'listInputItems',
+        params: ResponseId,
+        querystring: InputItemsQuery,
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const query = request.query as Static<typeof InputItemsQuery>;
+      const stored = await loadInputItems(db, request.apiKey!.userId, id);
+      const items = stored ?? [];
+      const ordered = query.order === 'asc' ? items : [...items].reverse();
+      const start = query.after === undefined ? 0 : ordered.findIndex((item) => item.id === query.after) + 1;
+      if (query.after !== undefined && start === 0)
+        throw new ApiError('invalid_request', `No input item "${query.after}" in this response.`, {
+          param: 'after',
+        });
+      const limit = Number(query.limit ?? 20);
+      const data = ordered.slice(start, start + limit);
+      return {
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: start + data.length < ordered.length,
+      };
+    },
   );
   app.delete(
     '/v1/responses/:id',

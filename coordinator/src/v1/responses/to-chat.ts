@@ -43,6 +43,25 @@ function textOf(item: Extract<InputItem, { role: string }>): string {
   return typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join('');
 }
 
+/**
+ * OpenAI's rule: every function_call_output answers a function call made before it in the
+ * conversation (the input's own function_call items or the previous response's calls); an unknown
+ * `call_id` is 400 naming `input`, before anything reaches a node.
+ */
+function checkCallIds(messages: readonly ChatMessage[]): void {
+  const calls = new Set<string>();
+  for (const m of messages) {
+    if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls as { id: string }[]) calls.add(c.id);
+    if (m.role === 'tool' && !calls.has(m.tool_call_id as string)) {
+      throw new ApiError(
+        'invalid_request',
+        `No tool call found for function call output with call_id ${String(m.tool_call_id)}.`,
+        { param: 'input' },
+      );
+    }
+  }
+}
+
 /** The chat completion body for `body`, after `history` (the previous response's conversation). */
 export function toChat(body: ResponsesBody, history: readonly ChatMessage[]): Record<string, unknown> {
   const messages: ChatMessage[] = [
@@ -50,6 +69,7 @@ export function toChat(body: ResponsesBody, history: readonly ChatMessage[]): Re
     ...history,
     ...inputMessages(body.input),
   ];
+  checkCallIds(messages);
   if (messages.length > MAX_MESSAGES) {
     throw new ApiError(
       'invalid_request',

@@ -1,0 +1,22 @@
+/**
+ * OpenRouter's error shape, for requests on its base URL (`/api/v1/…`): the same error as on /v1
+ * with `code` the HTTP status, as OpenRouter sends it and its SDK requires (errors.ts builds the
+ * body; v1/sse.ts the in-stream error chunk).
+ */
+
+/** Whether a request came in on `/api/v1/…` (its URL before compose/create-fastify.ts rewrote it). */
+export function isOpenRouterRequest(request: { readonly originalUrl?: string }): boolean {
+  return (request.originalUrl ?? '').startsWith('/api/v1/');
+}
+
+/**
+ * An error in OpenRouter's shape: `code` the HTTP status (a number); our code in
+ * `metadata.error_type` (the canonical error type, as OpenRouter's in-stream errors carry it);
+ * `message`, `type` and `param` as on /v1.
+ */
+export function toOpenRouterError(
+  error: { message: string; type: string; code: string; param: string | null },
+  status: number,
+): Record<string, unknown> {
+  return { ...error, code: status, metadata: { error_type: error.code } };
+}

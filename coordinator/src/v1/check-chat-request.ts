@@ -1,0 +1,73 @@
+import { ApiError } from '../errors.js';
+
+/** The response formats OpenAI's chat completions take (and every node implements). */
+const RESPONSE_FORMATS: readonly string[] = ['text', 'json_object', 'json_schema'];
+/** OpenAI's function names: what a node's tool grammar takes (node/src/runtimes/openai-shapes.ts). */
+const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const TOOL_CHOICES: readonly string[] = ['none', 'auto', 'required'];
+
+/**
+ * The chat request's rules that depend on the request alone, checked here so the client gets
+ * OpenAI's 400 naming the member (`param`) instead of a node's refusal passed on without one:
+ * `response_format.type` is one of OpenAI's three (json_schema with its `json_schema` object),
+ * tools are functions with a valid name, and `tool_choice` is none, auto, required or a function
+ * that `tools` declares. A few property reads per request: nothing for a request without them.
+ */
+export function checkChatRequest(body: Record<string, unknown>): void {
+  const format = body.response_format as { type?: unknown; json_schema?: unknown } | undefined;
+  if (format !== undefined) {
+    if (typeof format.type !== 'string' || !RESPONSE_FORMATS.includes(format.type))
+      invalid(
+        `Invalid value: '${String(format.type)}'. Supported values are: 'text', 'json_object', and 'json_schema'.`,
+        'response_format.type',
+      );
+    if (
+      format.type === 'json_schema' &&
+      (typeof format.json_schema !== 'object' || format.json_schema === null)
+    )
+      invalid("Missing required parameter: 'response_format.json_schema'.", 'response_format.json_schema');
+  }
+  const names = new Set<string>();
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) invalid("Invalid type for 'tools': expected an array.", 'tools');
+    for (const [i, tool] of (body.tools as unknown[]).entries()) {
+      const t = tool as { type?: unknown; function?: { name?: unknown } } | null;
+      if (t?.type !== 'function')
+        invalid(
+          `Invalid value for 'tools[${i}].type': only 'function' tools are supported.`,
+          `tools.${i}.type`,
+        );
+      const name = t.function?.name;
+      if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
+        invalid(
+          `Invalid 'tools[${i}].function.name': a string of 1 to 64 letters, digits, underscores or dashes.`,
+          `tools.${i}.function.name`,
+        );
+      names.add(name);
+    }
+  }
+  const choice = body.tool_choice;
+  if (choice === undefined) return;
+  if (typeof choice === 'string') {
+    if (!TOOL_CHOICES.includes(choice))
+      invalid(
+        `Invalid value: '${choice}'. Supported values are: 'none', 'auto', 'required', or a named function.`,
+        'tool_choice',
+      );
+    if (choice !== 'none' && names.size === 0)
+      invalid(
+        "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+        'tool_choice',
+      );
+    return;
+  }
+  const named = (choice as { type?: unknown; function?: { name?: unknown } } | null)?.function?.name;
+  if ((choice as { type?: unknown } | null)?.type !== 'function' || typeof named !== 'string')
+    invalid("Invalid 'tool_choice': expected 'none', 'auto', 'required' or a named function.", 'tool_choice');
+  if (!names.has(named))
+    invalid(`Tool choice 'function' named '${named}' not found in 'tools' parameter.`, 'tool_choice');
+}
+
+function invalid(message: string, param: string): never {
+  throw new ApiError('invalid_request', message, { param });
+}
