@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { RouteEntry } from './app.js';
 import { isErrorBody } from './errors.js';
+import { isOpenRouterErrorBody } from './openrouter-error.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from './testing/index.js';
 
 /** Runs per route; with ~30 routes that is thousands of requests per backend (≥ 1,000 asserted). */
@@ -183,7 +184,11 @@ describeBackends('every route under malformed input', (backend) => {
             } catch {
               throw new Error(`${key} → ${res.statusCode} non-JSON error body: ${res.body.slice(0, 200)}`);
             }
-            if (!isErrorBody(body))
+            // OpenRouter's base URL answers in OpenRouter's shape (numeric code, openrouter-error.ts).
+            const common = key.includes(' /api/v1/')
+              ? isOpenRouterErrorBody(body, res.statusCode)
+              : isErrorBody(body);
+            if (!common)
               throw new Error(`${key} → ${res.statusCode} not the common shape: ${res.body.slice(0, 200)}`);
             if (/at .+\.(ts|js):\d+|select |insert |stack/i.test(res.body)) {
               throw new Error(`${key} → ${res.statusCode} leaks internals: ${res.body.slice(0, 200)}`);

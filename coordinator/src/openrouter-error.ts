@@ -20,3 +20,19 @@ export function toOpenRouterError(
 ): Record<string, unknown> {
   return { ...error, code: status, metadata: { error_type: error.code } };
 }
+
+/** Whether `value` is an error body in OpenRouter's shape for a response of `status`. */
+export function isOpenRouterErrorBody(value: unknown, status: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const e = (value as { error?: unknown }).error;
+  if (typeof e !== 'object' || e === null) return false;
+  const { message, type, code, param, metadata } = e as Record<string, unknown>;
+  return (
+    typeof message === 'string' &&
+    typeof type === 'string' &&
+    code === status &&
+    (param === null || typeof param === 'string') &&
+    typeof (metadata as { error_type?: unknown } | undefined)?.error_type === 'string' &&
+    Object.keys(e).length === 5
+  );
+}
