@@ -19,6 +19,18 @@ export function modalitiesOf(family: string): { input: string[]; output: string[
   return { input, output };
 }
 
+/** A model family's `architecture` member in OpenRouter's shape (its model and endpoints listings). */
+export function architectureOf(family: string): Record<string, unknown> {
+  const { input, output } = modalitiesOf(family);
+  return {
+    modality: `${input.join('+')}->${output.join('+')}`,
+    input_modalities: input,
+    output_modalities: output,
+    tokenizer: 'Other',
+    instruct_type: null,
+  };
+}
+
 /**
  * A catalog entry in OpenRouter's model shape (its SDK's `Model` schema: every member it requires),
  * with OpenAI's `object` and `owned_by` beside.
@@ -26,7 +38,6 @@ export function modalitiesOf(family: string): { input: string[]; output: string[
 export function openRouterModel(m: CatalogModel, facts: ModelFacts): Record<string, unknown> {
   const perToken = (price: CatalogModel['cheapest']['prompt']) =>
     m.unit === 'per_million_tokens' ? nanoPerMillionToUsd(BigInt(price.usdNano)) : '0';
-  const { input, output } = modalitiesOf(m.family);
   return {
     id: m.id,
     canonical_slug: m.id,
@@ -37,13 +48,7 @@ export function openRouterModel(m: CatalogModel, facts: ModelFacts): Record<stri
     created: facts.created,
     description: `${m.family} model served by ${m.liveNodes} gpumesh node${m.liveNodes === 1 ? '' : 's'}`,
     context_length: m.contextLength,
-    architecture: {
-      modality: `${input.join('+')}->${output.join('+')}`,
-      input_modalities: input,
-      output_modalities: output,
-      tokenizer: 'Other',
-      instruct_type: null,
-    },
+    architecture: architectureOf(m.family),
     pricing: {
       prompt: perToken(m.cheapest.prompt),
       completion: perToken(m.cheapest.completion),

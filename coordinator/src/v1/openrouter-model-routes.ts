@@ -13,9 +13,9 @@ import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';
 import type { Probation } from '../trust/probation.js';
 import {
+  architectureOf,
   catalogCreated,
   type ModelFacts,
-  modalitiesOf,
   nanoPerMillionToUsd,
   openRouterModel,
   unionOfParameters,
@@ -144,7 +144,6 @@ export async function openRouterModelRoutes(
         uptimeOf(ctx.db, ids, { from: now - minutes * MINUTE_MS, to: now }, isLive);
       const [last5m, last30m, last1d] = await Promise.all([uptime(5), uptime(30), uptime(24 * 60)]);
       const share = (map: Map<string, number>, nodeId: string) => map.get(nodeId.toLowerCase()) ?? null;
-      const { input, output } = modalitiesOf(model.family);
       const catalogModel = ctx.catalog.models.find((c) => c.id === id);
       return {
         data: {
@@ -152,13 +151,7 @@ export async function openRouterModelRoutes(
           name: catalogModel?.name ?? id,
           created: catalogCreated(ctx.catalog, id) ?? firstSeen.get(id) ?? Math.floor(now / 1000),
           description: `${model.family} model served by ${entries.length} gpumesh node${entries.length === 1 ? '' : 's'}`,
-          architecture: {
-            modality: `${input.join('+')}->${output.join('+')}`,
-            input_modalities: input,
-            output_modalities: output,
-            tokenizer: 'Other',
-            instruct_type: null,
-          },
+          architecture: architectureOf(model.family),
           endpoints: entries.map((e) => {
             const parameters = e.offer.parameters ?? [];
             const tools = parameters.includes('tool_choice');
