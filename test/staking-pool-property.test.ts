@@ -186,7 +186,9 @@ function readsAt(block: Hex | 'latest'): RpcRequest[] {
 async function readAfter(
   hash: Hex,
 ): Promise<{ receipt: Receipt; block: { number: Hex; timestamp: Hex } } & Reads> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+  const deadline = Date.now() + 60_000; // a safety net: a loaded machine only makes it ask longer
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     const [receipt, block, balance, rewardsPool, ...positions] = await rpc.batch<
       [Receipt | null, { number: Hex; timestamp: Hex }, Hex, Hex, ...Hex[]]
     >([

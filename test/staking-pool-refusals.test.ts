@@ -63,12 +63,7 @@ afterAll(async () => devnet?.stop());
 
 /** Sends (`to` null: a deployment) and returns the receipt (mined at once: automine). */
 async function send(from: Address, data: Hex, value = 0n, to: Address | null = pool): Promise<Receipt> {
-  const hash = await rpc.send({ from, ...(to ? { to } : {}), data, value, gas: 3_000_000n });
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const receipt = await rpc.call<Receipt | null>('eth_getTransactionReceipt', [hash]);
-    if (receipt) return receipt;
-  }
-  throw new Error(`no receipt for ${hash}`);
+  return rpc.receipt(await rpc.send({ from, ...(to ? { to } : {}), data, value, gas: 3_000_000n }));
 }
 
 /** The error a call would revert with (simulated), then the transaction itself mined and reverted. */

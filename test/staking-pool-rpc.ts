@@ -74,6 +74,18 @@ export class Rpc {
       },
     ]);
   }
+
+  /** The receipt of a sent transaction: anvil may answer eth_sendTransaction before the block is
+   * in, more so on a loaded machine, so this asks again until it is (60 s is a safety net). */
+  async receipt(hash: Hex): Promise<Receipt> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const receipt = await this.call<Receipt | null>('eth_getTransactionReceipt', [hash]);
+      if (receipt) return receipt;
+      if (Date.now() > deadline) throw new Error(`no receipt for ${hash} after 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
 
 export type Receipt = {
@@ -128,7 +140,7 @@ export async function deployPool(
     ],
   });
   const hash = await rpc.send({ from, data, gas: 3_000_000n });
-  const receipt = await rpc.call<Receipt>('eth_getTransactionReceipt', [hash]);
+  const receipt = await rpc.receipt(hash);
   if (receipt.status !== '0x1' || !receipt.contractAddress) throw new Error('StakingPool deployment failed');
   return { address: receipt.contractAddress, receipt };
 }
