@@ -12,10 +12,12 @@
  *   --cpu-profile <file.cpuprofile>: only load the coordinator, and write a CPU profile of that run.
  *   --phases max,steady: which measurements to run (maximum throughput, fixed rate).
  *   --rounds 6: fixed-rate rounds each way (each --duration / 2 s), alternating.
+ *   --guard: exit 1 when the max phase's CPU per paid request ÷ the echo's, measured in this run,
+ *     is more than 1.5 × the ratio the README records (its "gateway-load guard" line); .ci/run.
  * Goals (issue 5): throughput ≥ 0.5 × echo; added p99 ≤ 1 ms at 1,000 req/s.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     'cpu-profile': { type: 'string' },
     phases: { type: 'string', default: 'max,steady' },
     'ledger-thread': { type: 'string', default: 'on' },
+    guard: { type: 'boolean', default: false },
   },
 });
 const DURATION_S = Number(values.duration);
@@ -290,6 +293,25 @@ if (phases.has('max')) {
   console.log(
     `  coordinator / echo = ${(c.rps / e.rps).toFixed(2)} (goal ≥ 0.5); coordinator / direct = ${(c.rps / d.rps).toFixed(2)}; bare relay / echo = ${(r.rps / e.rps).toFixed(2)}`,
   );
+  const cpuOf = (f: Figures) => (f.cpu ? f.cpu.main + f.cpu.others : Number.NaN);
+  const cpuRatio = cpuOf(c) / cpuOf(e);
+  console.log(`  CPU per request (all threads), coordinator ÷ echo = ${cpuRatio.toFixed(1)} (goal ≤ 3)`);
+  if (values.guard) process.exitCode = guard(cpuRatio);
+}
+
+/** The CI guard: 0 when `ratio` is within 1.5 × the README's recorded ratio, else 1 (said why). */
+function guard(ratio: number): number {
+  const readme = readFileSync(path.join(import.meta.dirname, '../README.md'), 'utf8');
+  const recorded = Number(/gateway-load guard: CPU per paid request ÷ echo ([0-9.]+)/.exec(readme)?.[1]);
+  if (!Number.isFinite(recorded) || !Number.isFinite(ratio)) {
+    console.error('gateway-load guard: no ratio recorded in the README or none measured');
+    return 1;
+  }
+  const over = ratio > 1.5 * recorded;
+  console.log(
+    `gateway-load guard: ${ratio.toFixed(1)} measured, ${recorded} recorded, limit ${(1.5 * recorded).toFixed(1)}: ${over ? 'FAILED — the paid path got slower' : 'ok'}`,
+  );
+  return over ? 1 : 0;
 }
 
 const steady = (url: string, headers: Record<string, string>, durationS: number) =>
@@ -363,4 +385,4 @@ if (values.pg) {
   await admin.close();
 }
 rmSync(dataDir, { recursive: true, force: true });
-process.exit(0);
+process.exit(process.exitCode ?? 0);
