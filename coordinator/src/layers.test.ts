@@ -24,6 +24,10 @@
  * @gpumesh/protocol sits below them all: a package, so a leaf here, and it cannot import the
  * coordinator back. An upward import fails the test unless it is listed in EXCEPTIONS with its
  * reason; a listed one that no longer occurs fails too, so the list only shrinks.
+ *
+ * Within a layer, two folders never import each other (hub and router, provider and trust did): a
+ * folder that needs another's types and is needed back is one capability split by file count, or
+ * a type in the wrong folder.
  */
 import path from 'node:path';
 import { expect, test } from 'vitest';
@@ -85,10 +89,47 @@ test('default: no import reaches a layer above, but the listed exceptions', () =
   expect(listed.filter((edge) => !upward.includes(edge))).toEqual([]);
 });
 
+/** Every pair of folders (coordinator/src/<folder>/) that import each other, as `a <-> b`. */
+function folderCycles(graph: Map<string, string[]>, root: string): string[] {
+  const folderOf = (file: string) => {
+    const parts = path.relative(root, file).split('/');
+    return parts.length > 1 ? parts[0]! : undefined;
+  };
+  const edges = new Set<string>();
+  for (const [file, deps] of graph) {
+    const from = folderOf(file);
+    for (const dep of deps) {
+      const to = folderOf(dep);
+      if (from && to && from !== to) edges.add(`${from} -> ${to}`);
+    }
+  }
+  const cycles = new Set<string>();
+  for (const edge of edges) {
+    const [a, b] = edge.split(' -> ') as [string, string];
+    if (edges.has(`${b} -> ${a}`)) cycles.add(a < b ? `${a} <-> ${b}` : `${b} <-> ${a}`);
+  }
+  return [...cycles].sort();
+}
+
+test('default: no two folders import each other', () => {
+  expect(folderCycles(importGraph(ROOT), ROOT)).toEqual([]);
+});
+
+test('behavior: two folders importing each other are caught, one way is not', () => {
+  const at = (file: string) => path.join('/src', file);
+  const graph = new Map([
+    [at('hub/hub.ts'), [at('router/pick-index.ts'), at('db/schema.ts'), at('config.ts')]],
+    [at('router/attempt.ts'), [at('hub/jobs.ts')]],
+    [at('trust/judge.ts'), [at('hub/node-sessions.ts')]],
+    [at('config.ts'), [at('hub/hub.ts')]],
+  ]);
+  expect(folderCycles(graph, '/src')).toEqual(['hub <-> router']);
+});
+
 test('behavior: an upward import is caught, type-only and sideways ones judged by layer', () => {
   const at = (file: string) => path.join('/src', file);
   const graph = new Map([
-    [at('router/attempt.ts'), [at('trust/judge.ts'), at('ledger/charges.ts'), at('hub/jobs.ts')]],
+    [at('router/attempt.ts'), [at('trust/judge.ts'), at('ledger/charges.ts'), at('router/jobs.ts')]],
     [at('trust/judge.ts'), [at('keys/key-limits.ts'), at('router/types.ts'), at('config.ts')]],
     [at('db/schema.ts'), [at('db/tables/usage.ts'), at('usage/tables.ts')]],
     [at('config.ts'), [at('ledger/money.ts')]],

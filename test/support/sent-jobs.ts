@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { vi } from 'vitest';
-import type { JobHandlers, JobSpec } from '../../coordinator/src/hub/jobs.js';
+import type { JobHandlers, JobSpec } from '../../coordinator/src/router/jobs.js';
 import type { Slot } from '../../coordinator/src/router/router.js';
 
 /** What a job sent to a node looked like, and the text (and token ids) its chunks carried. */

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
+import { uptimeOf } from '../hub/node-sessions.js';
 import { listHubNodes } from '../pages/list-hub-nodes.js';
 import { NODE_LIST_LIMIT } from '../pages/network-stats.js';
 import { NodePackages } from '../pages/node-packages.js';
 import { pagesRoutes } from '../pages/pages-routes.js';
 import { readTokensServed } from '../pages/read-tokens-served.js';
-import { uptimeOf } from '../provider/node-sessions.js';
 import { recentSuspensions, suspendedNodeIds, trustSummaries } from '../trust/trust-views.js';
 
 /**

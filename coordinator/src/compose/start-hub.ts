@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { Hub } from '../hub/hub.js';
 import { hubPlugin } from '../hub/hub-plugin.js';
+import { NodeSessionLog, SESSION_RENEW_MS } from '../hub/node-sessions.js';
 import { linkNode, ownerOfNode } from '../provider/link-node.js';
-import { NodeSessionLog, SESSION_RENEW_MS } from '../provider/node-sessions.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
 import type { Probation } from '../trust/probation.js';
@@ -21,7 +21,7 @@ export type StartHubOptions = {
 /**
  * The hub and the router (`app.hub`, `app.router`, served by hub/hub-plugin.ts), wired to what
  * the capabilities above them keep about nodes: sessions logged and renewed every SESSION_RENEW_MS
- * (provider/node-sessions.ts), owners linked (provider/link-node.ts), standings and suspensions
+ * (hub/node-sessions.ts), owners linked (provider/link-node.ts), standings and suspensions
  * (trust/), tiers (staking/), missed jobs (usage/).
  */
 export async function startHub(

@@ -12,14 +12,14 @@ import {
   ttlMsFor,
 } from '@gpumesh/protocol';
 import type { WebSocket } from 'ws';
+import type { JobHandle, JobHandlers, JobSpec } from '../router/jobs.js';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type Entry, PickIndex } from '../router/pick-index.js';
 import type { JobTransport } from '../router/router.js';
-import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { NodeSession, type SessionHost } from './node-session.js';
 import { VerifiedSignatures } from './verified-signatures.js';
 
-export type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
+export type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from '../router/jobs.js';
 
 export type HubOptions = {
   /** Names this coordinator in challenges. */

@@ -33,9 +33,9 @@ import {
 } from '@gpumesh/protocol';
 import { sendCoalesced } from '@gpumesh/protocol/internal';
 import WebSocket from 'ws';
+import type { JobHandle, JobHandlers, JobSpec } from '../router/jobs.js';
 import type { Entry, PickIndex } from '../router/pick-index.js';
 import { checkManifest } from './check-manifest.js';
-import type { JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import { type OwnerLookup, ownerAndTier } from './owner-and-tier.js';
 import { type ListedIds, routableModels } from './routable-models.js';
 import { SessionJobs } from './session-jobs.js';

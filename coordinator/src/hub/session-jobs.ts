@@ -7,8 +7,8 @@ import {
   PROTOCOL_ERRORS,
   type ProtocolErrorCode,
 } from '@gpumesh/protocol';
+import type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from '../router/jobs.js';
 import type { Entry } from '../router/pick-index.js';
-import type { JobError, JobHandle, JobHandlers, JobSpec, JobTokenIds, JobUsage } from './jobs.js';
 
 type RunningJob = {
   entry: Entry;

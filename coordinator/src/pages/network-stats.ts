@@ -299,7 +299,7 @@ export type NetworkSource = {
   listNodes(): readonly NetworkNodeView[];
   /** Tokens served since the network started (all usage rows). */
   tokensServed(): Promise<TokensServed>;
-  /** Each node's share of the last 24 h it was connected (provider/node-sessions.ts). */
+  /** Each node's share of the last 24 h it was connected (hub/node-sessions.ts). */
   uptime24h?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
   /** Each node's verification standing and reputation (trust/trust-views.ts). */
   trust?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, NodeTrustView>>;

@@ -16,6 +16,7 @@ import { toBigInt } from '../db/bigint.js';
 import { providerAccountId } from '../db/tables/ledger.js';
 import { ApiError } from '../errors.js';
 import type { Hub } from '../hub/hub.js';
+import { uptimeOf } from '../hub/node-sessions.js';
 import { nanoToUsd } from '../ledger/money.js';
 import type { PickIndex } from '../router/pick-index.js';
 import { slashesOf, trustSummaries, verificationHistory } from '../trust/trust-views.js';
@@ -23,7 +24,6 @@ import { linkNode } from './link-node.js';
 import { nodeFigures } from './node-figures.js';
 import { NodeFigures, TrustSummary, Usd } from './node-figures-schema.js';
 import { nodeMedians } from './node-medians.js';
-import { uptimeOf } from './node-sessions.js';
 import { readEarnings } from './read-earnings.js';
 
 const DAY_MS = 86_400_000;

@@ -4,12 +4,12 @@
  * time to hedge).
  */
 import { chunkTokens } from '@gpumesh/protocol';
-import type { JobError, JobHandle, JobTokenIds, JobUsage } from '../hub/jobs.js';
 import { outputBytes } from '../ledger/bound-usage.js';
 import { type Hold, releaseHold } from './billing.js';
 import { responseAsChunk, withoutFinish } from './chunks.js';
 import { joinContinuedIds, withChunkIds } from './continued-ids.js';
 import { deliveredText, streamedText } from './delivered-text.js';
+import type { JobError, JobHandle, JobTokenIds, JobUsage } from './jobs.js';
 import type { Entry } from './pick-index.js';
 import type { Slot } from './router.js';
 import type { InferenceJob, RouteDeps, RouterSettings, StreamSink } from './types.js';

@@ -3,7 +3,7 @@
  * node's chunk with its finish cleared, the one finish chunk, and the usage chunk.
  */
 import type { JobKind } from '@gpumesh/protocol';
-import type { JobUsage } from '../hub/jobs.js';
+import type { JobUsage } from './jobs.js';
 
 /** The request a stream answers: its chunks carry its id and model, shaped for its kind. */
 export type ChunkSource = { readonly requestId: string; readonly model: string; readonly kind: JobKind };

@@ -5,12 +5,12 @@
  * once (settle-outcome.ts).
  */
 import { ApiError } from '../errors.js';
-import type { JobError } from '../hub/jobs.js';
 import { nanoToUsd } from '../ledger/money.js';
 import { type Attempt, type AttemptOutcome, Race } from './attempt.js';
 import { finishChunk, usageChunk } from './chunks.js';
 import { type Continuation, continuationJob } from './continuation.js';
 import { failsOver, mapJobError } from './job-errors.js';
+import type { JobError } from './jobs.js';
 import { type BilledParts, billCutPart, settleOutcome } from './settle-outcome.js';
 import { startAttempt } from './start-attempt.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';

@@ -4,7 +4,7 @@
  * whole answer a verifier checks, joined from the two nodes'.
  */
 import { MAX_VERIFY_TOKENS } from '@gpumesh/protocol';
-import type { JobTokenIds } from '../hub/jobs.js';
+import type { JobTokenIds } from './jobs.js';
 
 /**
  * `ids` with a chunk's ids added: the chunk carried `tokens` tokens (the count billed) and

@@ -4,7 +4,7 @@
  */
 import { isProtocolErrorCode, type JobKind, PROTOCOL_ERRORS } from '@gpumesh/protocol';
 import { ApiError } from '../errors.js';
-import type { JobError } from '../hub/jobs.js';
+import type { JobError } from './jobs.js';
 
 /**
  * Whether another node may well succeed after this job error: the protocol registry's `retryable`

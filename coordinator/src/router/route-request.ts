@@ -10,11 +10,11 @@
  * delivered.
  */
 import { ApiError } from '../errors.js';
-import type { JobError } from '../hub/jobs.js';
 import { type Attempt, nextEvent, Race } from './attempt.js';
 import { canContinue } from './continuation.js';
 import { continueStream } from './continue-stream.js';
 import { failsOver, mapJobError } from './job-errors.js';
+import type { JobError } from './jobs.js';
 import { settleOutcome } from './settle-outcome.js';
 import { startAttempt } from './start-attempt.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';

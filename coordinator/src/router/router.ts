@@ -1,4 +1,4 @@
-import type { JobError, JobHandle, JobHandlers, JobSpec } from '../hub/jobs.js';
+import type { JobError, JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import type { Entry, PickIndex } from './pick-index.js';
 import { WaitQueue } from './wait-queue.js';
 

@@ -6,9 +6,9 @@ import type { JobKind } from '@gpumesh/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ApiError } from '../errors.js';
-import type { JobTokenIds, JobUsage } from '../hub/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { SettleOutcome } from '../ledger/types.js';
+import type { JobTokenIds, JobUsage } from './jobs.js';
 import type { Entry, ProviderPreferences } from './pick-index.js';
 import type { Router } from './router.js';
 

@@ -16,7 +16,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import { uptimeOf } from '../provider/node-sessions.js';
+import { uptimeOf } from '../hub/node-sessions.js';
 import { readNodeJobs } from '../usage/read-node-jobs.js';
 
 const DAY_MS = 86_400_000;

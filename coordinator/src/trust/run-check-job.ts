@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Hub } from '../hub/hub.js';
-import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../hub/jobs.js';
+import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../router/jobs.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router, Slot } from '../router/router.js';
 import type { LocalVerifier } from './local-verifier.js';

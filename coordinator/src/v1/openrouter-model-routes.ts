@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
-import { uptimeOf } from '../provider/node-sessions.js';
+import { uptimeOf } from '../hub/node-sessions.js';
 import type { CatalogModel } from '../router/build-catalog.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';

@@ -2,7 +2,7 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * Uptime and first-token time, for owners and the /network page: each node session a replica
- * held (provider/node-sessions.ts), and each request's time to its first token.
+ * held (hub/node-sessions.ts), and each request's time to its first token.
  */
 export const nodeSessionsAndTtft013: Migration & { name: string } = {
   name: '013-node-sessions-and-ttft',

@@ -41,7 +41,7 @@ export const usageRollups021: Migration & { name: string } = {
     // Reputation reads every listed node's last days and hours: one range of each, by time.
     await db.schema.createIndex('usage_node_hours_hour').on('usage_node_hours').column('hour').execute();
     await db.schema.createIndex('usage_node_days_day').on('usage_node_days').column('day').execute();
-    // Uptime reads the sessions open or ended within its window (provider/node-sessions.ts), not
+    // Uptime reads the sessions open or ended within its window (hub/node-sessions.ts), not
     // every session a node ever had.
     await db.schema.createIndex('node_sessions_ended').on('node_sessions').column('ended_at').execute();
     await db.schema
