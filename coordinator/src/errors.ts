@@ -59,6 +59,12 @@ export const ERRORS = {
     message: 'The model does not exist or is not served.',
     retryable: false,
   },
+  no_matching_provider: {
+    status: 404,
+    type: 'not_found_error',
+    message: "No endpoints found matching the request's provider preferences.",
+    retryable: false,
+  },
   method_not_allowed: {
     status: 405,
     type: 'invalid_request_error',
@@ -251,11 +257,18 @@ export class ApiError extends Error {
   readonly status: number;
   readonly param: string | null;
   readonly retryAfterS: number | undefined;
+  /** The code OpenRouter answers this error with on /api/v1, when it differs (errorHandler). */
+  readonly openRouterCode: ErrorCode | undefined;
 
   constructor(
     code: ErrorCode,
     message?: string,
-    options: { param?: string | null; retryAfterS?: number; cause?: unknown } = {},
+    options: {
+      param?: string | null;
+      retryAfterS?: number;
+      cause?: unknown;
+      openRouterCode?: ErrorCode;
+    } = {},
   ) {
     super(
       message ?? ERRORS[code].message,
@@ -266,6 +279,7 @@ export class ApiError extends Error {
     this.status = ERRORS[code].status;
     this.param = options.param ?? null;
     this.retryAfterS = options.retryAfterS;
+    this.openRouterCode = options.openRouterCode;
   }
 
   /** The common wire shape. */
@@ -358,7 +372,10 @@ function paramOf(context: string | undefined, issue: ValidationIssue | undefined
 
 /** fastify error handler: every error leaves in the common shape. */
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const apiError = toApiError(error);
+  let apiError = toApiError(error);
+  // OpenRouter answers some errors with another code (its status and type follow the code).
+  if (apiError.openRouterCode && isOpenRouterRequest(request))
+    apiError = new ApiError(apiError.openRouterCode, apiError.message, { param: apiError.param });
   if (apiError.status >= 500) {
     request.log.error({ err: error }, 'request failed');
   }
@@ -367,30 +384,4 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
   const body = errorBodyFor(request, apiError);
   void reply.status(apiError.status).type('application/json; charset=utf-8').send(body);
-}
-
-/**
- * The answer for a request no route takes: 405 with `Allow` when the path exists under other
- * methods (`allowed` lists them), else 404. Both in the common shape.
- */
-export function notFoundHandler(
-  allowed: (path: string) => readonly string[],
-): (request: FastifyRequest, reply: FastifyReply) => void {
-  return (request, reply) => {
-    const methods = allowed(request.url.split('?')[0] ?? '');
-    // A route of this very method that found nothing (an unknown asset) is a 404.
-    if (methods.length > 0 && !methods.includes(request.method)) {
-      const use = `${request.method} is not allowed here; use ${methods.join(', ')}.`;
-      const body = errorBodyFor(request, new ApiError('method_not_allowed', use));
-      void reply
-        .status(405)
-        .header('allow', methods.join(', '))
-        .type('application/json; charset=utf-8')
-        .send(body);
-      return;
-    }
-    const missing = new ApiError('not_found', `No route for ${request.method} on this path.`);
-    const body = errorBodyFor(request, missing);
-    void reply.status(404).type('application/json; charset=utf-8').send(body);
-  };
 }

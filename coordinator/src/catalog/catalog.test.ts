@@ -44,6 +44,13 @@ describe('Catalog.listedId', () => {
   });
 });
 
+describe('Catalog.quantOf', () => {
+  test("default: a known file's GGUF type; nothing for an unknown hash", () => {
+    expect(catalog.quantOf(KNOWN)).toBe('Q4_K_M');
+    expect(catalog.quantOf('b'.repeat(64))).toBeUndefined();
+  });
+});
+
 describe('loadCatalog', () => {
   test('default: the shipped catalog holds the generated tiny model’s exact file', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gm-catalog-'));

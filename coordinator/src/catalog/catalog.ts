@@ -87,6 +87,7 @@ export type OfferIdentity = { id: string; family: string; sha256?: string | unde
 export class Catalog {
   readonly models: readonly CatalogModel[];
   readonly #byHash = new Map<string, CatalogModel>();
+  readonly #quantByHash = new Map<string, string>();
   readonly #ids = new Set<string>();
 
   constructor(models: readonly CatalogModel[]) {
@@ -94,13 +95,22 @@ export class Catalog {
     for (const model of models) {
       this.#ids.add(model.id);
       if (model.embeddingId) this.#ids.add(model.embeddingId);
-      for (const file of model.files) if (file.sha256) this.#byHash.set(file.sha256, model);
+      for (const file of model.files) {
+        if (!file.sha256) continue;
+        this.#byHash.set(file.sha256, model);
+        this.#quantByHash.set(file.sha256, file.quant);
+      }
     }
   }
 
   /** The catalog model whose weights have this hash. */
   byHash(sha256: string): CatalogModel | undefined {
     return this.#byHash.get(sha256);
+  }
+
+  /** The GGUF type (`Q4_K_M`, `F16`, …) of the file with this hash, as the catalog records it. */
+  quantOf(sha256: string): string | undefined {
+    return this.#quantByHash.get(sha256);
   }
 
   /**

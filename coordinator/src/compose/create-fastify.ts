@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { RouteEntry } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
-import { ApiError, errorHandler, notFoundHandler } from '../errors.js';
+import { ApiError, errorHandler } from '../errors.js';
 import { exceedsJsonDepth } from '../exceeds-json-depth.js';
+import { notFoundHandler } from '../not-found-handler.js';
 import { newRequestId } from '../request-id.js';
 import { allowedMethods } from './allowed-methods.js';
 

@@ -5,9 +5,12 @@ import { supportedParameters } from './supported-parameters.js';
 
 /**
  * How a node's offers are listed (catalog/catalog.ts is one): a canonical id for known weights,
- * `<nodeId>/<name>` for unknown ones.
+ * `<nodeId>/<name>` for unknown ones; and the GGUF type of a known file (`provider.quantizations`).
  */
-export type ListedIds = { listedId(model: Manifest['models'][number], nodeId: string): string };
+export type ListedIds = {
+  listedId(model: Manifest['models'][number], nodeId: string): string;
+  quantOf(sha256: string): string | undefined;
+};
 
 /**
  * The models the coordinator routes to a node: those whose family's scope was granted, each under
@@ -28,6 +31,8 @@ export function routableModels(
     if (m.family === 'voice' && !voice) continue; // no priced voice job: nothing to route
     const modelId = catalog ? catalog.listedId(m, manifest.nodeId) : m.id;
     if (byId.has(modelId)) continue;
+    const sha256 = m.sha256?.toLowerCase();
+    const quant = sha256 ? catalog?.quantOf(sha256) : undefined;
     byId.set(modelId, {
       modelId,
       ...(modelId !== m.id ? { nodeModelId: m.id } : {}),
@@ -37,7 +42,8 @@ export function routableModels(
       priceIn: voice?.priceIn ?? BigInt(m.price.inputPerMTok),
       priceOut: voice ? 0n : BigInt(m.price.outputPerMTok),
       currency: m.price.currency,
-      ...(m.sha256 ? { sha256: m.sha256.toLowerCase() } : {}),
+      ...(sha256 ? { sha256 } : {}),
+      ...(quant ? { quant } : {}),
       ...(voice ? { kinds: voice.kinds, ...voice.prices } : {}),
       ...(m.continues ? { continues: true } : {}),
       fingerprint: offerFingerprint(manifest, m),

@@ -31,6 +31,8 @@ const AnnouncedOffer = Type.Object({
   priceIn: Price,
   priceOut: Price,
   currency: Type.Union([Type.Literal('USD'), Type.Literal('NATIVE')]),
+  /** The file's GGUF type, as the announcing replica's catalog knows it (provider.quantizations). */
+  quant: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
 });
 const AnnouncedNode = Type.Object({
   nodeId: Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }),
@@ -208,6 +210,7 @@ export class ReplicaDirectory {
         priceIn: offer.priceIn.toString(),
         priceOut: offer.priceOut.toString(),
         currency: offer.currency,
+        ...(offer.quant ? { quant: offer.quant } : {}),
       })),
     };
   }
@@ -318,5 +321,6 @@ function toOffer(offer: Static<typeof AnnouncedOffer>): ModelOffer {
     priceIn: BigInt(offer.priceIn),
     priceOut: BigInt(offer.priceOut),
     currency: offer.currency,
+    ...(offer.quant ? { quant: offer.quant } : {}),
   };
 }

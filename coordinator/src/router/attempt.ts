@@ -285,7 +285,7 @@ export class Attempt {
           tokenIds: from ? joinContinuedIds(from, tokenIds) : tokenIds,
           delivered:
             job.continuation && delivered !== undefined ? job.continuation.text + delivered : delivered,
-          private: job.provider?.dataCollection === 'deny',
+          private: job.provider?.dataCollection === 'deny' || job.provider?.zdr === true,
           ...(skip > 0 ? { scoredFrom: skip } : {}),
         };
       });

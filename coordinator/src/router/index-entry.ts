@@ -21,6 +21,11 @@ export type ModelOffer = {
   readonly currency: Currency;
   /** The weights file's SHA-256 as the manifest claims it (checked by verification, trust/). */
   readonly sha256?: string;
+  /**
+   * The file's GGUF type as the catalog records it for that SHA-256 (`Q4_K_M`, `F16`, …;
+   * quantization.ts names its OpenRouter class); absent when the catalog does not know the file.
+   */
+  readonly quant?: string;
   /** Voice models: the voice jobs routed to it (those it serves and prices). */
   readonly kinds?: readonly string[];
   /** Voice: price per second of audio in (transcription, translation), as sent (currency above). */

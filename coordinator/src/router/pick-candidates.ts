@@ -12,6 +12,7 @@ import {
   type PickRequest,
   type PickResult,
 } from './pick-request.js';
+import { quantizationMatches } from './quantization.js';
 
 /**
  * The ordered candidates among a model's entries: `provider.order` first (in its order), then the
@@ -65,6 +66,12 @@ function firstExclusion(entry: Entry, request: PickRequest): ExclusionReason | n
   const p = request.provider;
   if (p?.only && p.only.length > 0 && !named(entry, p.only)) return EXCLUSION_REASONS.only;
   if (p?.ignore && p.ignore.length > 0 && named(entry, p.ignore)) return EXCLUSION_REASONS.ignore;
+  if (
+    p?.quantizations &&
+    p.quantizations.length > 0 &&
+    !quantizationMatches(entry.offer.quant, p.quantizations)
+  )
+    return EXCLUSION_REASONS.quantization;
   if (p?.maxPriceInNano !== undefined && entry.priceInNano > p.maxPriceInNano)
     return EXCLUSION_REASONS.maxPrice;
   if (p?.maxPriceOutNano !== undefined && entry.priceOutNano > p.maxPriceOutNano)

@@ -182,6 +182,25 @@ describe('PickIndex', () => {
     ).toEqual({ ok: false, reason: 'no_provider_available', excluded: { max_price: 3 } });
   });
 
+  test('behavior: provider.quantizations keeps the nodes whose file is of a class or GGUF type asked', () => {
+    const index = makeIndex();
+    index.upsert(node('q4', [offer('m', 1n, 1n, { quant: 'Q4_K_M' })]));
+    index.upsert(node('q8', [offer('m', 2n, 2n, { quant: 'Q8_0' })]));
+    index.upsert(node('f16', [offer('m', 3n, 3n, { quant: 'F16' })]));
+    index.upsert(node('own', [offer('m', 4n, 4n)]));
+    const pick = (quantizations: string[]) =>
+      ids(index.pick({ modelId: 'm', limit: 5, provider: { quantizations } }));
+    expect(pick([])).toEqual(['q4', 'q8', 'f16', 'own']);
+    expect(pick(['int8', 'fp16'])).toEqual(['q8', 'f16']);
+    expect(pick(['unknown'])).toEqual(['own']);
+    expect(pick(['q4_k_m'])).toEqual(['q4']);
+    expect(pick(['fp8'])).toEqual({
+      ok: false,
+      reason: 'no_provider_available',
+      excluded: { provider_quantizations: 4 },
+    });
+  });
+
   test('behavior: provider.order first, then fallbacks unless allow_fallbacks is false', () => {
     const index = makeIndex();
     index.upsert(node('a', [offer('m', USD, USD)]));

@@ -3,10 +3,29 @@ import { ApiError } from '../errors.js';
 import { isVoiceKind } from '../ledger/media-units.js';
 import { canContinueOn } from './continuation.js';
 import { modelNotFound, servesKind } from './find-model.js';
-import type { Entry, PickIndex, PickResult } from './pick-index.js';
+import {
+  type Entry,
+  EXCLUSION_REASONS,
+  type ExclusionReason,
+  type PickIndex,
+  type PickResult,
+} from './pick-index.js';
 import type { InferenceJob, RouteDeps } from './types.js';
 
-/** The answer to a pick that found nobody. */
+/** The exclusions the request's own `provider` filters make, with the member each names. */
+const PREFERENCE_PARAMS: Readonly<Partial<Record<ExclusionReason, string>>> = {
+  [EXCLUSION_REASONS.maxPrice]: 'provider.max_price',
+  [EXCLUSION_REASONS.order]: 'provider.order',
+  [EXCLUSION_REASONS.only]: 'provider.only',
+  [EXCLUSION_REASONS.ignore]: 'provider.ignore',
+  [EXCLUSION_REASONS.quantization]: 'provider.quantizations',
+};
+
+/**
+ * The answer to a pick that found nobody: 503 with Retry-After. When the request's own `provider`
+ * filters left out every node of the model (no node was busy, leaving or tried), OpenRouter's
+ * base URL answers as OpenRouter does, 404 `no_matching_provider`: waiting will not change it.
+ */
 export function pickError(
   index: PickIndex,
   pick: Extract<PickResult, { ok: false }>,
@@ -14,11 +33,24 @@ export function pickError(
 ): ApiError {
   // The model's last node left between findModel and the pick.
   if (pick.reason === 'model_not_found') return modelNotFound(index, model);
-  const parts = Object.entries(pick.excluded).map(([reason, n]) => `${n} excluded by ${reason}`);
+  const reasons = Object.keys(pick.excluded) as ExclusionReason[];
+  const parts = reasons.map((reason) => `${pick.excluded[reason]} excluded by ${reason}`);
+  const filtered = reasons.length > 0 && reasons.every((reason) => PREFERENCE_PARAMS[reason]);
+  const param = reasons.map((reason) => PREFERENCE_PARAMS[reason]).find(Boolean) ?? null;
+  const why = parts.join(', ') || 'no candidates';
+  if (filtered)
+    return new ApiError(
+      'no_provider_available',
+      `No endpoints found matching the provider preferences for "${model}": ${why}.`,
+      { param, retryAfterS: 1, openRouterCode: 'no_matching_provider' },
+    );
   return new ApiError(
     'no_provider_available',
-    `No provider can take this request for "${model}" now: ${parts.join(', ') || 'no candidates'}.`,
-    { param: pick.excluded.max_price ? 'provider.max_price' : null, retryAfterS: 1 },
+    `No provider can take this request for "${model}" now: ${why}.`,
+    {
+      param,
+      retryAfterS: 1,
+    },
   );
 }
 

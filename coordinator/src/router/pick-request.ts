@@ -33,6 +33,17 @@ export type ProviderPreferences = {
    * the answer is then verified by the coordinator itself or not at all (trust/canary-runner.ts).
    */
   readonly dataCollection?: 'allow' | 'deny';
+  /**
+   * OpenRouter's quantizations: only nodes whose weights file is of one of these — an OpenRouter
+   * class (`int4`, `fp16`, …, `unknown` for a file the catalog does not know) or a GGUF type name
+   * (quantization.ts). Empty or absent: any.
+   */
+  readonly quantizations?: readonly string[];
+  /**
+   * OpenRouter's zdr: nothing of the request is kept once it is answered (route-request.ts: its
+   * job is not noted for canaries; spot checks as with dataCollection "deny"). No node is left out.
+   */
+  readonly zdr?: boolean;
 };
 
 export type PickRequest = {
@@ -56,6 +67,7 @@ export const EXCLUSION_REASONS = {
   order: 'provider_order',
   only: 'provider_only',
   ignore: 'provider_ignore',
+  quantization: 'provider_quantizations',
   tried: 'already_tried',
 } as const;
 export type ExclusionReason = (typeof EXCLUSION_REASONS)[keyof typeof EXCLUSION_REASONS];

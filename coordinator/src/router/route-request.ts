@@ -71,8 +71,14 @@ export async function routeRequest(
         hedging = false;
         if (started) running.add(started);
         else if (alone) throw noNodeLeft(job, lastError);
-        // Once, when a node first has the job (held and paid for: unfunded floods don't count).
-        if (started && tried.size === 1 && (job.kind === 'chat' || job.kind === 'completion'))
+        // Once, when a node first has the job (held and paid for: unfunded floods don't count);
+        // never a zdr job's: not even its shape is kept.
+        if (
+          started &&
+          tried.size === 1 &&
+          (job.kind === 'chat' || job.kind === 'completion') &&
+          job.provider?.zdr !== true
+        )
           deps.noteTraffic?.({
             model: job.model,
             kind: job.kind,

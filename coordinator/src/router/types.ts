@@ -62,7 +62,10 @@ export type CheckedJob = {
   tokenIds: JobTokenIds | undefined;
   /** The text the client got for choice 0 (undefined: not text, e.g. a tool call). */
   delivered: string | undefined;
-  /** The client asked that no third party see the prompt (OpenRouter's provider.data_collection "deny"). */
+  /**
+   * The client asked that no third party see the prompt (OpenRouter's provider.data_collection
+   * "deny", or zdr): only the coordinator verifies it, in memory, keeping the verdict's numbers.
+   */
   private?: boolean;
   /**
    * A continued answer (continued-ids.ts): the completion's first `scoredFrom` tokens are another

@@ -9,6 +9,7 @@ import { ApiError } from '../errors.js';
 import { MAX_CLIENT_USD, usdToNano } from '../ledger/money.js';
 import { findModel } from '../router/find-model.js';
 import type { ProviderPreferences } from '../router/pick-index.js';
+import { isQuantizationName, QUANTIZATIONS } from '../router/quantization.js';
 import type { Router } from '../router/router.js';
 import type { InferenceJob } from '../router/types.js';
 import { checkChatRequest } from './check-chat-request.js';
@@ -194,7 +195,22 @@ function toPreferences(p: ProviderPreferencesBody | undefined): ProviderPreferen
     ...(p.sort ? { sort: p.sort as 'price' | 'latency' | 'throughput' } : {}),
     ...(p.require_parameters !== undefined ? { requireParameters: p.require_parameters } : {}),
     ...(p.data_collection ? { dataCollection: p.data_collection as 'allow' | 'deny' } : {}),
+    ...(p.zdr !== undefined ? { zdr: p.zdr } : {}),
+    ...(p.quantizations?.length ? { quantizations: checkQuantizations(p.quantizations) } : {}),
   };
+}
+
+/** `provider.quantizations`, each an OpenRouter class or a GGUF type name; else 400 naming it. */
+function checkQuantizations(names: readonly string[]): readonly string[] {
+  names.forEach((name, i) => {
+    if (!isQuantizationName(name))
+      throw new ApiError(
+        'invalid_request',
+        `provider.quantizations: "${name}" is neither one of ${QUANTIZATIONS.join(', ')} nor a GGUF type (Q4_K_M, …).`,
+        { param: `provider.quantizations.${i}` },
+      );
+  });
+  return names;
 }
 
 /** The preferences with the variant's sort, unless the request chose one. */

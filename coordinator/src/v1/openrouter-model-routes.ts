@@ -10,6 +10,7 @@ import { ApiError } from '../errors.js';
 import { uptimeOf } from '../hub/node-sessions.js';
 import type { CatalogModel } from '../router/build-catalog.js';
 import type { Entry } from '../router/pick-index.js';
+import { quantizationOf } from '../router/quantization.js';
 import type { Router } from '../router/router.js';
 import type { Probation } from '../trust/probation.js';
 import {
@@ -26,18 +27,6 @@ const MAX_PAGE = 1000;
 const MINUTE_MS = 60_000;
 /** Presence states a listed endpoint is up in (EndpointStatus 0); any other is -1 (degraded). */
 const UP_STATES: ReadonlySet<string> = new Set(['online', 'busy']);
-/** A catalog file's quantisation as OpenRouter names it. */
-const QUANTIZATION: Record<string, string> = {
-  F32: 'fp32',
-  F16: 'fp16',
-  BF16: 'bf16',
-  Q8_0: 'int8',
-  Q6_K: 'fp6',
-  Q5_K_M: 'int4',
-  Q4_K_M: 'int4',
-  Q4_0: 'int4',
-};
-
 const Digits = Type.String({ pattern: '^[0-9]{1,6}$' });
 const CommaList = Type.String({ maxLength: 512 });
 /**
@@ -170,7 +159,7 @@ export async function openRouterModelRoutes(
                 request: '0',
                 image: '0',
               },
-              quantization: quantizationOf(ctx, e),
+              quantization: quantizationOf(e.offer.quant),
               status: UP_STATES.has(e.node.state) && !e.node.health.demoted ? 0 : -1,
               uptime_last_5m: share(last5m, e.node.nodeId),
               uptime_last_30m: share(last30m, e.node.nodeId),
@@ -190,14 +179,6 @@ export async function openRouterModelRoutes(
       };
     },
   );
-}
-
-/** The quantisation of the file an entry serves, from the catalog's record of its hash. */
-function quantizationOf(ctx: AppContext, e: Entry): string | null {
-  if (!e.offer.sha256) return null;
-  const file = ctx.catalog.byHash(e.offer.sha256)?.files.find((f) => f.sha256 === e.offer.sha256);
-  if (!file) return null;
-  return QUANTIZATION[file.quant.toUpperCase()] ?? 'unknown';
 }
 
 /** The list's filters (comma lists match when the model has every item asked). */

@@ -55,6 +55,15 @@ export const ProviderPreferences = Type.Object(
     require_parameters: Type.Optional(Type.Boolean()),
     /** "deny": no third party sees the prompt (spot checks of it stay with the coordinator). */
     data_collection: Type.Optional(Type.Union([Type.Literal('allow'), Type.Literal('deny')])),
+    /** true: nothing of the request is kept once answered (job-for.ts, README "The provider object"). */
+    zdr: Type.Optional(Type.Boolean()),
+    /**
+     * OpenRouter's classes (int4, int8, fp4, mxfp4, nvfp4, fp6, fp8, mxfp8, fp16, bf16, fp32,
+     * unknown) or GGUF type names (Q4_K_M, any case); job-for.ts refuses any other, naming it.
+     */
+    quantizations: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9_]+$' }), { maxItems: 32 }),
+    ),
     max_price: Type.Optional(
       Type.Object(
         { prompt: Type.Optional(Price), completion: Type.Optional(Price) },

@@ -13,6 +13,7 @@ import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../config.js';
 import { type Daemon, startDaemon } from '../daemon.js';
+import { NodeError } from '../errors.js';
 import { createFixedReplyRuntime, type FixedReplyRuntimeOptions } from '../runtimes/fixed-reply-runtime.js';
 import type { RuntimeJob } from '../runtimes/runtime.js';
 import { TEST_MACHINE } from './test-machine.js';
@@ -26,6 +27,11 @@ export type NodeDaemonOptions = Omit<FixedReplyRuntimeOptions, 'models'> & {
   privateKey?: Hex;
   /** The owner wallet's key: the manifest carries its proof. */
   ownerPrivateKey?: Hex;
+  /**
+   * Request members this node cannot honour: a job that sets one is refused (`invalid_request`),
+   * as a runtime refuses what it cannot honour (NODE_PROTOCOL.md §9).
+   */
+  refuses?: readonly string[];
 };
 
 export type NodeDaemon = {
@@ -67,16 +73,23 @@ export async function startNodeDaemon(options: NodeDaemonOptions): Promise<NodeD
   const cancelled: string[] = [];
   const fixed = createFixedReplyRuntime({
     ...options,
-    models: options.models.map(({ id, family, contextLength, maxConcurrency }) => ({
+    models: options.models.map(({ id, family, contextLength, maxConcurrency, sha256 }) => ({
       id,
       family: family as 'chat' | 'text' | 'embedding',
       contextLength,
       maxConcurrency,
+      // The weights the offer names (the catalog lists a known hash under its canonical id).
+      ...(sha256 ? { sha256 } : {}),
     })),
   });
   const runtime = {
     ...fixed,
     run: (job: RuntimeJob) => {
+      const refused = options.refuses?.find((member) => job.request[member] !== undefined);
+      if (refused)
+        return Promise.reject(
+          new NodeError('invalid_request', { detail: `${refused} is not supported by this node.` }),
+        );
       jobs++;
       job.signal?.addEventListener('abort', () => cancelled.push(job.model), { once: true });
       return fixed.run(job);

@@ -3,7 +3,7 @@
  * completion (to-chat.ts) routed, billed and refused exactly as /v1/chat/completions is; the
  * answer comes back as a Response object or as its typed events (response-events.ts). With
  * `store` (the default) the response is kept for GET /v1/responses/{id}, DELETE, and
- * `previous_response_id`.
+ * `previous_response_id` — unless `provider.zdr` asks that nothing be kept.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
@@ -80,7 +80,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
 
   const create = async (request: FastifyRequest, reply: FastifyReply) => {
     const startedAt = performance.now();
-    const body = request.body as ResponsesBody;
+    const body = withZdr(request.body as ResponsesBody);
     const userId = request.apiKey!.userId;
     const history = body.previous_response_id
       ? (await loadResponse(db, userId, body.previous_response_id, 'previous_response_id')).conversation
@@ -186,4 +186,21 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
       return { id, object: 'response', deleted: true };
     },
   );
+}
+
+/**
+ * OpenRouter's `provider.zdr: true` keeps nothing: the response is not stored (`store` defaults to
+ * false, and the Response says so); `store: true` beside it asks for both, a 400 naming `store`.
+ */
+function withZdr(body: ResponsesBody): ResponsesBody {
+  if (body.provider?.zdr !== true) return body;
+  if (body.store === true)
+    throw new ApiError(
+      'invalid_request',
+      'store: true keeps the response; provider.zdr: true keeps nothing.',
+      {
+        param: 'store',
+      },
+    );
+  return { ...body, store: false };
 }
