@@ -5,6 +5,7 @@
  * cut or lying request is billed: test/router-billing.test.ts.
  */
 import { usdOffer } from '@gpumesh/node/testing';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
@@ -258,6 +259,55 @@ describe.each(testBackends())('router e2e, 500 concurrent requests [$name]', (ba
       expect(toBigInt(key.spend_nano)).toBe(cost * BigInt(N));
     },
   );
+});
+
+describe('router e2e, every fitting node busy [sqlite]', () => {
+  /** How long a request waits in line for a slot here (the default is 10 s). */
+  const QUEUE_WAIT_MS = 200;
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startRouterHarness(sqlite, 'busy', { router: { queueWaitMs: QUEUE_WAIT_MS } });
+    await credit(h.db, { userId: h.userId, amountNano: USD, ref: 'seed' });
+  });
+  afterAll(() => h?.close());
+
+  test("behavior: a request whose one node stays busy waits in line, then gets OpenAI's overloaded answer: 503 with Retry-After in the common shape; the SDK's retry gets through", async () => {
+    // One slot, and a streamed answer that holds it for 6 × 200 ms.
+    const node = await addNode(h, {
+      models: [usdOffer('m', USD, 2n * USD, { maxConcurrency: 1 })],
+      chunkDelayMs: 200,
+    });
+    const first = chat(h, { stream: true });
+    await until(() => node.jobs === 1);
+    const started = performance.now();
+    const busy = await chat(h, { stream: true });
+    const waited = performance.now() - started;
+    // An HTTP status before any stream byte, never a hang, a 5xx of ours or a stream that errors.
+    expect(busy.status, busy.body).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(busy.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(JSON.parse(busy.body)).toEqual({
+      error: {
+        message: expect.stringContaining('at capacity'),
+        type: 'api_error',
+        code: 'no_provider_available',
+        param: null,
+      },
+    });
+    expect(waited).toBeGreaterThanOrEqual(QUEUE_WAIT_MS - 5);
+    // The official SDK retries a 503 after its Retry-After (its first try meets the busy node
+    // again, ~1 s of the first answer left): by then the slot is free.
+    const client = new OpenAI({ apiKey: h.key, baseURL: `${h.base}/v1`, maxRetries: 2 });
+    const retried = performance.now();
+    const answer = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(answer.choices[0]!.message.content).toBe('Hello from a fixed node.');
+    expect(performance.now() - retried).toBeGreaterThanOrEqual(1_000);
+    expect((await first).status).toBe(200);
+    expect(node.jobs).toBe(2);
+  });
 });
 
 describe('router e2e, per-key rate limit [sqlite]', () => {
