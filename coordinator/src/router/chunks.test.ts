@@ -51,6 +51,31 @@ describe('responseAsChunk', () => {
       choices: [{ index: 0, text: 'abc', logprobs: null, finish_reason: null }],
     });
   });
+
+  test('behavior: every choice goes, each with its index; a choice that called tools streams its calls', () => {
+    const call = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const response = {
+      created: 7,
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'text' } },
+        { index: 1, message: { role: 'assistant', content: null, tool_calls: [call] } },
+      ],
+    };
+    expect(responseAsChunk(chat, response).choices).toEqual([
+      { index: 0, delta: { role: 'assistant', content: 'text' }, logprobs: null, finish_reason: null },
+      {
+        index: 1,
+        delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] },
+        logprobs: null,
+        finish_reason: null,
+      },
+    ]);
+    const texts = responseAsChunk(completion, { choices: [{ text: 'a' }, { text: 'b' }] }).choices;
+    expect((texts as { index: number; text: string }[]).map((c) => [c.index, c.text])).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
+  });
 });
 
 describe('finishChunk', () => {

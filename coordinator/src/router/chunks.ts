@@ -8,15 +8,24 @@ import type { JobUsage } from './jobs.js';
 /** The request a stream answers: its chunks carry its id and model, shaped for its kind. */
 export type ChunkSource = { readonly requestId: string; readonly model: string; readonly kind: JobKind };
 
-/** A node's whole response (to a stream request) as one chunk. */
+type WholeChoice = {
+  index?: number;
+  message?: { content?: string | null; tool_calls?: unknown[] };
+  text?: string;
+  logprobs?: unknown;
+};
+
+/**
+ * A node's whole response (to a stream request) as one chunk: every choice (n > 1) with its
+ * index, its text or content, and a chat choice's tool calls as OpenAI streams them (each with
+ * its `index` in the list).
+ */
 export function responseAsChunk(
   job: ChunkSource,
   response: Record<string, unknown>,
 ): Record<string, unknown> {
-  const choice = (
-    response.choices as { message?: { content?: string }; text?: string; logprobs?: unknown }[] | undefined
-  )?.[0];
-  const logprobs = choice?.logprobs ?? null;
+  const given = Array.isArray(response.choices) ? (response.choices as (WholeChoice | null)[]) : [];
+  const choices = given.length > 0 ? given : [null];
   const id = job.requestId;
   const created = (response.created as number | undefined) ?? Math.floor(Date.now() / 1000);
   if (job.kind === 'completion') {
@@ -25,7 +34,12 @@ export function responseAsChunk(
       object: 'text_completion',
       created,
       model: job.model,
-      choices: [{ index: 0, text: choice?.text ?? '', logprobs, finish_reason: null }],
+      choices: choices.map((c, i) => ({
+        index: c?.index ?? i,
+        text: c?.text ?? '',
+        logprobs: c?.logprobs ?? null,
+        finish_reason: null,
+      })),
     };
   }
   return {
@@ -33,14 +47,18 @@ export function responseAsChunk(
     object: 'chat.completion.chunk',
     created,
     model: job.model,
-    choices: [
-      {
-        index: 0,
-        delta: { role: 'assistant', content: choice?.message?.content ?? '' },
-        logprobs,
-        finish_reason: null,
-      },
-    ],
+    choices: choices.map((c, i) => {
+      const calls = c?.message?.tool_calls;
+      const delta =
+        Array.isArray(calls) && calls.length > 0
+          ? {
+              role: 'assistant',
+              content: null,
+              tool_calls: calls.map((call, at) => ({ index: at, ...(call as object) })),
+            }
+          : { role: 'assistant', content: c?.message?.content ?? '' };
+      return { index: c?.index ?? i, delta, logprobs: c?.logprobs ?? null, finish_reason: null };
+    }),
   };
 }
 

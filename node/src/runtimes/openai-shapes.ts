@@ -208,8 +208,16 @@ export function completionChunk(
   };
 }
 
-/** What one choice answered (`logprobs`: its OpenAI logprobs object, when asked for). */
-export type ChoiceText = { text: string; finishReason: FinishReason; logprobs?: JsonObject };
+/**
+ * What one choice answered (`logprobs`: its OpenAI logprobs object, when asked for): text, or —
+ * for a chat choice that called tools — the calls (its content null).
+ */
+export type ChoiceText = {
+  text: string;
+  finishReason: FinishReason;
+  logprobs?: JsonObject;
+  toolCalls?: ToolCallOut[];
+};
 
 export function chatResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
   return {
@@ -219,34 +227,12 @@ export function chatResponse(meta: Meta, choices: ChoiceText[], usage: Usage) {
     model: meta.model,
     choices: choices.map((c, index) => ({
       index,
-      message: { role: 'assistant', content: c.text },
+      message: c.toolCalls
+        ? { role: 'assistant', content: null, tool_calls: c.toolCalls }
+        : { role: 'assistant', content: c.text },
       logprobs: c.logprobs ?? null,
       finish_reason: c.finishReason,
     })),
-    usage,
-  };
-}
-
-/** A chat answer that calls tools: no content, the calls, finish_reason `tool_calls`. */
-export function toolCallsResponse(
-  meta: Meta,
-  calls: ToolCallOut[],
-  usage: Usage,
-  finishReason: FinishReason = 'tool_calls',
-) {
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: null, tool_calls: calls },
-        logprobs: null,
-        finish_reason: finishReason,
-      },
-    ],
     usage,
   };
 }

@@ -36,6 +36,8 @@ describe('parseToolCalls', () => {
     const tools = [{ type: 'function' as const, function: { name: 'get_weather' } }];
     expect(autoToolNames({ messages: [], tools } as never)).toEqual(new Set(['get_weather']));
     expect(autoToolNames({ messages: [], tools, tool_choice: 'auto' } as never)).toBeDefined();
+    // n > 1: each choice may call tools.
+    expect(autoToolNames({ messages: [], tools, n: 2 } as never)).toBeDefined();
     expect(autoToolNames({ messages: [], tools, tool_choice: 'none' } as never)).toBeUndefined();
     expect(autoToolNames({ messages: [] } as never)).toBeUndefined();
   });

@@ -13,7 +13,6 @@ export function autoToolNames(request: ChatRequest): Set<string> | undefined {
   const tools = request.tools ?? [];
   const choice = request.tool_choice;
   if (tools.length === 0 || (choice !== undefined && choice !== 'auto')) return undefined;
-  if ((request.n ?? 1) > 1) return undefined;
   return new Set(tools.map((t) => t.function.name));
 }
 

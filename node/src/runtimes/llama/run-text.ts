@@ -10,7 +10,6 @@ import {
   completionResponse,
   parseRequest,
   responseId,
-  toolCallsResponse,
   usageOf,
 } from '../openai-shapes.js';
 import type { JobResponse, RuntimeJob } from '../runtime.js';
@@ -81,20 +80,17 @@ export async function runText(
   job.onPromptTokens?.(promptCount);
   const meta = { id: responseId(job.kind), model: job.model, created: Math.floor(Date.now() / 1000) };
   const emit = job.stream && !forced ? job.onChunk : undefined;
-  const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined) : undefined;
   // Tools listed and no call forced: the model may answer with calls (auto-tool-calls.ts).
   const autoTools = chat && !forced ? autoToolNames(request as ChatRequest) : undefined;
+  const parallel = (request as ChatRequest).parallel_tool_calls !== false;
   const grammar = forced
     ? await grammars.forSchema(forced.schema)
     : await grammars.forResponseFormat(request.response_format);
+  // A choice that called tools has no content, so no content log-probabilities: OpenAI's
+  // `{content: null, refusal: null}` (a forced call's are not even computed).
+  const noContentLogprobs = top !== undefined ? { content: null, refusal: null } : undefined;
   // n choices, one after another on one sequence; choice i samples with seed + i (when seeded).
   const n = request.n ?? 1;
-  if (n > 1 && forced) {
-    throw new NodeError('invalid_request', { detail: 'n > 1 with a forced tool call is not supported.' });
-  }
-  if (top !== undefined && forced) {
-    throw new NodeError('invalid_request', { detail: 'logprobs with a forced tool call is not supported.' });
-  }
   const choices: ChoiceText[] = [];
   let completionTokens = 0;
   for (let index = 0; index < n * prompts.length; index++) {
@@ -121,6 +117,8 @@ export async function runText(
         ids,
       );
     };
+    // Each choice's own forced call (its chunks carry the choice's index).
+    const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined, index) : undefined;
     const gate = emit && autoTools ? new AutoCallGate(sendText) : undefined;
     const result = await withSequence(entry, (sequence) =>
       generateText({
@@ -132,7 +130,7 @@ export async function runText(
         ...(request.top_k ? { topK: request.top_k } : {}),
         ...(request.min_p ? { minP: request.min_p } : {}),
         seed: request.seed === undefined ? undefined : request.seed + choiceSeed,
-        ...(top !== undefined ? { logprobs: top } : {}),
+        ...(top !== undefined && !forced ? { logprobs: top } : {}),
         tokenBias: toTokenBias(model, request.logit_bias),
         ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
         ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
@@ -158,20 +156,25 @@ export async function runText(
         completion: [...result.tokenIds],
       });
     }
-    if (call) return call.finish(result, usageOf(promptCount, completionTokens), forced?.name);
-    const calls = autoTools
-      ? parseToolCalls(result.text, autoTools, (request as ChatRequest).parallel_tool_calls !== false)
-      : undefined;
+    if (call) {
+      choices.push({
+        ...call.finish(result, forced?.name),
+        ...(noContentLogprobs ? { logprobs: noContentLogprobs } : {}),
+      });
+      continue;
+    }
+    const calls = autoTools ? parseToolCalls(result.text, autoTools, parallel) : undefined;
     if (calls) {
-      // The answer was calls: streamed as OpenAI streams them, their tokens in the last chunk.
-      emit?.(
-        chatChunk(meta, {
-          tool_calls: calls.map((c, i) => ({ index: i, ...c })),
-        }),
-        0,
-      );
-      emit?.(chatChunk(meta, {}, 'tool_calls'), result.completionTokens);
-      return toolCallsResponse(meta, calls, usageOf(promptCount, completionTokens));
+      // The answer was calls: streamed as OpenAI streams them, their tokens in the choice's last chunk.
+      emit?.(chatChunk(meta, { tool_calls: calls.map((c, i) => ({ index: i, ...c })) }, null, index), 0);
+      emit?.(chatChunk(meta, {}, 'tool_calls', index), result.completionTokens - streamedTokens);
+      choices.push({
+        text: '',
+        finishReason: 'tool_calls',
+        toolCalls: calls,
+        ...(noContentLogprobs ? { logprobs: noContentLogprobs } : {}),
+      });
+      continue;
     }
     gate?.flush();
     // Tokens whose text was never sent (a matched stop string) count in the choice's last chunk.

@@ -7,14 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { NodeError } from '../../errors.js';
-import {
-  type ChatRequest,
-  chatChunk,
-  type FinishReason,
-  type ToolCallOut,
-  toolCallsResponse,
-} from '../openai-shapes.js';
-import type { JobResponse, JsonObject, RuntimeJob, Usage } from '../runtime.js';
+import { type ChatRequest, type ChoiceText, chatChunk, type FinishReason } from '../openai-shapes.js';
+import type { JsonObject, RuntimeJob } from '../runtime.js';
 
 /**
  * The schema a forced tool call is sampled under — `{"name", "arguments"}` of the named function,
@@ -56,7 +50,8 @@ const TAIL = /\s*\}\s*$/;
 
 /**
  * The sampled call's text as it comes: the head (id and name) once the name is complete, then
- * the arguments as deltas — all but a trailing brace, which may be the call object's own.
+ * the arguments as deltas — all but a trailing brace, which may be the call object's own. Each
+ * chunk carries the choice's `index` (n > 1: one stream per choice).
  */
 export class ToolCallStream {
   readonly id = `call_${randomBytes(12).toString('hex')}`;
@@ -67,10 +62,12 @@ export class ToolCallStream {
   #tokens = 0;
   readonly #meta: Meta;
   readonly #emit: RuntimeJob['onChunk'];
+  readonly #index: number;
 
-  constructor(meta: Meta, emit: RuntimeJob['onChunk']) {
+  constructor(meta: Meta, emit: RuntimeJob['onChunk'], index = 0) {
     this.#meta = meta;
     this.#emit = emit;
+    this.#index = index;
   }
 
   push(text: string, tokens: number): void {
@@ -93,14 +90,10 @@ export class ToolCallStream {
   }
 
   /**
-   * The answer: the call whole, or — when max_tokens cut it — as far as it got, with
+   * The choice: the call whole, or — when max_tokens cut it — as far as it got, with
    * finish_reason "length"; the rest of the arguments and the finish streamed first.
    */
-  finish(
-    result: { text: string; finishReason: FinishReason },
-    usage: Usage,
-    forcedName: string | undefined,
-  ): JobResponse {
+  finish(result: { text: string; finishReason: FinishReason }, forcedName: string | undefined): ChoiceText {
     // The sampled text is the whole answer (a piece held back for a stop string never came).
     if (result.text.length > this.#text.length) this.push(result.text.slice(this.#text.length), 0);
     let complete = true;
@@ -126,16 +119,19 @@ export class ToolCallStream {
       });
     }
     const finish: FinishReason = complete ? 'tool_calls' : 'length';
-    this.#emit?.(chatChunk(this.#meta, {}, finish), this.#tokens);
+    this.#emit?.(chatChunk(this.#meta, {}, finish, this.#index), this.#tokens);
     this.#tokens = 0;
-    const out: ToolCallOut = { id: this.id, type: 'function', function: { name, arguments: args } };
-    return toolCallsResponse(this.#meta, [out], usage, finish);
+    return {
+      text: '',
+      finishReason: finish,
+      toolCalls: [{ id: this.id, type: 'function', function: { name, arguments: args } }],
+    };
   }
 
   /** Sends `delta` with the tokens sampled since the last chunk. */
   #send(delta: Record<string, unknown>): void {
     if (!this.#emit) return;
-    this.#emit(chatChunk(this.#meta, delta as JsonObject), this.#tokens);
+    this.#emit(chatChunk(this.#meta, delta as JsonObject, null, this.#index), this.#tokens);
     this.#tokens = 0;
   }
 }
