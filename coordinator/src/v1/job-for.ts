@@ -145,7 +145,20 @@ function checkTopLogprobs(body: Record<string, unknown>): void {
   }
 }
 
+/**
+ * The answer's token limit: `max_completion_tokens` or its older name `max_tokens` (a `null` is
+ * not given: dropped before validation), else as much as the context and the cap allow. Both at
+ * once is OpenAI's 400 (`invalid_parameter_combination` there, `param` max_tokens), never one
+ * silently winning over the other.
+ */
 function effectiveMaxTokens(body: Record<string, unknown>, cap: number, contextLength: number): number {
+  if (body.max_completion_tokens !== undefined && body.max_tokens !== undefined) {
+    throw new ApiError(
+      'invalid_request',
+      "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+      { param: 'max_tokens' },
+    );
+  }
   const field = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const asked = body[field] as number | undefined;
   if (asked !== undefined) {
