@@ -5,3 +5,5 @@ export const DEFAULT_DATA_DIR = './.gpumesh';
 /** The tiny model's ids on the network. */
 export const CHAT_MODEL_ID = 'gpumesh/tiny-chat';
 export const EMBEDDING_MODEL_ID = 'gpumesh/tiny-embed';
+/** The model npm start serves by default: trained in this repository (models/mini-chat). */
+export const MINI_CHAT_ID = 'gpumesh/mini-chat';

@@ -1,6 +1,7 @@
 /**
  * The whole local network in one call: the devnet chain (anvil, chain 800000), one coordinator
- * (SQLite in the data directory) and N local CPU nodes serving the generated tiny model, plus a
+ * (SQLite in the data directory) and N local CPU nodes serving gpumesh/mini-chat (the small chat
+ * model trained in this repository, models/mini-chat) or the model asked for, plus a
  * funded dev wallet with an API key, so the printed example works as printed.
  *
  * A second start with the same data directory reuses everything: the chain state, the database,
@@ -15,12 +16,14 @@ import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from './free-port.js';
+import { miniChatModel } from './mini-chat-model.js';
 import {
   CHAT_MODEL_ID,
   DEFAULT_APP_PORT,
   DEFAULT_DATA_DIR,
   DEFAULT_RPC_PORT,
   EMBEDDING_MODEL_ID,
+  MINI_CHAT_ID,
 } from './network-defaults.js';
 import { type PackageServed, packNodePackage } from './pack-node-package.js';
 import { pullServedModel, type ServedModel } from './pull-served-model.js';
@@ -45,8 +48,10 @@ export type StartNetworkOptions = {
    */
   voice?: boolean;
   /**
-   * A model to pull and serve instead of the generated one (`hf:<user>/<repo>/<file>.gguf`,
-   * `hf:<user>/<repo>:<quant>`, `https://…/x.gguf`), checked against the coordinator's catalog.
+   * The model the nodes serve: gpumesh/mini-chat (default: the committed files, checked against
+   * the catalog's hashes), gpumesh/tiny-chat (the generated random-weight model: fast, its replies
+   * noise), or one to pull (a catalog id, `hf:<user>/<repo>/<file>.gguf`, `hf:<user>/<repo>:<quant>`,
+   * `https://…/x.gguf`), checked against the coordinator's catalog.
    */
   model?: string;
   /** Use this chain instead of starting the devnet (its addresses come from the environment). */
@@ -125,8 +130,14 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     stops.push(() => packing.stop());
     // The generated model, written before the coordinator starts: it verifies nodes claiming it
     // itself (trust.verifierModelsDir) while no network node holds it.
-    const tinyModelsDir = path.join(dataDir, 'models');
-    if (!options.model) await tinyModelPath({ dir: tinyModelsDir });
+    const modelRef = options.model ?? MINI_CHAT_ID;
+    const localModelsDir = path.join(dataDir, 'models');
+    const local =
+      modelRef === MINI_CHAT_ID
+        ? await miniChatModel(localModelsDir)
+        : modelRef === CHAT_MODEL_ID
+          ? await tinyServedModel(localModelsDir)
+          : undefined;
     const server: RunningServer = await startServer({
       argv: [],
       env: { GPUMESH_LOG_LEVEL: 'warn', ...options.env },
@@ -139,7 +150,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         ...(devnet ? { payouts: { minNano: 1_000n } } : {}),
         // A newcomer without a browser wallet signs in to the dashboard as the dev wallet.
         ...(devnet ? { devWallets: [devnet.accounts[0]!.privateKey] } : {}),
-        ...(options.model ? {} : { trust: { verifierModelsDir: tinyModelsDir } }),
+        ...(local ? { trust: { verifierModelsDir: localModelsDir } } : {}),
       },
     });
     stops.push(() => server.close());
@@ -158,7 +169,10 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       chainId: server.config.chain.chainId,
       nativeSymbol: server.config.chain.nativeSymbol,
       tokens: { ...(server.config.chain.tokens as Record<string, Address>) },
-      models: { chat: CHAT_MODEL_ID, embedding: EMBEDDING_MODEL_ID },
+      models: {
+        chat: local?.catalogId ?? CHAT_MODEL_ID,
+        embedding: local?.catalogEmbeddingId ?? EMBEDDING_MODEL_ID,
+      },
       dataDir,
       ...(devnet ? { stakingVault: devnet.vaults.staking.address, stakingPool: devnet.stakingPool } : {}),
     };
@@ -170,16 +184,8 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     //    dev wallet on the devnet, and restarted when one dies.
     //    With --model, the pulled model instead (its own folder, so it is the only one served).
     const nodeCount = options.nodes ?? 1;
-    const served: ServedModel = options.model
-      ? await pullServedModel(options.model, path.join(dataDir, 'pulled-models'), appUrl, log)
-      : {
-          modelsDir: tinyModelsDir,
-          modelFile: path.basename(await tinyModelPath({ dir: tinyModelsDir })),
-          id: CHAT_MODEL_ID,
-          embeddingId: EMBEDDING_MODEL_ID,
-          catalogId: CHAT_MODEL_ID,
-          catalogEmbeddingId: EMBEDDING_MODEL_ID,
-        };
+    const served: ServedModel =
+      local ?? (await pullServedModel(modelRef, path.join(dataDir, 'pulled-models'), appUrl, log));
     const nodes: LocalNode[] = [];
     stops.push(() => Promise.all(nodes.map((n) => n.stop())).then(() => {}));
     const owner = info.devWallet ? privateKeyToAccount(info.devWallet.privateKey) : undefined;
@@ -189,6 +195,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
       modelFile: served.modelFile,
       modelId: served.id,
       embeddingId: served.embeddingId,
+      ...(served.contextLength ? { contextLength: served.contextLength } : {}),
       appUrl,
       owner,
       log,
@@ -232,6 +239,18 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     await stop();
     throw error;
   }
+}
+
+/** The generated random-weight model (`--model gpumesh/tiny-chat`), written into `modelsDir`. */
+async function tinyServedModel(modelsDir: string): Promise<ServedModel> {
+  return {
+    modelsDir,
+    modelFile: path.basename(await tinyModelPath({ dir: modelsDir })),
+    id: CHAT_MODEL_ID,
+    embeddingId: EMBEDDING_MODEL_ID,
+    catalogId: CHAT_MODEL_ID,
+    catalogEmbeddingId: EMBEDDING_MODEL_ID,
+  };
 }
 
 /** Reads `<dataDir>/network.json` of an earlier start, if any. */

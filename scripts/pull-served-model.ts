@@ -10,6 +10,8 @@ export type ServedModel = {
   /** The catalog's ids for known weights; undefined for weights the catalog does not know. */
   catalogId: string | undefined;
   catalogEmbeddingId: string | undefined;
+  /** Tokens of context to serve it with (the node's default otherwise). */
+  contextLength?: number;
 };
 
 /**

@@ -42,6 +42,8 @@ export type StartLocalNodeOptions = {
   modelsDir: string;
   modelFile: string;
   modelId: string;
+  /** Tokens of context the node serves the model with (its default otherwise: 4,096). */
+  contextLength?: number;
   embeddingId: string;
   appUrl: string;
   index: number;
@@ -83,6 +85,7 @@ export async function startLocalNode(options: StartLocalNodeOptions): Promise<Lo
             id: modelId,
             family: 'chat',
             embeddingId,
+            ...(options.contextLength ? { contextLength: options.contextLength } : {}),
             price: {
               currency: 'USD',
               inputPerMTok: String(BASE_INPUT_PRICE_NANO_PER_MTOK * factor),

@@ -4,20 +4,29 @@
  *
  * Flags: --port N (coordinator, default 8080), --data-dir DIR (default ./.gpumesh), --nodes N
  * (default 1, each at a different price), --no-node, --rpc-url URL (an external chain), --rpc-port N
- * (the devnet's port, default 8545), --model REF (pull and serve a real model instead of the
- * generated one: hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant> or https://…),
+ * (the devnet's port, default 8545), --model REF (default gpumesh/mini-chat, the small model
+ * trained here; gpumesh/tiny-chat for the generated random-weight one; or pull and serve another:
+ * a catalog id, hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant> or https://…),
  * --wait-timeout S (a bound on waiting for the nodes; by default npm start waits while they make
  * progress, printing each node's stages).
  */
 import { parseArgs } from 'node:util';
-import { CHAT_MODEL_ID, DEFAULT_APP_PORT, DEFAULT_DATA_DIR, DEFAULT_RPC_PORT } from './network-defaults.js';
+import {
+  CHAT_MODEL_ID,
+  DEFAULT_APP_PORT,
+  DEFAULT_DATA_DIR,
+  DEFAULT_RPC_PORT,
+  MINI_CHAT_ID,
+} from './network-defaults.js';
 
 const USAGE = `usage: npm start -- [--port N] [--data-dir DIR] [--nodes N | --no-node] [--rpc-url URL | --rpc-port N] [--model REF] [--wait-timeout S]
   --port N        the coordinator's port (default ${DEFAULT_APP_PORT})
   --data-dir DIR  chain state, database, node keys, network.json (default ${DEFAULT_DATA_DIR})
   --nodes N       local CPU nodes, each at a different price (default 1); --no-node for none
   --rpc-url URL   an external chain instead of the devnet; --rpc-port N the devnet's port (default ${DEFAULT_RPC_PORT})
-  --model REF     pull and serve a real model: a catalog id (qwen/qwen2.5-0.5b-instruct), hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
+  --model REF     the model the nodes serve (default gpumesh/mini-chat, trained in this repository;
+                  gpumesh/tiny-chat: random weights, fast), or pull one: a catalog id
+                  (qwen/qwen2.5-0.5b-instruct), hf:<user>/<repo>/<file>.gguf, hf:<user>/<repo>:<quant>, https://…
   --wait-timeout S  the most seconds to wait for the nodes to come online (default: as long as they
                   make progress; a node silent for 5 minutes, or dying at start 5 times, stops the start)
 `;
@@ -96,7 +105,9 @@ gpumesh is running.
   Model        ${network.models.chat}${
     network.models.chat === CHAT_MODEL_ID
       ? ' (generated, random weights: its replies are noise; npm start -- --model <ref> serves a real one)'
-      : ''
+      : network.models.chat === MINI_CHAT_ID
+        ? ' (3.5M parameters, trained here: arithmetic, conversions, dates, lookups in your text, JSON, tool calls)'
+        : ''
   }
   Voice        ${
     network.models.speech
@@ -116,7 +127,7 @@ gpumesh is running.
 Try it (curl):
   curl -s ${network.routerUrl}/v1/chat/completions \\
     -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
-    -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"Hello!"}],"max_tokens":16}'
+    -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"What is 12 + 30?"}],"temperature":0,"max_tokens":32}'
 
 ${
   network.models.speech
@@ -131,7 +142,7 @@ ${
 }Try it (openai SDK, node --input-type=module):
   import OpenAI from 'openai';
   const client = new OpenAI({ apiKey: '${key}', baseURL: '${network.routerUrl}/v1' });
-  const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 16 });
+  const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Convert 3 kilometers to meters.' }], temperature: 0, max_tokens: 32 });
   console.log(reply.choices[0].message.content, reply.usage);
 
 Press Ctrl-C to stop.`);

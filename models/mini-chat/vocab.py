@@ -6,7 +6,10 @@ fallback: any text tokenizes), "▁" (a space) and the printable ASCII character
 by byte-pair merging over the rendered training text. llama.cpp's SPM tokenizer merges the adjacent
 pair whose joined text is the highest-scoring token, so each learned piece scores by the order it
 was learned (earlier merges first), which reproduces the merges. Digits never merge (one token per
-digit: arithmetic reads digit by digit), and pieces never span a word boundary (a "▁" only leads).
+digit: arithmetic reads digit by digit), and a space is always its own token: pieces never hold a
+"▁", so a word is the same tokens after a space, a quote or a newline, and copying a word from the
+prompt into a JSON value or a tool argument is copying tokens as they are (with "▁Ada" and "Ada"
+two different pieces, the model trained in session 18 never learned to copy words).
 
     python3 models/mini-chat/vocab.py --text .train/render.txt --size 2048 --out .train/vocab.json
 """
@@ -18,7 +21,7 @@ import re
 
 SPECIAL = ["<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
 TYPES = {"normal": 1, "unknown": 2, "control": 3, "byte": 6}
-CHUNK = re.compile(r"▁?[A-Za-z]+|▁?[^A-Za-z0-9▁\s]+|▁|[0-9]|\s")
+CHUNK = re.compile(r"[A-Za-z]+|[^A-Za-z0-9▁\s]+|▁|[0-9]|\s")
 
 
 def main():

@@ -18,8 +18,11 @@ export type ClientsNetwork = TinyNodeNetwork & {
   embedModel: string;
 };
 
-export async function startClientsNetwork(label: string): Promise<ClientsNetwork> {
-  const net = await startTinyNodeNetwork(label, { embeddings: true, tierOf: async () => 'gold' });
+export async function startClientsNetwork(
+  label: string,
+  options: { modelFile?: string } = {},
+): Promise<ClientsNetwork> {
+  const net = await startTinyNodeNetwork(label, { embeddings: true, tierOf: async () => 'gold', ...options });
   try {
     const { key } = await newApiClient(net.app, {
       keyName: 'clients',

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -101,9 +101,14 @@ export type TinyNodeNetwork = TestCoordinator & {
 export type TinyNodeNetworkOptions = Pick<TestCoordinatorOptions, 'tierOf'> & {
   /** The node offers embeddings too (`--offer-embeddings true`); resolves once both are listed. */
   embeddings?: boolean;
+  /** A GGUF file the node serves instead of the generated tiny model (e.g. gpumesh/mini-chat's). */
+  modelFile?: string;
 };
 
-/** A coordinator with one node daemon on the tiny model; resolves once its chat model is routable. */
+/**
+ * A coordinator with one node daemon on the tiny model (or `modelFile`); resolves once its chat
+ * model is routable.
+ */
 export async function startTinyNodeNetwork(
   label: string,
   options: TinyNodeNetworkOptions = {},
@@ -117,7 +122,10 @@ export async function startTinyNodeNetwork(
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
+    if (options.modelFile) {
+      mkdirSync(path.join(dir, 'models'), { recursive: true });
+      copyFileSync(options.modelFile, path.join(dir, 'models', path.basename(options.modelFile)));
+    } else await writeTinyModel({ path: path.join(dir, 'models', 'tiny.gguf') });
     coordinator = await startCoordinator(label, { tierOf: options.tierOf });
     const { app, port } = coordinator;
     node = spawnNodeDaemon({
