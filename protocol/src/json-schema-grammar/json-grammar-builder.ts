@@ -69,6 +69,11 @@ export class JsonGrammarBuilder {
     );
   }
 
+  /** Any one of `values` (a forced call of one of several functions). */
+  anyOf(values: readonly Expr[]): Expr {
+    return alt(...values);
+  }
+
   /** The named rules so far (what references in the expressions name). */
   get rules(): ReadonlyMap<string, Expr> {
     return this.#rules;
