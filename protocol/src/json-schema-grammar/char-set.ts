@@ -44,20 +44,54 @@ export const chars = (text: string): Ranges =>
 export const SURROGATES: Ranges = [[0xd800, 0xdfff]];
 
 /**
- * The characters a length-bounded or patterned string is written with: printable ASCII, tab and
- * newline, and the rest of the Basic Multilingual Plane but its controls and surrogates. Outside it
- * a character is one code point (JSON Schema's count) but two UTF-16 units (JavaScript's `length`,
- * which zod's `.max()` counts): inside it the two agree.
+ * Code points a three-byte UTF-8 sequence led by 0xE0 spells. llama.cpp's grammar decodes UTF-8
+ * leniently: after 0xE0 it takes a second byte 0x80–0x9F, an overlong form of U+0080–U+07FF that
+ * JavaScript decodes as three U+FFFD — a random-weight model writes such bytes. A set without
+ * these code points never lets 0xE0 through, so no overlong form either.
  */
-export const BMP_TEXT: Ranges = normalize([
+export const E0_BLOCK: Ranges = [[0x800, 0xfff]];
+const TWO_BYTE: Ranges = [[0x80, 0x7ff]];
+
+/**
+ * `ranges` as characters whose count every counter agrees on: no surrogates, and U+0800–U+0FFF
+ * left out when two-byte characters are in (E0_BLOCK). Undefined when a character lies above
+ * U+FFFF: one code point (JSON Schema's count) but two UTF-16 units (JavaScript's `length`, zod's
+ * `.max()`), and llama.cpp takes lead bytes 0xF8–0xFF as if they were 0xF0–0xF3.
+ */
+export function countable(ranges: Ranges): Ranges | undefined {
+  if (ranges.some(([, b]) => b > 0xffff)) return undefined;
+  const set = subtract(ranges, SURROGATES);
+  return intersect(set, TWO_BYTE).length > 0 && intersect(set, E0_BLOCK).length > 0
+    ? subtract(set, E0_BLOCK)
+    : set;
+}
+
+/**
+ * The characters a length-bounded or patterned string is written with: printable ASCII, tab and
+ * newline, and the rest of the Basic Multilingual Plane but its controls, surrogates and
+ * U+0800–U+0FFF (countable()).
+ */
+export const BMP_TEXT: Ranges = countable(
+  normalize([
+    [0x09, 0x0a],
+    [0x20, 0x7e],
+    [0xa0, 0xd7ff],
+    [0xe000, 0xfffd],
+  ]),
+)!;
+
+/**
+ * The characters of an unconstrained string: all but controls and surrogates (emoji, Devanagari, …).
+ * llama.cpp's lenient decoding may let an invalid byte sequence through here (U+FFFD once parsed):
+ * nothing counts these characters, so no keyword is broken by one.
+ */
+export const ANY_TEXT: Ranges = normalize([
   [0x09, 0x0a],
   [0x20, 0x7e],
   [0xa0, 0xd7ff],
   [0xe000, 0xfffd],
+  [0x10000, 0x10ffff],
 ]);
-
-/** The characters of an unconstrained string: BMP_TEXT and the planes above it (emoji, …). */
-export const ANY_TEXT: Ranges = union(BMP_TEXT, [[0x10000, 0x10ffff]]);
 
 /** JavaScript's line terminators, which a regular expression's `.` does not match. */
 export const LINE_TERMINATORS: Ranges = chars('\n\r\u2028\u2029');

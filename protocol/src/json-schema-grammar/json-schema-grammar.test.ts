@@ -3,13 +3,18 @@
  * repetition drawn at random, expr-testing.ts) validated by ajv; and what it cannot enforce, refused
  * under strict naming the keyword where it stands, left out otherwise.
  */
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
 import { randomSource, sampleExpr } from './expr-testing.js';
 import { JsonGrammarBuilder } from './json-grammar-builder.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
 import type { SchemaKeywordError } from './schema-keyword-error.js';
+
+/** ajv-formats is CommonJS: its function is the default export's `default` under NodeNext types. */
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 // JSON Schema 2020-12 (prefixItems); ajv divides for multipleOf, hence its precision option.
 const ajv = new Ajv2020({ strict: false, multipleOfPrecision: 9 });

@@ -5,15 +5,16 @@
  * `(?<name>…)`), alternation, the quantifiers `? * + {n} {n,} {n,m}` (lazy or not: the same
  * language), and `^`/`$` at the start and end of the pattern or of each of its alternatives.
  * Anything else — lookaround, backreferences, `\b`, `\p{…}`, inline flags — cannot be a grammar
- * of this kind and throws PatternNotSupported with the reason.
+ * of this kind and throws PatternNotSupported with the reason, as do characters above U+FFFF
+ * (char-set.ts countable()); classes drop U+0800–U+0FFF beside two-byte characters (the same).
  */
 import {
   BMP_TEXT,
+  countable,
   DIGITS,
   LINE_TERMINATORS,
   normalize,
   SPACE,
-  SURROGATES,
   subtract,
   WORD,
 } from './char-set.js';
@@ -125,11 +126,13 @@ class Parser {
     }
     if (c === '\\') {
       const set = this.escape(false);
+      if (typeof set === 'number' && set > 0xffff) throw new PatternNotSupported('characters above U+FFFF');
       return typeof set === 'number' ? lit(String.fromCodePoint(set)) : cls(set);
     }
     if ('*+?{'.includes(c)) throw new PatternNotSupported(`a quantifier '${c}' with nothing to repeat`);
     const cp = this.text.codePointAt(this.at)!;
     this.at += cp > 0xffff ? 2 : 1;
+    if (cp > 0xffff) throw new PatternNotSupported('characters above U+FFFF');
     return lit(String.fromCodePoint(cp));
   }
 
@@ -171,7 +174,8 @@ class Parser {
       else ranges.push(...from);
     }
     this.at++;
-    const set = subtract(normalize(ranges), SURROGATES);
+    const set = countable(normalize(ranges));
+    if (!set) throw new PatternNotSupported('characters above U+FFFF');
     return cls(negated ? subtract(BMP_TEXT, set) : set);
   }
 

@@ -3,8 +3,8 @@
  * validators clients use — ajv with ajv-formats (full mode) and zod — and patterns by the regular
  * expression itself; what a pattern must not match, the grammar must not either.
  */
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { randomSource, sampleExpr, toRegExp } from './expr-testing.js';
@@ -13,6 +13,11 @@ import { patternExpr } from './pattern-expr.js';
 import { SchemaKeywordError } from './schema-keyword-error.js';
 import { STRING_FORMATS } from './string-formats.js';
 import { stringExpr } from './string-schema.js';
+
+/** ajv-formats is CommonJS: its function is the default export's `default` under NodeNext types. */
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => void;
 
 const strict: Enforcer = {
   cannot: (path, keyword, reason) => {
@@ -78,7 +83,7 @@ describe('minLength and maxLength', () => {
       [0, 16],
       [3, 5],
       [7, 7],
-    ]) {
+    ] as const) {
       const lengths = samples({ type: 'string', minLength: min, maxLength: max }, 400).map((s) => s.length);
       expect(Math.min(...lengths)).toBeGreaterThanOrEqual(min);
       expect(Math.max(...lengths)).toBeLessThanOrEqual(max);
@@ -90,6 +95,18 @@ describe('minLength and maxLength', () => {
     expect(
       samples({ type: 'string', maxLength: 16 }, 300).every((s) => z.string().max(16).safeParse(s).success),
     ).toBe(true);
+  });
+
+  test("behavior: a counted string's characters leave llama.cpp's lenient UTF-8 decoding nothing to let through", () => {
+    // Lead byte 0xE0 spells U+0800–U+0FFF; after it llama.cpp takes 0x80–0x9F, an overlong two-byte
+    // character (three U+FFFD in JavaScript). Lead bytes 0xF0–0xFF spell what is above U+FFFF.
+    const written = samples({ type: 'string', maxLength: 40 }, 500).join('');
+    expect([...written].filter((c) => c.codePointAt(0)! >= 0x800 && c.codePointAt(0)! <= 0xfff)).toEqual([]);
+    expect([...written].filter((c) => c.codePointAt(0)! > 0xffff)).toEqual([]);
+    expect(written).toMatch(/[\u00a0-\u07ff]/);
+    expect(() => stringExpr({ type: 'string', pattern: '^😀+$' }, [], strict)).toThrow(
+      expect.objectContaining({ param: 'pattern' }),
+    );
   });
 
   test('behavior: a pattern narrowed to the length bounds', () => {

@@ -5,11 +5,16 @@
  * Each case also says what node-llama-cpp's own JSON Schema grammar (the runtime's before) let
  * through. Keywords the grammar cannot enforce under `strict: true` are refused, naming them.
  */
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { describe, expect, test } from 'vitest';
 import type { JsonObject } from '../runtime.js';
 import { NO_EOS, useTinyRuntime } from './tiny-runtime-fixture.js';
+
+/** ajv-formats is CommonJS: its function is the default export's `default` under NodeNext types. */
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => void;
 
 const tiny = useTinyRuntime();
 
