@@ -30,6 +30,15 @@ function isMultiple(value: number, step: number): boolean {
   return scaled(s) !== 0n && scaled(v) % scaled(s) === 0n;
 }
 
+/** Whether `value` matches `pattern` (an invalid pattern matches nothing). */
+function matches(pattern: unknown, value: string): boolean {
+  try {
+    return typeof pattern === 'string' && new RegExp(pattern, 'u').test(value);
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `value` satisfies `schema`'s keywords (a `$ref` or combinator inside: not surely, so no). */
 export function valueFits(value: unknown, schema: unknown): boolean {
   if (schema === true || schema === undefined) return true;
@@ -43,7 +52,10 @@ export function valueFits(value: unknown, schema: unknown): boolean {
     const ok = types.includes(type) || (type === 'integer' && types.includes('number'));
     if (!ok && !(value === null && s.nullable === true)) return false;
   }
-  if (s.enum !== undefined && !(s.enum as unknown[]).some((v) => JSON.stringify(v) === JSON.stringify(value)))
+  if (
+    s.enum !== undefined &&
+    !(Array.isArray(s.enum) && s.enum.some((v) => JSON.stringify(v) === JSON.stringify(value)))
+  )
     return false;
   if (s.const !== undefined && JSON.stringify(s.const) !== JSON.stringify(value)) return false;
   const num = (key: string) => (typeof s[key] === 'number' ? (s[key] as number) : undefined);
@@ -51,9 +63,9 @@ export function valueFits(value: unknown, schema: unknown): boolean {
     const length = [...value].length;
     if (length < (num('minLength') ?? 0) || length > (num('maxLength') ?? Number.POSITIVE_INFINITY))
       return false;
-    if (typeof s.pattern === 'string' && !new RegExp(s.pattern, 'u').test(value)) return false;
+    if (s.pattern !== undefined && !matches(s.pattern, value)) return false;
     if (s.format !== undefined) {
-      const format = formatExpr(String(s.format));
+      const format = typeof s.format === 'string' ? formatExpr(s.format) : undefined;
       if (!format || !toRegExp(format).test(value)) return false;
     }
   }
@@ -89,7 +101,10 @@ export function valueFits(value: unknown, schema: unknown): boolean {
       keys.length > (num('maxProperties') ?? Number.POSITIVE_INFINITY)
     )
       return false;
-    if (Array.isArray(s.required) && !s.required.every((k) => Object.hasOwn(object, k as string)))
+    if (
+      Array.isArray(s.required) &&
+      !s.required.every((k) => typeof k === 'string' && Object.hasOwn(object, k))
+    )
       return false;
     const properties = (s.properties ?? {}) as Record<string, unknown>;
     for (const key of keys) {

@@ -33,11 +33,19 @@ export type SchemaGrammarOptions = {
 
 /** Nesting of sub-schemas at most (a deeper schema is refused rather than overflowing the stack). */
 export const MAX_SCHEMA_DEPTH = 64;
+/** Sub-schemas compiled for one document at most: merged `$ref`s could otherwise multiply them. */
+export const MAX_SCHEMA_NODES = 10_000;
 /** Items an array's maxItems may ask for at most (minItems likewise). */
 export const MAX_ARRAY_ITEMS = 10_000;
 
 type Schema = Readonly<Record<string, unknown>>;
-type Doc = { readonly root: unknown; readonly e: Enforcer; readonly refs: Map<string, string> };
+type Doc = {
+  readonly root: unknown;
+  readonly e: Enforcer;
+  readonly refs: Map<string, string>;
+  /** Sub-schemas it may still compile (MAX_SCHEMA_NODES). */
+  left: number;
+};
 
 const isSchemaObject = (x: unknown): x is Schema => typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -58,7 +66,7 @@ export class JsonGrammarBuilder {
         throw new SchemaKeywordError(path, keyword, reason);
       },
     };
-    return this.#compile({ root: schema, e, refs: new Map() }, schema, [], 0);
+    return this.#compile({ root: schema, e, refs: new Map(), left: MAX_SCHEMA_NODES }, schema, [], 0);
   }
 
   /** An object of exactly these members in this order (a tool call's `{"name", "arguments"}`). */
@@ -102,6 +110,7 @@ export class JsonGrammarBuilder {
   #compile(doc: Doc, schema: unknown, path: SchemaPath, depth: number): Expr {
     const e: Enforcer = doc.e;
     if (depth > MAX_SCHEMA_DEPTH) e.invalid(path, '', `nests deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+    if (--doc.left < 0) e.invalid(path, '', `has more than ${MAX_SCHEMA_NODES} sub-schemas to compile.`);
     if (schema === true) return this.#any();
     if (schema === false) e.invalid(path, '', 'is false: no value satisfies it.');
     if (!isSchemaObject(schema)) e.invalid(path, '', 'must be an object or a boolean.');
@@ -145,11 +154,15 @@ export class JsonGrammarBuilder {
 
   /** `schema` with a `$ref` at its top replaced by what it points to (keywords beside it merged). */
   #resolved(doc: Doc, schema: unknown, path: SchemaPath, depth = 0): unknown {
+    if (typeof schema !== 'boolean' && !isSchemaObject(schema))
+      doc.e.invalid(path, '', 'must be an object or a boolean.');
     if (!isSchemaObject(schema) || schema.$ref === undefined) return schema;
     if (depth > MAX_SCHEMA_DEPTH) doc.e.invalid(path, '$ref', 'leads back to itself before any value.');
     const target = this.#target(doc, schema.$ref, path);
     const rest = this.#constraints(schema, ['$ref']);
     const resolved = this.#resolved(doc, target.schema, target.path, depth + 1);
+    if (typeof resolved !== 'boolean' && !isSchemaObject(resolved))
+      doc.e.invalid(target.path, '', 'must be an object or a boolean.');
     if (Object.keys(rest).length === 0) return resolved;
     return isSchemaObject(resolved) ? mergeSchemas(resolved, rest) : resolved === false ? false : rest;
   }
@@ -271,6 +284,8 @@ export class JsonGrammarBuilder {
     if (!Array.isArray(required) || required.some((r) => typeof r !== 'string'))
       e.invalid(path, 'required', 'must be an array of strings.');
     const additional = schema.additionalProperties;
+    if (additional !== undefined && typeof additional !== 'boolean' && !isSchemaObject(additional))
+      e.invalid(path, 'additionalProperties', 'must be a boolean or a schema.');
     const names = Object.keys(properties);
     const undeclared = (required as string[]).filter((r) => !names.includes(r));
     if (undeclared.length > 0 && additional === false)
@@ -309,6 +324,8 @@ export class JsonGrammarBuilder {
       max = Number.POSITIVE_INFINITY;
     }
     if (min > max) e.invalid(path, 'minItems', 'is greater than maxItems.');
+    if (schema.prefixItems !== undefined && !Array.isArray(schema.prefixItems))
+      e.invalid(path, 'prefixItems', 'must be an array of schemas.');
     const tupleKey = Array.isArray(schema.prefixItems) ? 'prefixItems' : 'items';
     const tuple = (
       Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : []

@@ -5,11 +5,12 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { randomSource, sampleExpr } from './expr-testing.js';
 import { JsonGrammarBuilder } from './json-grammar-builder.js';
 import { jsonSchemaGrammar } from './json-schema-grammar.js';
-import type { SchemaKeywordError } from './schema-keyword-error.js';
+import { SchemaKeywordError } from './schema-keyword-error.js';
 
 /** ajv-formats is CommonJS: its function is the default export's `default` under NodeNext types. */
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -187,5 +188,56 @@ describe('jsonSchemaGrammar', () => {
       ...object({ a: { type: 'string', default: 'x', examples: ['y'] } }),
     };
     expect(() => jsonSchemaGrammar(schema, { strict: true })).not.toThrow();
+  });
+
+  test('behavior: any JSON as a schema compiles or is a SchemaKeywordError, never another error (fuzz)', () => {
+    const keywords = [
+      ...'type enum const anyOf oneOf allOf $ref properties required additionalProperties items prefixItems minItems maxItems minLength maxLength pattern format minimum maximum exclusiveMinimum exclusiveMaximum multipleOf nullable $defs'.split(
+        ' ',
+      ),
+    ];
+    const { schema } = fc.letrec((tie) => ({
+      schema: fc.oneof(
+        { depthSize: 'small' },
+        fc.boolean(),
+        fc.dictionary(
+          fc.constantFrom(...keywords),
+          fc.oneof(fc.jsonValue({ maxDepth: 2 }), tie('schema'), fc.array(tie('schema'), { maxLength: 3 })),
+          {
+            maxKeys: 4,
+          },
+        ),
+      ),
+    }));
+    fc.assert(
+      fc.property(schema, fc.boolean(), (s, strict) => {
+        try {
+          // As a request body parses it (objects with prototypes).
+          jsonSchemaGrammar(JSON.parse(JSON.stringify(s)), { strict });
+        } catch (error) {
+          if (!(error instanceof SchemaKeywordError)) throw error;
+        }
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 2000), seed: Number(process.env.FUZZ_SEED ?? 41) },
+    );
+  });
+
+  test('error: merged references that would multiply without end are refused, quickly', () => {
+    // Each level refers to the next twice with a keyword beside: 2^40 compilations unguarded.
+    const $defs: Record<string, unknown> = { d40: { type: 'string' } };
+    for (let i = 39; i >= 0; i--) {
+      const next = `#/$defs/d${i + 1}`;
+      $defs[`d${i}`] = {
+        anyOf: [
+          { $ref: next, minLength: 1 },
+          { $ref: next, maxLength: 9 },
+        ],
+      };
+    }
+    const started = performance.now();
+    expect(() => jsonSchemaGrammar({ $defs, $ref: '#/$defs/d0' }, { strict: true })).toThrow(
+      SchemaKeywordError,
+    );
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

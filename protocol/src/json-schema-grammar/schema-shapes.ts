@@ -35,7 +35,8 @@ const TYPE_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
 export function typesOf(schema: Schema, path: SchemaPath, e: Enforcer): string[] | undefined {
   let types: string[];
   if (schema.type !== undefined) {
-    types = Array.isArray(schema.type) ? [...(schema.type as unknown[])].map(String) : [String(schema.type)];
+    const given: unknown[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+    types = given.map((t) => (typeof t === 'string' ? t : ''));
     if (types.length === 0 || types.some((t) => !JSON_TYPES.includes(t)))
       e.invalid(path, 'type', `must be one of ${JSON_TYPES.join(', ')} or a list of them.`);
   } else {
@@ -86,7 +87,7 @@ function branchTypes(branch: unknown): string[] | undefined {
   if (Array.isArray(s.enum)) return [...new Set(s.enum.map(typeOfValue))];
   if (s.type === undefined) return undefined;
   const types = (Array.isArray(s.type) ? s.type : [s.type]).map((t) =>
-    t === 'integer' ? 'number' : String(t),
+    t === 'integer' ? 'number' : typeof t === 'string' ? t : '',
   );
   return s.nullable === true ? [...types, 'null'] : types;
 }

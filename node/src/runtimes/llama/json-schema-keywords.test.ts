@@ -5,8 +5,12 @@
  * Each case also says what node-llama-cpp's own JSON Schema grammar (the runtime's before) let
  * through. Keywords the grammar cannot enforce under `strict: true` are refused, naming them.
  */
+
+import { jsonSchemaGrammar, SchemaKeywordError } from '@gpumesh/protocol/internal';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import fc from 'fast-check';
+import { LlamaGrammarEvaluationState } from 'node-llama-cpp';
 import { describe, expect, test } from 'vitest';
 import type { JsonObject } from '../runtime.js';
 import { NO_EOS, useTinyRuntime } from './tiny-runtime-fixture.js';
@@ -216,5 +220,48 @@ describe('JSON Schema keywords on the random-weight model', () => {
     ).rejects.toMatchObject({
       message: expect.stringContaining("'tools.0.function.parameters.properties.id.format'"),
     });
+  });
+
+  test('behavior: every grammar the compiler writes is one llama.cpp takes (random schemas)', async () => {
+    const model = await tiny.llama.loadModel({ modelPath: tiny.modelPath });
+    const keywords =
+      'type enum const anyOf properties required additionalProperties items minItems maxItems minLength maxLength pattern format minimum maximum exclusiveMinimum multipleOf $ref'.split(
+        ' ',
+      );
+    const schemas = fc.sample(
+      fc.letrec((tie) => ({
+        schema: fc.oneof(
+          { depthSize: 'small' },
+          fc.boolean(),
+          fc.dictionary(
+            fc.constantFrom(...keywords),
+            fc.oneof(fc.jsonValue({ maxDepth: 2 }), tie('schema'), fc.array(tie('schema'), { maxLength: 3 })),
+            {
+              maxKeys: 4,
+            },
+          ),
+        ),
+      })).schema,
+      { numRuns: 400, seed: 41 },
+    );
+    let compiled = 0;
+    try {
+      for (const schema of schemas) {
+        let text: string;
+        try {
+          text = jsonSchemaGrammar(JSON.parse(JSON.stringify(schema)), { strict: false });
+        } catch (error) {
+          if (error instanceof SchemaKeywordError) continue;
+          throw error;
+        }
+        const grammar = await tiny.llama.createGrammar({ grammar: text });
+        // The evaluation state is where llama.cpp checks the rules (left recursion, undefined ones).
+        new LlamaGrammarEvaluationState({ model, grammar });
+        compiled++;
+      }
+    } finally {
+      await model.dispose();
+    }
+    expect(compiled).toBeGreaterThan(100);
   });
 });
