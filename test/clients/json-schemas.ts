@@ -65,13 +65,24 @@ export function jsonSchemaTests(net: ClientsNetwork): void {
       },
     );
 
-    test('error: strict tools (chat and responses) and the Responses API text.format name the keyword as their API does', async () => {
+    test('error: strict tools (chat and responses), completions and the Responses API text.format name the keyword as their API does', async () => {
       const parameters = object({ site: { type: 'string', format: 'uri' } });
       const cases: [string, Record<string, unknown>, string][] = [
         [
           '/v1/chat/completions',
           { messages, tools: [{ type: 'function', function: { name: 'open', strict: true, parameters } }] },
           'tools.0.function.parameters.properties.site.format',
+        ],
+        [
+          '/v1/completions',
+          {
+            prompt: 'Hi',
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: 'o', strict: true, schema: parameters },
+            },
+          },
+          'response_format.json_schema.schema.properties.site.format',
         ],
         [
           '/v1/responses',
