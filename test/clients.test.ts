@@ -4,7 +4,8 @@
  * Agents SDK (`@openai/agents`, its default Responses model), the official `openai` SDK's Responses
  * helpers, LangChain JS (`@langchain/openai`, chat completions and `useResponsesApi`), the Vercel AI
  * SDK (`ai` with `@ai-sdk/openai`, whose default is the Responses API, and
- * `@ai-sdk/openai-compatible`) and an OpenRouter-style client on `/api/v1`; then the API's edges.
+ * `@ai-sdk/openai-compatible`) and an OpenRouter-style client on `/api/v1`; then the API's edges and
+ * JSON Schema keywords (clients/json-schemas.ts).
  * Each client's tests are in clients/; they share this file's one network (a network costs seconds
  * to start).
  */
@@ -15,6 +16,7 @@ import { agentsSdkTests } from './clients/agents-sdk.js';
 import { aiSdkTests } from './clients/ai-sdk.js';
 import { apiEdgeTests } from './clients/api-edges.js';
 import { hiddenEdgeTests } from './clients/hidden-edges.js';
+import { jsonSchemaTests } from './clients/json-schemas.js';
 import { langchainTests } from './clients/langchain.js';
 import { openaiSdkTests } from './clients/openai-sdk.js';
 import { openRouterTests } from './clients/openrouter.js';
@@ -43,3 +45,4 @@ openaiSdkTests(net);
 openRouterTests(net);
 apiEdgeTests(net);
 hiddenEdgeTests(net);
+jsonSchemaTests(net);

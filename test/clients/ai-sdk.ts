@@ -7,7 +7,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateObject, generateText, type LanguageModel, stepCountIs, streamText, tool } from 'ai';
 import { describe, expect, test } from 'vitest';
-import { type ClientsNetwork, Weather } from '../support/clients-network.js';
+import { type ClientsNetwork, Place, Weather } from '../support/clients-network.js';
 
 export function aiSdkTests(net: ClientsNetwork): void {
   /** generateObject on the Weather schema gives an object of it. */
@@ -19,6 +19,20 @@ export function aiSdkTests(net: ClientsNetwork): void {
       maxOutputTokens,
     });
     expect(Weather.parse(object)).toEqual(object);
+  };
+  /** generateObject on Place (.max(16), .min(-90).max(60)): a few seeds, every object of it. */
+  const expectPlaceObjects = async (model: LanguageModel) => {
+    for (const seed of [1, 2, 3, 4]) {
+      const { object } = await generateObject({
+        model,
+        schema: Place,
+        prompt: 'Where?',
+        maxOutputTokens: 256,
+        temperature: 1.5,
+        seed,
+      });
+      expect(Place.parse(object)).toEqual(object);
+    }
   };
 
   describe('Vercel AI SDK (ai + @ai-sdk/openai-compatible)', () => {
@@ -52,6 +66,10 @@ export function aiSdkTests(net: ClientsNetwork): void {
 
     test('default: generateObject returns an object of the schema', async () => {
       await expectWeatherObject(provider()(net.model), 256);
+    });
+
+    test('behavior: generateObject holds .max(16) and .min(-90).max(60)', async () => {
+      await expectPlaceObjects(provider()(net.model));
     });
   });
 
@@ -91,6 +109,10 @@ export function aiSdkTests(net: ClientsNetwork): void {
 
     test('default: generateObject returns an object of the schema', async () => {
       await expectWeatherObject(openai()(net.model), 128);
+    });
+
+    test('behavior: generateObject holds .max(16) and .min(-90).max(60) (text.format)', async () => {
+      await expectPlaceObjects(openai()(net.model));
     });
   });
 }

@@ -4,7 +4,7 @@
  */
 import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import { describe, expect, test } from 'vitest';
-import { type ClientsNetwork, Weather } from '../support/clients-network.js';
+import { type ClientsNetwork, Place, Weather } from '../support/clients-network.js';
 
 export function langchainTests(net: ClientsNetwork): void {
   /** LangChain's chat model on the network's chat model; over /v1/responses with `useResponsesApi`. */
@@ -49,6 +49,24 @@ export function langchainTests(net: ClientsNetwork): void {
         const structured = model.withStructuredOutput(Weather, { name: 'weather', method });
         const value = await structured.invoke('Weather in Rome?');
         expect(Weather.parse(value), method).toBeTruthy();
+      }
+    });
+
+    test('behavior: withStructuredOutput holds z.string().max(16) and z.number().min(-90).max(60)', async () => {
+      for (const method of ['jsonSchema', 'functionCalling'] as const) {
+        for (const seed of [1, 2, 3, 4]) {
+          const model = new ChatOpenAI({
+            model: net.model,
+            apiKey: net.key,
+            configuration: { baseURL: net.baseURL },
+            maxTokens: 256,
+            maxRetries: 0,
+            temperature: 1.5,
+            modelKwargs: { seed },
+          });
+          const value = await model.withStructuredOutput(Place, { name: 'place', method }).invoke('Where?');
+          expect(Place.parse(value), `${method} ${seed}`).toEqual(value);
+        }
       }
     });
 

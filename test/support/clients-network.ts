@@ -38,3 +38,9 @@ export async function startClientsNetwork(
 
 /** The schema of the structured-output and tool-call tests. */
 export const Weather = z.object({ city: z.enum(['Paris', 'Rome']), sunny: z.boolean() });
+
+/**
+ * The schema of issue 41's structured-output report: a bounded string and bounded number, which
+ * node-llama-cpp's grammar let through unbounded (zod then refused the answer).
+ */
+export const Place = z.object({ name: z.string().max(16), lat: z.number().min(-90).max(60) });

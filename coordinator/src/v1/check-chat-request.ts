@@ -1,7 +1,7 @@
 import { ApiError } from '../errors.js';
+import { checkJsonSchema } from './check-json-schema.js';
+import { checkResponseFormat } from './check-response-format.js';
 
-/** The response formats OpenAI's chat completions take (and every node implements). */
-const RESPONSE_FORMATS: readonly string[] = ['text', 'json_object', 'json_schema'];
 /** OpenAI's function names: what a node's tool grammar takes (node/src/runtimes/openai-shapes.ts). */
 const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const TOOL_CHOICES: readonly string[] = ['none', 'auto', 'required'];
@@ -9,24 +9,12 @@ const TOOL_CHOICES: readonly string[] = ['none', 'auto', 'required'];
 /**
  * The chat request's rules that depend on the request alone, checked here so the client gets
  * OpenAI's 400 naming the member (`param`) instead of a node's refusal passed on without one:
- * `response_format.type` is one of OpenAI's three (json_schema with its `json_schema` object),
- * tools are functions with a valid name, and `tool_choice` is none, auto, required or a function
- * that `tools` declares. A few property reads per request: nothing for a request without them.
+ * `response_format` (check-response-format.ts), tools are functions with a valid name, and `tool_choice` is none, auto, required or a function
+ * that `tools` declares; and the JSON Schemas of the tools that are strict or may be forced, as the nodes' grammar takes them (check-json-schema.ts). A few property
+ * reads per request: nothing for a request without them.
  */
 export function checkChatRequest(body: Record<string, unknown>): void {
-  const format = body.response_format as { type?: unknown; json_schema?: unknown } | undefined;
-  if (format !== undefined) {
-    if (typeof format.type !== 'string' || !RESPONSE_FORMATS.includes(format.type))
-      invalid(
-        `Invalid value: '${String(format.type)}'. Supported values are: 'text', 'json_object', and 'json_schema'.`,
-        'response_format.type',
-      );
-    if (
-      format.type === 'json_schema' &&
-      (typeof format.json_schema !== 'object' || format.json_schema === null)
-    )
-      invalid("Missing required parameter: 'response_format.json_schema'.", 'response_format.json_schema');
-  }
+  checkResponseFormat(body);
   const names = new Set<string>();
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) invalid("Invalid type for 'tools': expected an array.", 'tools');
@@ -44,6 +32,18 @@ export function checkChatRequest(body: Record<string, unknown>): void {
           `tools.${i}.function.name`,
         );
       names.add(name);
+    }
+    for (const [i, tool] of (body.tools as { function: Record<string, unknown> }[]).entries()) {
+      const { name, parameters, strict } = tool.function;
+      // A strict tool's schema is OpenAI's promise whether or not it is called; another's is
+      // grammar only when a call may be forced.
+      if (parameters === undefined || (strict !== true && !mayBeForced(body.tool_choice, name))) continue;
+      checkJsonSchema(
+        parameters,
+        strict === true,
+        `tools.${i}.function.parameters`,
+        `function '${String(name)}'`,
+      );
     }
   }
   const choice = body.tool_choice;
@@ -66,6 +66,13 @@ export function checkChatRequest(body: Record<string, unknown>): void {
     invalid("Invalid 'tool_choice': expected 'none', 'auto', 'required' or a named function.", 'tool_choice');
   if (!names.has(named))
     invalid(`Tool choice 'function' named '${named}' not found in 'tools' parameter.`, 'tool_choice');
+}
+
+/** Whether `tool_choice` may force a call of the function `name` ("required", or naming it). */
+function mayBeForced(choice: unknown, name: unknown): boolean {
+  return (
+    choice === 'required' || (choice as { function?: { name?: unknown } } | null)?.function?.name === name
+  );
 }
 
 function invalid(message: string, param: string): never {

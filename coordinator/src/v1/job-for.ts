@@ -13,6 +13,7 @@ import { isQuantizationName, QUANTIZATIONS } from '../router/quantization.js';
 import type { Router } from '../router/router.js';
 import type { InferenceJob } from '../router/types.js';
 import { checkChatRequest } from './check-chat-request.js';
+import { checkResponseFormat } from './check-response-format.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
 import type { ProviderPreferencesBody } from './schemas.js';
 
@@ -92,6 +93,7 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       checkTopLogprobs(body);
       checkChatRequest(body);
     }
+    if (kind === 'completion') checkResponseFormat(body);
     return {
       requestId: request.id,
       userId: key.userId,

@@ -14,6 +14,7 @@ import type { RouteDeps } from '../../router/types.js';
 import { dropNullFields } from '../drop-null-fields.js';
 import type { JobFor } from '../job-for.js';
 import { watchClient } from '../watch-client.js';
+import { checkResponsesSchemas } from './check-schemas.js';
 import { inputItemsOf, type ListedInputItem } from './input-items.js';
 import { resolveReferences } from './resolve-references.js';
 import { responseEvents } from './response-events.js';
@@ -81,6 +82,7 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
   const create = async (request: FastifyRequest, reply: FastifyReply) => {
     const startedAt = performance.now();
     const body = withZdr(request.body as ResponsesBody);
+    checkResponsesSchemas(body);
     const userId = request.apiKey!.userId;
     const history = body.previous_response_id
       ? (await loadResponse(db, userId, body.previous_response_id, 'previous_response_id')).conversation

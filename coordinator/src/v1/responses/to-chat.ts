@@ -85,6 +85,7 @@ export function toChat(body: ResponsesBody, history: readonly ChatMessage[]): Re
         name: t.name,
         ...(t.description ? { description: t.description } : {}),
         parameters: t.parameters ?? { type: 'object', properties: {} },
+        ...(t.strict != null ? { strict: t.strict } : {}),
       },
     }));
   }

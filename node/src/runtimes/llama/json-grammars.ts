@@ -1,14 +1,26 @@
-/** Grammars for JSON output (response_format, forced tool calls), built once per schema. */
+/**
+ * Grammars for JSON output (response_format, forced tool calls), compiled by gpumesh's JSON Schema
+ * compiler (@gpumesh/protocol/internal, src/json-schema-grammar/) and built once per schema. Every
+ * keyword OpenAI's strict structured outputs accept is enforced; a strict schema (`strict: true`)
+ * with one the grammar cannot enforce is refused (invalid_request naming the keyword and where it
+ * stands), a schema that is not strict has it left out — OpenAI does not enforce those either.
+ */
+import { JsonGrammarBuilder, SchemaKeywordError } from '@gpumesh/protocol/internal';
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { ChatRequest } from '../openai-shapes.js';
 
-/** node-llama-cpp's integer rule (an optional exponent after the digits) and ours, without it. */
-const INTEGER_RULE = /^(integer-number-rule ::= .*?) \(\[eE\] [^\n]*$/m;
-const PLAIN_INTEGER_RULE = '$1';
-
-/** Grammars kept at most (one per distinct response schema). */
+/** Grammars kept at most (one per distinct response schema or set of forced tools). */
 const MAX_GRAMMARS = 64;
+
+/** A function a forced call may name: its parameters' schema and whether it is strict. */
+export type ForcedTool = {
+  /** Its index in the request's `tools` (named in an error). */
+  readonly index: number;
+  readonly name: string;
+  readonly parameters: object | undefined;
+  readonly strict: boolean;
+};
 
 export type JsonGrammars = {
   /**
@@ -16,34 +28,41 @@ export type JsonGrammars = {
    * (json_schema), through llama.cpp's grammar sampler, so the output parses as asked.
    */
   forResponseFormat(format: ChatRequest['response_format']): Promise<LlamaGrammar | undefined>;
-  /** The grammar of one JSON schema; invalid_request when node-llama-cpp can't build it. */
-  forSchema(schema: object): Promise<LlamaGrammar>;
+  /** The grammar of a forced call: `{"name": …, "arguments": …}` of one of `tools`. */
+  forToolCalls(tools: readonly ForcedTool[]): Promise<LlamaGrammar>;
+  /** Refuses (invalid_request) a strict tool whose parameters the grammar cannot enforce. */
+  checkStrictTools(tools: ChatRequest['tools']): void;
 };
 
-/** A cache of JSON grammars by schema text (building one parses the schema and compiles GBNF). */
+/** `compile` run with a SchemaKeywordError turned into invalid_request naming `where` it stands. */
+function compiled<T>(where: string, compile: () => T): T {
+  try {
+    return compile();
+  } catch (error) {
+    if (!(error instanceof SchemaKeywordError)) throw error;
+    const param = [where, error.param].filter(Boolean).join('.');
+    throw new NodeError('invalid_request', {
+      detail: `Invalid schema at '${param}': ${error.message}`.slice(0, 400),
+    });
+  }
+}
+
+/** A cache of JSON grammars by what they were built from. */
 export function createJsonGrammars(llama: () => Llama): JsonGrammars {
   const grammars = new Map<string, Promise<LlamaGrammar>>();
+  /** Strict tools' parameters already found enforceable. */
+  const checked = new Set<string>();
 
-  function forSchema(schema: object): Promise<LlamaGrammar> {
-    const key = JSON.stringify(schema);
+  function cached(key: string, gbnf: () => string): Promise<LlamaGrammar> {
     let grammar = grammars.get(key);
     if (!grammar) {
+      // The compile throws here (before the cache): a refused schema is not kept.
+      const text = gbnf();
       grammar = llama()
-        .createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0])
-        .then((json) =>
-          // JSON Schema's integer is a plain integer: node-llama-cpp's rule also lets an exponent
-          // through ("-83e811" parses as -Infinity).
-          llama().createGrammar({
-            grammar: json.grammar.replace(INTEGER_RULE, PLAIN_INTEGER_RULE),
-            stopGenerationTriggers: [...json.stopGenerationTriggers],
-            trimWhitespaceSuffix: json.trimWhitespaceSuffix,
-          }),
-        )
+        .createGrammar({ grammar: text })
         .catch((error: unknown) => {
           grammars.delete(key);
-          throw new NodeError('invalid_request', {
-            detail: `response_format's schema is not supported: ${error instanceof Error ? error.message.slice(0, 200) : 'invalid'}`,
-          });
+          throw new NodeError('runtime_error', { detail: 'llama.cpp refused the grammar.', cause: error });
         });
       if (grammars.size >= MAX_GRAMMARS) grammars.delete(grammars.keys().next().value!);
       grammars.set(key, grammar);
@@ -51,15 +70,54 @@ export function createJsonGrammars(llama: () => Llama): JsonGrammars {
     return grammar;
   }
 
+  const toolExpr = (builder: JsonGrammarBuilder, tool: ForcedTool) =>
+    compiled(`tools.${tool.index}.function.parameters`, () =>
+      builder.object([
+        ['name', builder.value({ const: tool.name }, { strict: true })],
+        ['arguments', builder.value(tool.parameters ?? { type: 'object' }, { strict: tool.strict })],
+      ]),
+    );
+
   return {
-    forSchema,
     async forResponseFormat(format) {
       if (!format || format.type === 'text') return undefined;
       const schema =
         format.type === 'json_object'
           ? { type: 'object' }
           : (format.json_schema.schema ?? { type: 'object' });
-      return forSchema(schema);
+      const strict = format.type === 'json_schema' && format.json_schema.strict === true;
+      return cached(JSON.stringify(['format', strict, schema]), () =>
+        compiled('response_format.json_schema.schema', () => {
+          const builder = new JsonGrammarBuilder();
+          return builder.grammar(builder.value(schema, { strict }));
+        }),
+      );
+    },
+    forToolCalls(tools) {
+      return cached(JSON.stringify(['tools', tools]), () => {
+        const builder = new JsonGrammarBuilder();
+        const calls = tools.map((tool) => toolExpr(builder, tool));
+        return compiled('tools', () => builder.grammar(builder.anyOf(calls)));
+      });
+    },
+    checkStrictTools(tools) {
+      for (const [index, tool] of (tools ?? []).entries()) {
+        if (tool.function.strict !== true) continue;
+        const key = JSON.stringify(tool.function.parameters ?? null);
+        if (checked.has(key)) continue;
+        const forced = {
+          index,
+          name: tool.function.name,
+          parameters: tool.function.parameters,
+          strict: true,
+        };
+        compiled('', () => {
+          const builder = new JsonGrammarBuilder();
+          return builder.grammar(toolExpr(builder, forced));
+        });
+        if (checked.size >= MAX_GRAMMARS) checked.clear();
+        checked.add(key);
+      }
     },
   };
 }

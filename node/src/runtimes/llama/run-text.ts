@@ -83,8 +83,10 @@ export async function runText(
   // Tools listed and no call forced: the model may answer with calls (auto-tool-calls.ts).
   const autoTools = chat && !forced ? autoToolNames(request as ChatRequest) : undefined;
   const parallel = (request as ChatRequest).parallel_tool_calls !== false;
+  // A strict tool is refused when its parameters can't be enforced, called now or not.
+  if (chat) grammars.checkStrictTools((request as ChatRequest).tools);
   const grammar = forced
-    ? await grammars.forSchema(forced.schema)
+    ? await grammars.forToolCalls(forced.tools)
     : await grammars.forResponseFormat(request.response_format);
   // A choice that called tools has no content, so no content log-probabilities: OpenAI's
   // `{content: null, refusal: null}` (a forced call's are not even computed).
@@ -131,7 +133,7 @@ export async function runText(
         ...(request.min_p ? { minP: request.min_p } : {}),
         seed: request.seed === undefined ? undefined : request.seed + choiceSeed,
         ...(top !== undefined && !forced ? { logprobs: top } : {}),
-        tokenBias: toTokenBias(model, request.logit_bias),
+        tokenBias: toTokenBias(model, request.logit_bias, grammar !== undefined),
         ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
         ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
         ...(grammar ? { grammar } : {}),

@@ -9,36 +9,32 @@ import { randomBytes } from 'node:crypto';
 import { NodeError } from '../../errors.js';
 import { type ChatRequest, type ChoiceText, chatChunk, type FinishReason } from '../openai-shapes.js';
 import type { JsonObject, RuntimeJob } from '../runtime.js';
+import type { ForcedTool } from './json-grammars.js';
 
 /**
- * The schema a forced tool call is sampled under — `{"name", "arguments"}` of the named function,
- * or of any listed one for "required" — or undefined when no call is forced ("auto" and "none"
- * answer in text; see node/README.md).
+ * The functions a forced tool call may name — the named one, or any listed one for "required" —
+ * with the call's name when there is one; undefined when no call is forced ("auto" and "none"
+ * answer in text; see node/README.md). The call is sampled as `{"name", "arguments"}` under the
+ * grammar of their parameters (json-grammars.ts).
  */
-export function forcedTools(request: ChatRequest): { schema: object; name?: string } | undefined {
+export function forcedTools(request: ChatRequest): { tools: ForcedTool[]; name?: string } | undefined {
   const tools = request.tools ?? [];
   const choice = request.tool_choice;
   if (tools.length === 0 || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
-  const wanted =
-    typeof choice === 'object' ? tools.filter((t) => t.function.name === choice.function.name) : tools;
+  const wanted = tools
+    .map((tool, index) => ({
+      index,
+      name: tool.function.name,
+      parameters: tool.function.parameters,
+      strict: tool.function.strict === true,
+    }))
+    .filter((tool) => typeof choice !== 'object' || tool.name === choice.function.name);
   if (wanted.length === 0) {
     throw new NodeError('invalid_request', {
       detail: `tool_choice names ${(choice as { function: { name: string } }).function.name}, which tools does not list.`,
     });
   }
-  const callOf = (tool: (typeof tools)[number]) => ({
-    type: 'object',
-    properties: {
-      name: { const: tool.function.name },
-      arguments: tool.function.parameters ?? { type: 'object' },
-    },
-    required: ['name', 'arguments'],
-    additionalProperties: false,
-  });
-  return {
-    schema: wanted.length === 1 ? callOf(wanted[0]!) : { oneOf: wanted.map(callOf) },
-    ...(wanted.length === 1 ? { name: wanted[0]!.function.name } : {}),
-  };
+  return { tools: wanted, ...(wanted.length === 1 ? { name: wanted[0]!.name } : {}) };
 }
 
 type Meta = { id: string; model: string; created: number };
