@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Address, erc20Abi, type Hex, type Transaction } from 'viem';
 import type { StableSymbol } from '../coordinator/src/chain/constants.js';
 import { type Devnet, startDevnet } from '../coordinator/src/chain/devnet.js';
+import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
 
 /** The devnet's fixed native price in these tests: 2.5 USD per token. */
 export const TEST_NATIVE_USD_PRICE_NANO = 2_500_000_000n;
@@ -13,7 +14,7 @@ export const TEST_NATIVE_SYMBOL = 'TOK';
 
 export { type Devnet, startDevnet };
 
-/** Coordinator config overrides for a devnet (chain section + staking). */
+/** Coordinator config overrides for a devnet (chain section, its staking pool and slasher + staking). */
 export function chainOverrides(devnet: Devnet, extra: { chain?: object; staking?: object } = {}) {
   return {
     chain: {
@@ -25,6 +26,8 @@ export function chainOverrides(devnet: Devnet, extra: { chain?: object; staking?
       stakingVaultKey: devnet.vaults.staking.privateKey,
       rewardsVaultKey: devnet.vaults.rewards.privateKey,
       treasuryKey: devnet.treasury.privateKey,
+      stakingPool: devnet.stakingPool,
+      slasherKey: devnet.vaults.staking.privateKey,
       ...extra.chain,
     },
     ...(extra.staking ? { staking: extra.staking } : {}),
@@ -67,4 +70,30 @@ export async function allTransactions(devnet: Devnet): Promise<Transaction[]> {
 /** The chain's copy of one transaction. */
 export function transactionOf(devnet: Devnet, hash: Hex): Promise<Transaction> {
   return devnet.context.client.getTransaction({ hash });
+}
+
+/** Moves the chain's clock `seconds` ahead and mines a block there (anvil). */
+export async function advanceChainTime(devnet: Devnet, seconds: number): Promise<void> {
+  const rpc = async (method: string, params: unknown[]) => {
+    const response = await fetch(devnet.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    const body = (await response.json()) as { error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  };
+  await rpc('evm_increaseTime', [seconds]);
+  await rpc('evm_mine', []);
+}
+
+/** The staking pool's view of an owner (by its account in the pool: the proxy wallet). */
+export async function poolPosition(devnet: Devnet, account: Address) {
+  const [staked, unbonding, withdrawable, claimable] = await devnet.context.client.readContract({
+    address: devnet.stakingPool,
+    abi: stakingPoolArtifact.abi,
+    functionName: 'positionOf',
+    args: [account],
+  });
+  return { staked, unbonding, withdrawable, claimable };
 }

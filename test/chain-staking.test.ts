@@ -1,56 +1,65 @@
 /**
- * Staking through POST /tx against a real anvil (one per file), on SQLite and PostgreSQL: stake and
- * claim move real tokens; rewards over a simulated year (injected clock) are exact to the wei.
+ * Staking through POST /tx against a real anvil (one per file) and the staking pool it deploys, on
+ * SQLite and PostgreSQL: stake, unstake, withdraw and claim are calls of StakingPool.sol from the
+ * owner's proxy wallet; rewards over a year of chain time are the pool's, exact to the wei; bad
+ * input is a 4xx with its code and sends nothing.
  */
-import { type Hex, parseEther } from 'viem';
+import { type Address, type Hex, parseEther, parseEventLogs, toFunctionSelector } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { CHAIN_ID, GAS_PRICE_WEI, NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
+import { CHAIN_ID, GAS_PRICE_WEI } from '../coordinator/src/chain/constants.js';
+import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
 import { tierOf } from '../coordinator/src/staking/tier-of.js';
+import { formatTokenAmount } from '../coordinator/src/staking/token-amount.js';
 import {
   createTestApp,
   describeBackends,
   expectBooksBalanced,
   signIn,
   type TestApp,
+  until,
 } from '../coordinator/src/testing/index.js';
 import {
+  advanceChainTime,
   allTransactions,
   chainOverrides,
   type Devnet,
+  poolPosition,
   proxyAddressOf,
   startDevnet,
   transactionOf,
 } from './chain-fixture.js';
 
-const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+const YEAR_S = 365 * 24 * 60 * 60;
 const UNBONDING_PERIOD_S = 3_600;
+/** The pool's accumulator scale: claimable = Σ staked × apyBps × multiplierBps × seconds / this. */
+const REWARD_SCALE = 10_000n * 10_000n * BigInt(YEAR_S);
+const SILVER = 500n * 11_000n;
 
 let devnet: Devnet;
 beforeAll(async () => {
   // Blocks every 0.1 s, not the spec chain's 0.5 s: the tests wait for blocks, and none of what
   // they check depends on the block time.
-  devnet = await startDevnet({ blockTimeS: 0.1 });
+  devnet = await startDevnet({ blockTimeS: 0.1, stakingPool: { unbondingPeriodS: UNBONDING_PERIOD_S } });
 });
 afterAll(async () => devnet?.stop());
 
-/** Hashes of the transactions the coordinator sent (stake, claim, release), checked at the end. */
+/** Hashes of the transactions the coordinator sent (stake, claim, withdraw), checked at the end. */
 const serviceSent: Hex[] = [];
 
 describeBackends('staking via /tx', (backend) => {
   let t: TestApp;
   let token: string;
   let otherToken: string;
-  let proxy: `0x${string}`;
+  let proxy: Address;
+  let firstStake: Hex;
   const owner = privateKeyToAccount(generatePrivateKey());
   const other = privateKeyToAccount(generatePrivateKey());
 
   beforeAll(async () => {
     t = await createTestApp(backend, {
       label: 'staking',
-      overrides: chainOverrides(devnet, {
-        staking: { unbondingPeriodS: UNBONDING_PERIOD_S, releaseIntervalMs: 100 },
-      }),
+      overrides: chainOverrides(devnet, { staking: { releaseIntervalMs: 100 } }),
     });
     token = await signIn(t.app, owner);
     otherToken = await signIn(t.app, other);
@@ -70,12 +79,26 @@ describeBackends('staking via /tx', (backend) => {
       headers: jwt ? { authorization: `Bearer ${jwt}` } : {},
       payload: { method, params },
     });
-  const balance = (address: `0x${string}`) => devnet.context.client.getBalance({ address });
+  const chain = () => devnet.context.client;
+  const balance = (address: Address) => chain().getBalance({ address });
+  const nonce = (address: Address) => chain().getTransactionCount({ address, blockTag: 'pending' });
   const stakeEvents = () => t.db.selectFrom('stake_events').selectAll().execute();
+  const receipt = (hash: Hex) => chain().getTransactionReceipt({ hash });
+  const gasPaid = async (hash: Hex) => (await receipt(hash)).gasUsed * GAS_PRICE_WEI;
+  const timeOf = async (hash: Hex) =>
+    (await chain().getBlock({ blockNumber: (await receipt(hash)).blockNumber })).timestamp;
+  /** The amount of the RewardsClaimed event of a claim. */
+  const claimedBy = async (hash: Hex) => {
+    const [event] = parseEventLogs({
+      abi: stakingPoolArtifact.abi,
+      eventName: 'RewardsClaimed',
+      logs: (await receipt(hash)).logs,
+    });
+    return event!.args.amount;
+  };
 
-  test('default: chain_stake makes a real transfer; chain_getStake shows quantity and tier', async () => {
-    const vault = devnet.vaults.staking.address;
-    const [vaultBefore, proxyBefore] = await Promise.all([balance(vault), balance(proxy)]);
+  test('default: chain_stake calls stake() on the pool; chain_getStake reads the position there', async () => {
+    const [poolBefore, proxyBefore] = await Promise.all([balance(devnet.stakingPool), balance(proxy)]);
     const response = await tx('chain_stake', [owner.address, '1000.0000 TOK'], token);
     expect(response.statusCode).toBe(200);
     const body = response.json();
@@ -83,23 +106,32 @@ describeBackends('staking via /tx', (backend) => {
       txId: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       stake: { quantity: '1000.0000 TOK', tier: 'silver', claimable: '0.0000 TOK' },
     });
+    firstStake = body.txId;
     serviceSent.push(body.txId);
     const onChain = await transactionOf(devnet, body.txId);
     expect(onChain).toMatchObject({
       from: proxy.toLowerCase(),
-      to: vault.toLowerCase(),
+      to: devnet.stakingPool.toLowerCase(),
       value: parseEther('1000'),
+      input: toFunctionSelector('stake()'),
     });
-    expect(await balance(vault)).toBe(vaultBefore + parseEther('1000'));
-    expect(await balance(proxy)).toBe(proxyBefore - parseEther('1000') - NATIVE_TRANSFER_FEE_WEI);
+    expect(await balance(devnet.stakingPool)).toBe(poolBefore + parseEther('1000'));
+    expect(await balance(proxy)).toBe(proxyBefore - parseEther('1000') - (await gasPaid(body.txId)));
+    expect((await poolPosition(devnet, proxy)).staked).toBe(parseEther('1000'));
 
     const events = await stakeEvents();
-    expect(events.filter((e) => e.user_id !== undefined && e.tx_hash === body.txId)).toHaveLength(1);
+    expect(events.filter((e) => e.tx_hash === body.txId)).toMatchObject([
+      { kind: 'stake', amount_wei: parseEther('1000').toString() },
+    ]);
 
-    // Public: no session needed; lowercase addresses work too.
+    // Public: no session needed; lowercase addresses work too; it names where to check it.
     const read = await tx('chain_getStake', [owner.address.toLowerCase()]);
     expect(read.statusCode).toBe(200);
-    expect(read.json().stake).toEqual({ quantity: '1000.0000 TOK', tier: 'silver', claimable: '0.0000 TOK' });
+    expect(read.json()).toEqual({
+      stake: { quantity: '1000.0000 TOK', tier: 'silver', claimable: '0.0000 TOK' },
+      unbonding: [],
+      pool: { address: devnet.stakingPool, account: proxy },
+    });
     expect(await tierOf(t.db, owner.address)).toBe('silver');
   });
 
@@ -114,9 +146,9 @@ describeBackends('staking via /tx', (backend) => {
     expect(await stakeEvents()).toEqual(before);
   });
 
-  test('error: malformed amounts and more than the balance are 400, nothing recorded', async () => {
+  test('error: malformed amounts and more than the balance are 400, nothing sent', async () => {
     const before = await stakeEvents();
-    const proxyBefore = await balance(proxy);
+    const [proxyBefore, nonceBefore] = await Promise.all([balance(proxy), nonce(proxy)]);
     for (const amount of [
       '1.0 TOK',
       '1.00000 TOK',
@@ -139,10 +171,42 @@ describeBackends('staking via /tx', (backend) => {
       'insufficient_funds',
     );
     expect(await stakeEvents()).toEqual(before);
-    expect(await balance(proxy)).toBe(proxyBefore);
+    expect([await balance(proxy), await nonce(proxy)]).toEqual([proxyBefore, nonceBefore]);
     expect((await tx('chain_getStake', [owner.address])).json().stake.quantity).toBe('1000.0000 TOK');
     expect((await tx('chain_getStake', ['0x1234'])).statusCode).toBe(400);
     expect((await tx('chain_nope', [])).statusCode).toBe(400);
+  });
+
+  test('error: bad input is a 4xx with its code and sends no transaction', async () => {
+    const fresh = privateKeyToAccount(generatePrivateKey());
+    const jwt = await signIn(t.app, fresh);
+    const freshProxy = await proxyAddressOf(t.app, jwt);
+    await devnet.fund(freshProxy, { nativeWei: parseEther('5') });
+    const nonceBefore = await nonce(freshProxy);
+    const cases: [string, unknown[], number, string][] = [
+      ['chain_stake', [fresh.address, '1.00001 TOK'], 400, 'invalid_request'],
+      ['chain_stake', [fresh.address, '0.0000 TOK'], 400, 'invalid_request'],
+      ['chain_unstake', [fresh.address, '1.0000 TOK'], 400, 'exceeds_stake'],
+      ['chain_claim', [fresh.address], 409, 'nothing_to_claim'],
+    ];
+    for (const [method, params, status, code] of cases) {
+      const response = await tx(method, params, jwt);
+      expect({ method, status: response.statusCode, code: response.json().error?.code }).toEqual({
+        method,
+        status,
+        code,
+      });
+    }
+    // Staked 1, unbonding 2 is above the position: refused before anything is signed.
+    expect((await tx('chain_stake', [fresh.address, '1.0000 TOK'], jwt)).statusCode).toBe(200);
+    const staked = await nonce(freshProxy);
+    expect(staked).toBe(nonceBefore + 1);
+    const above = await tx('chain_unstake', [fresh.address, '2.0000 TOK'], jwt);
+    expect({ status: above.statusCode, code: above.json().error.code }).toEqual({
+      status: 400,
+      code: 'exceeds_stake',
+    });
+    expect(await nonce(freshProxy)).toBe(staked);
   });
 
   test('behavior: concurrent stakes cannot spend the same balance twice', async () => {
@@ -159,80 +223,101 @@ describeBackends('staking via /tx', (backend) => {
     expect((await tx('chain_getStake', [spare.address])).json().stake.quantity).toBe('12.0000 TOK');
   });
 
-  test('behavior: a simulated year pays quantity × APY × multiplier to the last wei, once', async () => {
-    t.clock.advance(YEAR_MS);
-    token = await signIn(t.app, owner); // the old session expired during the year
-    // 1000 × 5% × 1.1 (silver)
-    expect((await tx('chain_getStake', [owner.address])).json().stake.claimable).toBe('55.0000 TOK');
+  test("behavior: a year of chain time pays the pool's rewards to the last wei, once", async () => {
+    const t0 = await timeOf(firstStake);
+    await advanceChainTime(devnet, YEAR_S);
+    // 1000 × 5% × 1.1 (silver), and a few seconds more
+    const claimable = (await tx('chain_getStake', [owner.address])).json().stake.claimable as string;
+    expect(Number.parseFloat(claimable)).toBeGreaterThanOrEqual(55);
 
-    // Adding stake settles first: the year's rewards are kept.
     const more = await tx('chain_stake', [owner.address, '100.0000 TOK'], token);
     expect(more.statusCode).toBe(200);
     serviceSent.push(more.json().txId);
-    expect(more.json().stake).toEqual({
-      quantity: '1100.0000 TOK',
-      tier: 'silver',
-      claimable: '55.0000 TOK',
-    });
+    expect(more.json().stake).toMatchObject({ quantity: '1100.0000 TOK', tier: 'silver' });
+    const t1 = await timeOf(more.json().txId);
+    /** Scaled rewards of the position at chain time `at` (1000 from t0, 1100 from t1). */
+    const scaledAt = (at: bigint) =>
+      parseEther('1000') * SILVER * (t1 - t0) + parseEther('1100') * SILVER * (at - t1);
 
     const proxyBefore = await balance(proxy);
     const claimed = await tx('chain_claim', [owner.address], token);
     expect(claimed.statusCode).toBe(200);
+    const claimTx = claimed.json().txId as Hex;
+    serviceSent.push(claimTx);
+    const paid = await claimedBy(claimTx);
+    expect(paid).toBeGreaterThanOrEqual(parseEther('55'));
     expect(claimed.json()).toMatchObject({
-      claimed: '55.0000 TOK',
+      claimed: formatTokenAmount(paid, 'TOK'),
       stake: { quantity: '1100.0000 TOK', tier: 'silver', claimable: '0.0000 TOK' },
     });
-    const payout = await transactionOf(devnet, claimed.json().txId);
-    serviceSent.push(claimed.json().txId);
-    expect(payout).toMatchObject({
-      from: devnet.vaults.rewards.address.toLowerCase(),
-      to: proxy.toLowerCase(),
-      value: parseEther('55'), // exactly 55 × 10^18 wei
-    });
-    expect(await balance(proxy)).toBe(proxyBefore + parseEther('55'));
+    // What the service asked for is the pool's claimable at a block between the stake and the claim.
+    const t2 = await timeOf(claimTx);
+    const seconds = Array.from({ length: Number(t2 - t1) + 1 }, (_, i) => t1 + BigInt(i));
+    expect(seconds.some((at) => scaledAt(at) / REWARD_SCALE === paid)).toBe(true);
+    expect(await balance(proxy)).toBe(proxyBefore + paid - (await gasPaid(claimTx)));
+    expect((await transactionOf(devnet, claimTx)).to).toBe(devnet.stakingPool.toLowerCase());
 
+    // Claimed: what accrued since is below 0.0001, nothing to claim, nothing sent.
+    const nonceBefore = await nonce(proxy);
     const second = await tx('chain_claim', [owner.address], token);
-    expect(second.statusCode).toBe(200);
-    expect(second.json()).toMatchObject({ txId: null, claimed: '0.0000 TOK' });
-    expect(await balance(proxy)).toBe(proxyBefore + parseEther('55'));
+    expect({ status: second.statusCode, code: second.json().error?.code }).toEqual({
+      status: 409,
+      code: 'nothing_to_claim',
+    });
+    expect(await nonce(proxy)).toBe(nonceBefore);
 
-    // Half a year at 1100 silver: 1100 × 5% × 1.1 / 2 = 30.25, exactly.
-    t.clock.advance(YEAR_MS / 2);
-    token = await signIn(t.app, owner);
+    // Half a year more at 1100 silver: 30.25, plus the seconds, exactly what the pool accrued.
+    await advanceChainTime(devnet, YEAR_S / 2);
+    const advanced = (await chain().getBlock({ blockTag: 'latest' })).timestamp;
     const half = await tx('chain_claim', [owner.address], token);
+    expect(half.statusCode).toBe(200);
     serviceSent.push(half.json().txId);
-    expect((await transactionOf(devnet, half.json().txId)).value).toBe(parseEther('30.25'));
+    const halfPaid = await claimedBy(half.json().txId);
+    const t3 = await timeOf(half.json().txId);
+    const later = Array.from({ length: Number(t3 - advanced) + 1 }, (_, i) => advanced + BigInt(i));
+    expect(later.some((at) => (scaledAt(at) - paid * REWARD_SCALE) / REWARD_SCALE === halfPaid)).toBe(true);
+    expect(halfPaid).toBeGreaterThanOrEqual(parseEther('30.25'));
   });
 
-  test('behavior: unstake drops the tier at once; funds return after the unbonding period', async () => {
+  test('behavior: unstake drops the tier at once; the pool pays it back after its unbonding period', async () => {
     const response = await tx('chain_unstake', [owner.address, '1050.0000 TOK'], token);
     expect(response.statusCode).toBe(200);
+    serviceSent.push(response.json().txId);
     expect(response.json().stake).toMatchObject({ quantity: '50.0000 TOK', tier: 'none' });
+    expect(response.json().unbonding).toMatchObject({ amount: '1050.0000 TOK' });
     expect(await tierOf(t.db, owner.address)).toBe('none');
-    const tooMuch = await tx('chain_unstake', [owner.address, '51.0000 TOK'], token);
-    expect(tooMuch.statusCode).toBe(400);
+    expect((await tx('chain_getStake', [owner.address])).json().unbonding).toEqual([
+      { amount: '1050.0000 TOK', releaseAt: response.json().unbonding.releaseAt },
+    ]);
 
     const proxyBefore = await balance(proxy);
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(await balance(proxy)).toBe(proxyBefore); // still unbonding
-    t.clock.advance(UNBONDING_PERIOD_S * 1000);
-    let row: { status: string; tx_hash: string | null } | undefined;
-    for (let i = 0; i < 100 && row?.status !== 'released'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      row = await t.db.selectFrom('unbondings').select(['status', 'tx_hash']).executeTakeFirst();
-    }
-    expect(row?.status).toBe('released');
+    await advanceChainTime(devnet, UNBONDING_PERIOD_S);
+    const released = () =>
+      t.db.selectFrom('unbondings').select(['status', 'tx_hash']).where('status', '=', 'released').execute();
+    await until(async () => (await released()).length === 1, 20_000);
+    const [row] = await released();
     serviceSent.push(row!.tx_hash as Hex);
-    expect(await balance(proxy)).toBe(proxyBefore + parseEther('1050'));
+    expect(await transactionOf(devnet, row!.tx_hash as Hex)).toMatchObject({
+      from: proxy.toLowerCase(),
+      to: devnet.stakingPool.toLowerCase(),
+      input: toFunctionSelector('withdraw()'),
+    });
+    expect(await balance(proxy)).toBe(
+      proxyBefore + parseEther('1050') - (await gasPaid(row!.tx_hash as Hex)),
+    );
     expect((await tx('chain_getStake', [owner.address])).json().unbonding).toEqual([]);
   });
 
-  test('default: chain_getTiers is public', async () => {
+  test('default: chain_getTiers is public and reads the pool', async () => {
     const response = await tx('chain_getTiers', []);
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({
       symbol: 'TOK',
+      pool: devnet.stakingPool,
       baseApyBps: 500,
+      unbondingPeriodS: UNBONDING_PERIOD_S,
       tiers: [
         { name: 'none', minStake: '0.0000 TOK', multiplierBps: 10_000, apyBps: 500 },
         { name: 'basic', minStake: '100.0000 TOK' },
@@ -254,6 +339,6 @@ test('behavior: every transaction the service sent is type 0 at 150 gwei on chai
     });
   }
   const hashes = new Set(transactions.map((tx) => tx.hash));
-  expect(serviceSent.length).toBeGreaterThanOrEqual(5);
+  expect(serviceSent.length).toBeGreaterThanOrEqual(7);
   for (const hash of serviceSent) expect(hashes.has(hash)).toBe(true);
 });

@@ -173,6 +173,13 @@ export const CoordinatorConfigSchema = Type.Object(
         stakingVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
         /** Private key (0x + 64 hex) of the rewards vault, to pay claimed rewards. Secret. */
         rewardsVaultKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
+        /**
+         * StakingPool.sol (issue 43): when set, /tx staking calls it from each owner's proxy wallet,
+         * tiers come from its positions and slashes are its `slash` calls.
+         */
+        stakingPool: Type.Optional(Address),
+        /** Private key (0x + 64 hex) of the pool's slasher (fixed at its deployment). Secret. */
+        slasherKey: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' })),
         /** The treasury: pays node owners their earnings (POST /api/provider/payout). */
         treasury: Type.Optional(Address),
         /** Private key (0x + 64 hex) of the treasury. Secret. */

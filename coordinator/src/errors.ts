@@ -194,6 +194,36 @@ export const ERRORS = {
     message: 'This withdrawal would exceed the daily withdrawal limit.',
     retryable: true,
   },
+  exceeds_stake: {
+    status: 400,
+    type: 'invalid_request_error',
+    message: 'The amount is more than is staked.',
+    retryable: false,
+  },
+  too_many_unbondings: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This position has the most open unbondings the staking pool allows; withdraw first.',
+    retryable: false,
+  },
+  nothing_to_withdraw: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'No unbonding of this position has reached its release time.',
+    retryable: true,
+  },
+  nothing_to_claim: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: 'This position has no rewards to claim.',
+    retryable: false,
+  },
+  rewards_pool_empty: {
+    status: 409,
+    type: 'invalid_request_error',
+    message: "The staking pool's rewards pool holds nothing to pay now; rewards stay accrued.",
+    retryable: true,
+  },
   chain_tx_failed: {
     status: 502,
     type: 'api_error',

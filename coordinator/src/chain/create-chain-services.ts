@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { type ChainContext, createChainContext } from './chain-context.js';
 import { STABLE_SYMBOLS, type StableSymbol } from './constants.js';
+import { StakingPool } from './staking-pool.js';
 import { type Tier, tiersFromConfig } from './tiers.js';
 import { createWalletLock } from './wallet-lock.js';
 
@@ -22,6 +23,8 @@ export type ChainServices = {
   /** Stable token addresses; a symbol without an address is not accepted. */
   readonly tokens: Readonly<Partial<Record<StableSymbol, Address>>>;
   readonly confirmations: number;
+  /** StakingPool.sol (issue 43) with its slasher key, when configured: where stake is held. */
+  readonly stakingPool: StakingPool | undefined;
   readonly stakingVault: Vault | undefined;
   readonly rewardsVault: Vault | undefined;
   /** Pays node owners their earnings; without its key, payouts answer treasury_unavailable. */
@@ -49,13 +52,21 @@ export function createChainServices(
     const address = chain.tokens[symbol];
     if (address) tokens[symbol] = getAddress(address);
   }
+  const context = createChainContext({
+    rpcUrl: chain.rpcUrl,
+    nativeSymbol: chain.nativeSymbol,
+    ...(chain.explorerUrl ? { explorerUrl: chain.explorerUrl } : {}),
+    ...(db ? { walletLock: createWalletLock(db) } : {}),
+  });
   return {
-    context: createChainContext({
-      rpcUrl: chain.rpcUrl,
-      nativeSymbol: chain.nativeSymbol,
-      ...(chain.explorerUrl ? { explorerUrl: chain.explorerUrl } : {}),
-      ...(db ? { walletLock: createWalletLock(db) } : {}),
-    }),
+    context,
+    stakingPool: chain.stakingPool
+      ? new StakingPool(
+          context,
+          getAddress(chain.stakingPool),
+          chain.slasherKey ? privateKeyToAccount(chain.slasherKey as Hex) : undefined,
+        )
+      : undefined,
     nativeSymbol: chain.nativeSymbol,
     nativeDecimals: chain.nativeDecimals,
     nativeUsdPriceNano: chain.nativeUsdPriceNano,

@@ -3,7 +3,6 @@ import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type Address,
-  encodeDeployData,
   encodeFunctionData,
   getAddress,
   type Hex,
@@ -23,7 +22,8 @@ import {
   STABLE_SYMBOLS,
   type StableSymbol,
 } from './constants.js';
-import { DEFAULT_STAKING_POOL_PARAMETERS, deployStakingPool } from './deploy-staking-pool.js';
+import { DEFAULT_STAKING_POOL_PARAMETERS, type StakingPoolParameters } from './deploy-staking-pool.js';
+import { deployDevnetPool, deployTokens } from './devnet-contracts.js';
 import { sendTransaction } from './send-transaction.js';
 import { stableTokenArtifact } from './stable-token-artifact.js';
 
@@ -54,12 +54,6 @@ export const DEVNET_STATE_FILE_NAME = 'devnet-state.json';
 /** How often anvil saves a persisted chain state, besides on exit. */
 export const DEVNET_STATE_INTERVAL_S = 2;
 
-const TOKEN_NAMES: Readonly<Record<StableSymbol, string>> = {
-  'USD.s': 'gpumesh USD',
-  'USDT.s': 'gpumesh Tether USD',
-  'USDC.s': 'gpumesh USD Coin',
-};
-
 export type DevAccount = { address: Address; privateKey: Hex; account: LocalAccount };
 
 export type StartDevnetParameters = {
@@ -79,6 +73,8 @@ export type StartDevnetParameters = {
    * `<dataDir>/devnet-state.json`, and a restart with that state skips deployment and funding.
    */
   persist?: boolean;
+  /** StakingPool parameters other than the config's defaults (the slasher is the staking vault). */
+  stakingPool?: Partial<Omit<StakingPoolParameters, 'slasher'>>;
   /** Environment for locating anvil (GPUMESH_ANVIL_BIN); the process env is never read here. */
   env?: Readonly<Record<string, string | undefined>>;
 };
@@ -96,7 +92,10 @@ export type Devnet = {
   nativeSymbol: string;
   context: ChainContext;
   tokens: Readonly<Record<StableSymbol, Address>>;
-  /** StakingPool.sol (issue 43), deployed by the funder; its slasher is the staking vault's key. */
+  /**
+   * StakingPool.sol (issue 43), deployed by the funder, its rewards pool funded by the rewards vault
+   * (DEVNET_REWARDS_POOL_TOKENS); its slasher is the staking vault's key.
+   */
   stakingPool: Address;
   /** Dev accounts (not the funder, not the vaults), prefunded with native token and stables. */
   accounts: readonly DevAccount[];
@@ -190,11 +189,16 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
       stakingPool = persisted.stakingPool;
     } else {
       [tokens, stakingPool] = await Promise.all([
-        persisted ? persisted.tokens : deployTokens(context, funder),
-        deployStakingPool(context, funder.account, {
-          slasher: vaults.staking.address,
-          ...DEFAULT_STAKING_POOL_PARAMETERS,
-        }),
+        persisted ? persisted.tokens : deployTokens(context, funder.account),
+        deployDevnetPool(
+          context,
+          { deployer: funder.account, funder: vaults.rewards.account },
+          {
+            slasher: vaults.staking.address,
+            ...DEFAULT_STAKING_POOL_PARAMETERS,
+            ...parameters.stakingPool,
+          },
+        ),
       ]);
     }
     if (!persisted) {
@@ -310,28 +314,6 @@ async function writeDevnetFile(dataDir: string, devnet: Devnet): Promise<void> {
   await chmod(path, 0o600);
 }
 
-/** Deploys USD.s, USDT.s and USDC.s from the funder; resolves with their addresses. */
-async function deployTokens(
-  context: ChainContext,
-  funder: DevAccount,
-): Promise<Record<StableSymbol, Address>> {
-  const deployments = await Promise.all(
-    STABLE_SYMBOLS.map((symbol) =>
-      sendTransaction(context, {
-        account: funder.account,
-        data: encodeDeployData({
-          abi: stableTokenArtifact.abi,
-          bytecode: stableTokenArtifact.bytecode,
-          args: [TOKEN_NAMES[symbol], symbol],
-        }),
-      }),
-    ),
-  );
-  return Object.fromEntries(
-    STABLE_SYMBOLS.map((symbol, i) => [symbol, getAddress(deployments[i]!.receipt.contractAddress!)]),
-  ) as Record<StableSymbol, Address>;
-}
-
 /** Sends native token and mints stables from the funder (legacy transactions, waits for receipts). */
 function fundWith(context: ChainContext, funder: DevAccount) {
   return async (
@@ -372,8 +354,8 @@ async function readPersisted(dataDir: string): Promise<DevnetFile | undefined> {
 }
 
 /**
- * The coordinator's chain settings for this devnet: RPC, tokens and the vault keys (devnet keys
- * are public anyway). Pass as `overrides` to loadConfig / startServer.
+ * The coordinator's chain settings for this devnet: RPC, tokens, the staking pool, the slasher and
+ * vault keys (devnet keys are public anyway). Pass as `overrides` to loadConfig / startServer.
  */
 export function devnetChainConfig(devnet: Devnet): {
   chain: {
@@ -383,6 +365,8 @@ export function devnetChainConfig(devnet: Devnet): {
     stakingVaultKey: Hex;
     rewardsVaultKey: Hex;
     treasuryKey: Hex;
+    stakingPool: Address;
+    slasherKey: Hex;
   };
 } {
   return {
@@ -393,6 +377,8 @@ export function devnetChainConfig(devnet: Devnet): {
       stakingVaultKey: devnet.vaults.staking.privateKey,
       rewardsVaultKey: devnet.vaults.rewards.privateKey,
       treasuryKey: devnet.treasury.privateKey,
+      stakingPool: devnet.stakingPool,
+      slasherKey: devnet.vaults.staking.privateKey,
     },
   };
 }

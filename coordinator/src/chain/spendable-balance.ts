@@ -4,9 +4,20 @@ import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { PaymentSource } from './constants.js';
 import type { ChainServices } from './create-chain-services.js';
+import { inFlightAmount } from './in-flight-amount.js';
 import { wrapChainError } from './wrap-chain-error.js';
 
-export type SpendableBalanceParameters = { userId: string; proxyAddress: Address; token: PaymentSource };
+export type SpendableBalanceParameters = {
+  userId: string;
+  proxyAddress: Address;
+  token: PaymentSource;
+  /**
+   * Inside the transfer outbox's check of transfer `inFlightExcept`: the latest balance less what the
+   * wallet's other stored, unsettled transfers take (inFlightAmount) — bytes stored but not yet
+   * broadcast are in neither the latest nor the pending state.
+   */
+  inFlightExcept?: string;
+};
 
 /**
  * What the proxy wallet holds of `token` that no credit stands on (smallest unit): its on-chain
@@ -20,7 +31,7 @@ export type SpendableBalanceParameters = { userId: string; proxyAddress: Address
 export async function spendableBalance(
   db: Kysely<Database>,
   services: ChainServices,
-  { userId, proxyAddress, token }: SpendableBalanceParameters,
+  { userId, proxyAddress, token, inFlightExcept }: SpendableBalanceParameters,
 ): Promise<bigint> {
   const read = (blockTag: 'latest' | 'pending'): Promise<bigint> => {
     if (token === 'native') return services.context.client.getBalance({ address: proxyAddress, blockTag });
@@ -37,9 +48,15 @@ export async function spendableBalance(
   };
   let onChain: bigint;
   try {
-    const [latest, pending] = await Promise.all([read('latest'), read('pending')]);
-    // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
-    onChain = latest < pending ? latest : pending;
+    if (inFlightExcept !== undefined) {
+      const asset = token === 'native' ? 'native' : services.tokens[token]!;
+      const out = await inFlightAmount(db, { from: proxyAddress, asset, except: inFlightExcept });
+      onChain = (await read('latest')) - out;
+    } else {
+      const [latest, pending] = await Promise.all([read('latest'), read('pending')]);
+      // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+      onChain = latest < pending ? latest : pending;
+    }
   } catch (error) {
     throw wrapChainError(error);
   }

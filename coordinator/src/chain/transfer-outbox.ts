@@ -28,6 +28,7 @@ import { ApiError } from '../errors.js';
 import type { ChainContext } from './chain-context.js';
 import { CHAIN_ID, GAS_PRICE_WEI } from './constants.js';
 import { lookupTransaction } from './lookup-transaction.js';
+import { nextNonce } from './next-nonce.js';
 import { DEFAULT_RECEIPT_TIMEOUT_MS } from './send-transaction.js';
 import type { OutboxLog, TransferHandler, TransferRow, TransferStep } from './transfer-types.js';
 import { wrapChainError } from './wrap-chain-error.js';
@@ -151,15 +152,11 @@ export class TransferOutbox {
   }
 
   /**
-   * Finishes open transfers: those no process holds (older than `olderThanMs`), and those whose
-   * claim went stale. Errors are logged per row; the sweep goes on. Returns how many it looked at
-   * and how many it finished.
+   * Finishes open transfers: those no process holds (older than `olderThanMs`), and those whose claim
+   * went stale. Errors are logged per row; the sweep goes on. Returns how many it looked at and finished.
    */
-  async sweep({
-    olderThanMs = 0,
-  }: {
-    olderThanMs?: number;
-  } = {}): Promise<{ looked: number; finished: number }> {
+  async sweep(options: { olderThanMs?: number } = {}): Promise<{ looked: number; finished: number }> {
+    const olderThanMs = options.olderThanMs ?? 0;
     const purposes = [...this.#handlers.keys()];
     if (purposes.length === 0) return { looked: 0, finished: 0 };
     const now = this.#clock.now();
@@ -228,7 +225,7 @@ export class TransferOutbox {
         const gas = BigInt(row.gas);
         await handler.precheck?.(row, { feeWei: gas * GAS_PRICE_WEI, db: this.#db });
         // The nonce is taken under the wallet's lock, after the checks, so no replica takes it too.
-        const nonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
+        const nonce = await nextNonce(this.#db, client, account.address);
         const raw = await account.signTransaction({
           type: 'legacy',
           chainId: CHAIN_ID,
@@ -341,6 +338,7 @@ export class TransferOutbox {
     return next;
   }
 
+  #receipt = (hash: Hex) => this.#context.client.getTransactionReceipt({ hash });
   async #waitForReceipt(row: TransferRow): Promise<'success' | 'reverted' | 'none'> {
     try {
       const receipt = await this.#context.client.waitForTransactionReceipt({
@@ -367,6 +365,8 @@ export class TransferOutbox {
     outcome: TransferOutcome,
     errorCode: string | null = null,
   ): Promise<TransferRow> {
+    const hash = row.tx_hash as Hex; // the receipt is read first: no RPC inside the transaction
+    const receipt = outcome === 'mined' && handler.withReceipt ? await this.#receipt(hash) : undefined;
     await this.#db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('chain_transfers')
@@ -393,7 +393,7 @@ export class TransferOutbox {
         .selectAll()
         .where('id', '=', row.id)
         .executeTakeFirstOrThrow();
-      await handler.settle(trx, current, outcome);
+      await handler.settle(trx, current, outcome, receipt);
     });
     return (await this.find(row.id))!;
   }

@@ -1,6 +1,6 @@
 /** The shapes the transfer outbox (transfer-outbox.ts) shares with the uses that register on it. */
 import type { Kysely, Transaction } from 'kysely';
-import type { LocalAccount } from 'viem';
+import type { LocalAccount, TransactionReceipt } from 'viem';
 import type { Database } from '../db/schema.js';
 import type { ChainTransfersTable, TransferOutcome } from '../db/tables/chain.js';
 
@@ -26,8 +26,21 @@ export type TransferHandler = {
   precheck?(transfer: TransferRow, check: { feeWei: bigint; db: Kysely<Database> }): Promise<void>;
   /** In the transaction that moves the transfer to signed or broadcast (a status the use mirrors). */
   progress?(trx: Transaction<Database>, transfer: TransferRow, status: 'signed' | 'broadcast'): Promise<void>;
-  /** In the transaction that records how the transfer ended, once: the use's consequence. */
-  settle(trx: Transaction<Database>, transfer: TransferRow, outcome: TransferOutcome): Promise<void>;
+  /**
+   * A contract call whose use reads its events: the outbox fetches the receipt of a mined transfer
+   * (before the transaction that records the end) and hands it to `settle`.
+   */
+  withReceipt?: boolean;
+  /**
+   * In the transaction that records how the transfer ended, once: the use's consequence. `receipt`:
+   * the mined transaction's, for a handler `withReceipt`.
+   */
+  settle(
+    trx: Transaction<Database>,
+    transfer: TransferRow,
+    outcome: TransferOutcome,
+    receipt?: TransactionReceipt,
+  ): Promise<void>;
 };
 
 /** Where a log line goes (pino's shape; fastify's `app.log` fits). */

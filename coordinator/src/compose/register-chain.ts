@@ -6,11 +6,9 @@ import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
-import { CLAIM_PURPOSE, claimTransfers } from '../staking/claim-transfers.js';
-import { RELEASE_PURPOSE, releaseTransfers } from '../staking/release-transfers.js';
-import { recoverStrandedReleases, releaseUnbonded } from '../staking/release-unbonded.js';
+import { registerPoolTransfers } from '../staking/pool-transfers.js';
+import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
-import { SLASH_PURPOSE, slashTransfers } from '../staking/slash-transfers.js';
 import { topupRoutes } from '../topup/routes.js';
 import { watchDeposits } from '../topup/watch-deposits.js';
 import { txRoutes } from '../tx/routes.js';
@@ -35,11 +33,11 @@ export async function registerChain(app: FastifyInstance, ctx: AppContext): Prom
   const transfers = chain
     ? new TransferOutbox({ db: ctx.db, context: chain.context, clock: ctx.clock, log: app.log })
         .register(PAYOUT_PURPOSE, payoutTransfers(chain, ctx.clock))
-        .register(RELEASE_PURPOSE, releaseTransfers(chain, ctx.clock))
-        .register(SLASH_PURPOSE, slashTransfers(chain, ctx.clock))
-        .register(CLAIM_PURPOSE, claimTransfers(chain, ctx.clock))
         .register(WITHDRAW_PURPOSE, withdrawTransfers({ db: ctx.db, services: chain, keyring: ctx.keyring }))
     : undefined;
+  if (chain && transfers) {
+    registerPoolTransfers(transfers, { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock });
+  }
   const outbox = (): TransferOutbox => {
     services();
     return transfers!;
@@ -52,13 +50,12 @@ export async function registerChain(app: FastifyInstance, ctx: AppContext): Prom
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
   const outboxDeps = { ...deps, outbox: transfers!, log: app.log };
-  if (chain.stakingVault?.account) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'releasing unbonded stakes', async () => {
-      await recoverStrandedReleases(outboxDeps);
-      await releaseUnbonded(outboxDeps);
-    });
+  if (chain.stakingPool) {
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'withdrawing unbonded stakes', () =>
+      releaseUnbonded(outboxDeps),
+    );
   }
-  if (chain.stakingVault?.account && chain.rewardsVault) {
+  if (chain.stakingPool?.slasher) {
     repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(outboxDeps));
   }
   // Every open transfer (of any use) a process left behind, finished from the chain; payouts opened

@@ -58,6 +58,12 @@ function describe(d: ReconcileDifference): string {
       return `wallet_backing ${d.wallet} (user ${d.user}) ${d.token}: ${d.onChain} on chain < ${d.credited} credited`;
     case 'vault_backing':
       return `vault_backing ${d.wallet}: ${d.onChain} wei on chain < ${d.staked} wei staked or unbonding`;
+    case 'pool_backing':
+      return `pool_backing ${d.pool}: balance ${d.balance} wei ≠ staked + unbonding + rewards pool ${d.owed} wei`;
+    case 'pool_position':
+      return `pool_position ${d.account} (user ${d.user}): pool staked ${d.onChain.staked}, unbonding ${d.onChain.unbonding} ≠ ledger ${d.ledger.staked}, ${d.ledger.unbonding} (wei)`;
+    case 'pool_totals':
+      return `pool_totals ${d.what}: the ledger's ${d.ledger} wei > the pool's ${d.onChain} wei`;
     case 'payout_ledger':
       return `payout_ledger ${d.payout} (${d.status}): entries net ${d.entries}, expected ${d.expected} (nanousd)`;
     case 'payout_unsettled':

@@ -11,6 +11,7 @@ import { toBigInt } from '../db/bigint.js';
 import type { Database } from '../db/schema.js';
 import { ENTRY_KINDS, RESERVATION_STATUS } from '../db/tables/ledger.js';
 import { PAYOUT_STATUS, UNSETTLED } from '../db/tables/provider.js';
+import { type PoolDifference, reconcilePool } from './reconcile-pool.js';
 
 /** What a check found that does not hold. Amounts are integer strings in the named unit. */
 export type ReconcileDifference =
@@ -31,8 +32,10 @@ export type ReconcileDifference =
       onChain: string;
       credited: string;
     }
-  /** The staking vault holds less native token than is staked and unbonding (wei). */
+  /** Without a staking pool: the staking vault holds less than is staked and unbonding (wei). */
   | { check: 'vault_backing'; wallet: string; onChain: string; staked: string }
+  /** The staking pool and the ledger's view of it (reconcile-pool.ts). */
+  | PoolDifference
   /** A payout's ledger entries do not net to what its status says (−amount, or 0 when failed). */
   | { check: 'payout_ledger'; payout: string; status: string; expected: string; entries: string }
   /** A payout still open after the stale age: the settlement has not finished it. */
@@ -77,8 +80,10 @@ const CHAIN_READS_IN_FLIGHT = 8;
  *   (nothing paid and given back too);
  * - chain: each proxy wallet holds at least the tokens its credited top-ups brought, per token
  *   (credited tokens never leave the wallet: withdrawals and stakes spend only the rest, so this
- *   is "deposits − withdrawals − staked ≥ credited"), and the staking vault at least what is staked
- *   or unbonding.
+ *   is "deposits − withdrawals − staked ≥ credited");
+ * - staking: the pool's balance = Σ staked + unbonding + rewards pool, and each proxy wallet's
+ *   position there = the ledger's view of it (reconcile-pool.ts); without a pool, the staking vault
+ *   holds at least what is staked or unbonding.
  * Read-only. Run it when the ledger is quiet (a settlement in flight between two reads can show
  * as a difference that is gone on the next run).
  */
@@ -265,7 +270,9 @@ export async function reconcile({
         }),
       );
     }
-    if (services.stakingVault) {
+    if (services.stakingPool) {
+      differences.push(...(await reconcilePool(db, services.stakingPool)));
+    } else if (services.stakingVault) {
       const staked = await db.selectFrom('stakes').select('quantity_wei').execute();
       const unbonding = await db
         .selectFrom('unbondings')

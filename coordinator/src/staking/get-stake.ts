@@ -1,41 +1,48 @@
 import type { Kysely } from 'kysely';
+import type { Address } from 'viem';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { tierFor } from '../chain/tiers.js';
-import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
-import { findPositionByAddress, readRewardIndex, toSeconds } from './position-store.js';
-import { rewardIndexAt, settlePosition } from './rewards.js';
+import { requirePool } from './pool-transfers.js';
 import { type StakeView, stakeView } from './stake-view.js';
 import { formatTokenAmount } from './token-amount.js';
 
 /**
- * The public stake record of a wallet (its connected address, checksummed): quantity, tier and
- * claimable rewards as of now (read-only; nothing is settled). Unknown wallets have nothing staked.
- * Also lists unstaked amounts still unbonding.
+ * The public stake record of a wallet (its connected address, checksummed), read from the staking
+ * pool at the latest block: quantity, tier and claimable rewards, the amounts still unbonding with
+ * their release times, and where anyone can check it without the coordinator — the pool's address
+ * and the account that holds the position there (the wallet's proxy wallet). Unknown wallets have
+ * nothing staked.
  */
 export async function getStake(
   db: Kysely<Database>,
   services: ChainServices,
-  clock: Clock,
   address: string,
-): Promise<{ stake: StakeView; unbonding: { amount: string; releaseAt: string }[] }> {
-  const nowS = toSeconds(clock.now());
-  const position = await findPositionByAddress(db, address);
-  const none = tierFor(0n, services.tiers).name;
-  if (!position) return { stake: stakeView(services, null, none), unbonding: [] };
-  const index = rewardIndexAt(await readRewardIndex(db, services, nowS), nowS);
-  const unbonding = await db
-    .selectFrom('unbondings')
-    .select(['amount_wei', 'release_at'])
-    .where('user_id', '=', position.userId)
-    .where('status', '!=', 'released')
-    .orderBy('release_at')
-    .execute();
+): Promise<{
+  stake: StakeView;
+  unbonding: { amount: string; releaseAt: string }[];
+  pool: { address: Address; account: Address | null };
+}> {
+  const pool = requirePool(services);
+  const row = await db
+    .selectFrom('users as u')
+    .innerJoin('wallets as w', 'w.user_id', 'u.id')
+    .select('w.proxy_address')
+    .where('u.address', '=', address)
+    .executeTakeFirst();
+  if (!row)
+    return {
+      stake: stakeView(services, null),
+      unbonding: [],
+      pool: { address: pool.address, account: null },
+    };
+  const account = row.proxy_address as Address;
+  const [position, unbondings] = await Promise.all([pool.position(account), pool.unbondings(account)]);
   return {
-    stake: stakeView(services, settlePosition(position, index), position.tier),
-    unbonding: unbonding.map((u) => ({
-      amount: formatTokenAmount(BigInt(u.amount_wei), services.nativeSymbol),
-      releaseAt: new Date(Number(u.release_at)).toISOString(),
+    stake: stakeView(services, position),
+    unbonding: unbondings.map((u) => ({
+      amount: formatTokenAmount(u.amount, services.nativeSymbol),
+      releaseAt: new Date(Number(u.releaseAtS) * 1000).toISOString(),
     })),
+    pool: { address: pool.address, account },
   };
 }

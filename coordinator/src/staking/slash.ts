@@ -1,52 +1,53 @@
 /**
- * Carries out the slashes trust/ orders when it suspends an owned node (table `slashes`): the
- * owner's stake — the staked quantity and what is still unbonding, so unstaking on the first failed
- * check does not escape — drops by `fraction_bps`, a `slash` stake event records the amount with the
- * evidence, and the tokens move from the staking vault to the rewards vault (the pool that pays
- * stakers' rewards), less the transfer's gas, which the vault pays from them. The move goes through
- * the transfer outbox (chain/transfer-outbox.ts; slash-transfers.ts says how it ends):
- * - pending → signing: the stake drops, the event is written and the transfer enqueued, in one
- *   transaction (the slash's `raw_tx` names its open transfer, `transfer:<id>`);
- * - signing → signed → sent, as the transfer is signed (bytes stored) and mined. A transfer that
- *   can never land (replaced, reverted, cancelled) puts the slash back to signing without one, and
- *   the next pass enqueues a new transfer (one at a time: a guarded change of `raw_tx`).
- * An owner with nothing staked: `none`. The stake is never given back: a transfer that never lands
- * leaves the vault holding more than it owes, which the reconciliation check allows. Errors are
- * logged per slash, and the pass goes on.
+ * Carries out the slashes trust/ orders when it suspends an owned node (table `slashes`) as calls of
+ * the staking pool's `slash(owner, bps, convictionId, evidenceHash)` by its slasher, through the
+ * transfer outbox: the pool cuts `bps` (the order's fraction, at most the pool's cap) of the owner's
+ * staked amount and of every unbonding into its rewards pool, once per conviction id (the keccak-256
+ * of the slash's id), and its Slashed event names the sha256 of the evidence JSON the coordinator
+ * serves at `/api/evidence/<hash>` (evidence-routes.ts). The slash moves
+ * - pending → signing: the call enqueued with the slash naming it (`raw_tx` = `transfer:<id>`), in one
+ *   guarded transaction (so passes racing each other send it once); or none: the owner has no proxy
+ *   wallet or nothing in the pool;
+ * - signing → signed → sent, as the call is signed (bytes stored) and mined; its event then takes
+ *   the cut off the ledger's view and writes the `slash` stake event with the evidence
+ *   (pool-transfers.ts, apply-pool-events.ts). A call that can never land puts the slash back to
+ *   signing without a transfer, and the next pass sends another — unless the pool already has the
+ *   conviction (a call mined whose end was never recorded): then its Slashed event is applied.
+ * Errors are logged per slash, and the pass goes on.
  */
-import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import { getAddress } from 'viem';
-import { NATIVE_TRANSFER_FEE_WEI, NATIVE_TRANSFER_GAS } from '../chain/constants.js';
-import type { ChainServices } from '../chain/create-chain-services.js';
-import { enqueueTransfer } from '../chain/enqueue-transfer.js';
-import type { TransferOutbox } from '../chain/transfer-outbox.js';
+import { getAddress, type Hex, keccak256, sha256, toBytes } from 'viem';
+import type { PoolCall, StakingPool } from '../chain/staking-pool.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
-import { isPostgres } from '../db/dialect.js';
-import type { Database } from '../db/schema.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
-import { SLASH_STATUS } from '../db/tables/trust.js';
-import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';
-import { settlePosition } from './rewards.js';
-import { SLASH_PURPOSE, TRANSFER_REF_PREFIX } from './slash-transfers.js';
+import { SLASH_STATUS, type SlashStatus } from '../db/tables/trust.js';
+import { applyPoolEvents } from './apply-pool-events.js';
+import { enqueuePoolCall } from './enqueue-pool-call.js';
+import { POOL_PURPOSES, TRANSFER_REF_PREFIX } from './pool-transfers.js';
 import type { StakingDeps } from './stake.js';
 
-export type SlashDeps = Omit<StakingDeps, 'keyring'> & {
-  /** The outbox, with slashTransfers registered for 'slash'. */
-  outbox: TransferOutbox;
-  log: OutboxLog;
-};
+export type SlashDeps = Omit<StakingDeps, 'keyring'> & { log: OutboxLog };
 
 export type SlashReport = { slashed: number; sent: number; none: number };
 
 /** Most slashes one pass handles. */
 const BATCH = 20;
 
+/** The pool's conviction id of a slash: keccak-256 of its id. */
+export function convictionIdOf(slashId: string): Hex {
+  return keccak256(toBytes(slashId));
+}
+
+/** The hash a slash's Slashed event names: sha256 of its evidence JSON, as stored and served. */
+export function evidenceHashOf(evidence: string): Hex {
+  return sha256(toBytes(evidence));
+}
+
 /** Executes every open slash; run on a timer by compose/register-chain.ts (and by tests). */
 export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
   const report: SlashReport = { slashed: 0, sent: 0, none: 0 };
   const { db, services, outbox, log } = deps;
-  if (!services.stakingVault?.account || !services.rewardsVault) return report;
+  const pool = services.stakingPool;
+  if (!pool?.slasher) return report;
   const open = await db
     .selectFrom('slashes')
     .select(['id', 'status'])
@@ -56,16 +57,17 @@ export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
     .execute();
   for (const { id, status } of open) {
     try {
+      await pool.parameters();
+      let transferId: string | undefined;
       if (status === SLASH_STATUS.pending) {
-        const amount = await reduceStake(deps, id);
-        if (amount === undefined) continue;
-        if (amount <= NATIVE_TRANSFER_FEE_WEI) {
-          report.none++;
-          continue;
-        }
+        const ordered = await order(deps, pool, id);
+        if (ordered === 'none') report.none++;
+        if (typeof ordered !== 'object') continue;
         report.slashed++;
+        transferId = ordered.transferId;
+      } else {
+        transferId = await openTransfer(deps, pool, id);
       }
-      const transferId = await openTransfer(deps, id);
       if (!transferId) continue;
       const { transfer } = await outbox.process(transferId);
       if (transfer.status === TRANSFER_STATUS.mined) report.sent++;
@@ -76,12 +78,98 @@ export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
   return report;
 }
 
+async function readSlash({ db }: SlashDeps, id: string) {
+  return db.selectFrom('slashes').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 /**
- * The slash's open transfer: the one it names, or — the last one could never land, or an earlier
- * version left the slash signed with its bytes on the row — a new one (guarded: one per slash).
+ * The pool call a slash makes, or none: an owner without a proxy wallet or with nothing in the
+ * pool (staked or unbonding), or a fraction of 0.
  */
-async function openTransfer({ db, services, clock }: SlashDeps, id: string): Promise<string | undefined> {
-  const slash = await db.selectFrom('slashes').selectAll().where('id', '=', id).executeTakeFirst();
+async function slashCall(
+  { db }: SlashDeps,
+  pool: StakingPool,
+  slash: { id: string; owner: string; fraction_bps: number | string | bigint; evidence: string },
+): Promise<PoolCall | undefined> {
+  const wallet = await db
+    .selectFrom('users as u')
+    .innerJoin('wallets as w', 'w.user_id', 'u.id')
+    .select('w.proxy_address')
+    .where('u.address', '=', getAddress(slash.owner))
+    .executeTakeFirst();
+  if (!wallet) return undefined;
+  const owner = getAddress(wallet.proxy_address);
+  const { slashBps } = await pool.parameters();
+  const asked = BigInt(slash.fraction_bps);
+  // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+  const bps = asked < slashBps ? asked : slashBps;
+  const position = await pool.position(owner);
+  if (bps === 0n || position.staked + position.unbonding === 0n) return undefined;
+  return {
+    fn: 'slash',
+    owner,
+    bps,
+    convictionId: convictionIdOf(slash.id),
+    evidenceHash: evidenceHashOf(slash.evidence),
+  };
+}
+
+/** pending → signing with its call enqueued, or → none; `recovered` when the pool already had it. */
+async function order(
+  deps: SlashDeps,
+  pool: StakingPool,
+  id: string,
+): Promise<'none' | 'recovered' | undefined | { transferId: string }> {
+  const slash = await readSlash(deps, id);
+  if (!slash || slash.status !== SLASH_STATUS.pending) return undefined;
+  if (await recover(deps, pool, slash)) return 'recovered';
+  const call = await slashCall(deps, pool, slash);
+  const evidenceHash = evidenceHashOf(slash.evidence);
+  const now = deps.clock.now();
+  if (!call) {
+    const result = await deps.db
+      .updateTable('slashes')
+      .set({ status: SLASH_STATUS.none, amount_wei: '0', evidence_hash: evidenceHash, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', SLASH_STATUS.pending)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n ? 'none' : undefined;
+  }
+  const transferId = await deps.db.transaction().execute(async (trx) => {
+    const transferId = await enqueuePoolCall(trx, {
+      purpose: POOL_PURPOSES.slash,
+      ref: id,
+      from: pool.slasher!.address,
+      pool,
+      call,
+      now,
+    });
+    const taken = await trx
+      .updateTable('slashes')
+      .set({
+        status: SLASH_STATUS.signing,
+        raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`,
+        evidence_hash: evidenceHash,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', SLASH_STATUS.pending)
+      .executeTakeFirst();
+    if (taken.numUpdatedRows === 1n) return transferId;
+    await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
+    return undefined;
+  });
+  return transferId ? { transferId } : undefined;
+}
+
+/**
+ * The open transfer of a slash in signing or signed: the one it names, or — the last could never
+ * land, or an earlier version left something else there — a new call (guarded: one per slash),
+ * unless the pool already slashed this conviction (then its event is applied).
+ */
+async function openTransfer(deps: SlashDeps, pool: StakingPool, id: string): Promise<string | undefined> {
+  const { db, clock } = deps;
+  const slash = await readSlash(deps, id);
   if (!slash || (slash.status !== SLASH_STATUS.signing && slash.status !== SLASH_STATUS.signed))
     return undefined;
   if (slash.raw_tx?.startsWith(TRANSFER_REF_PREFIX)) {
@@ -92,139 +180,78 @@ async function openTransfer({ db, services, clock }: SlashDeps, id: string): Pro
       .where('id', '=', named)
       .where('status', 'in', OPEN_TRANSFER)
       .executeTakeFirst();
-    return open?.id;
+    if (open) return open.id;
   }
+  if (await recover(deps, pool, slash)) return undefined;
+  const call = await slashCall(deps, pool, slash);
   const now = clock.now();
-  // An earlier version's claim token (`claim:…`) of a replica that is gone, or its signed bytes.
-  const legacyRaw = slash.raw_tx?.startsWith('0x') ? slash.raw_tx : null;
-  if (slash.raw_tx && !legacyRaw && Number(slash.updated_at) > now - LEGACY_CLAIM_STALE_MS) return undefined;
   return db.transaction().execute(async (trx) => {
-    const transferId = await enqueueSlashTransfer(trx, services, {
-      slashId: id,
-      amountWei: BigInt(slash.amount_wei ?? '0'),
+    if (!call) {
+      await trx
+        .updateTable('slashes')
+        .set({ status: SLASH_STATUS.none, amount_wei: '0', raw_tx: null, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', slash.status)
+        .execute();
+      return undefined;
+    }
+    const transferId = await enqueuePoolCall(trx, {
+      purpose: POOL_PURPOSES.slash,
+      ref: id,
+      from: pool.slasher!.address,
+      pool,
+      call,
       now,
     });
     const taken = await trx
       .updateTable('slashes')
-      .set({ raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`, updated_at: now })
+      .set({ status: SLASH_STATUS.signing, raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`, updated_at: now })
       .where('id', '=', id)
       .where('status', '=', slash.status)
       .where((eb) => (slash.raw_tx === null ? eb('raw_tx', 'is', null) : eb('raw_tx', '=', slash.raw_tx)))
       .executeTakeFirst();
-    if (taken.numUpdatedRows !== 1n) {
-      await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
-      return undefined;
-    }
-    if (legacyRaw && slash.tx_hash) {
-      // Signed before the outbox: its bytes are sent again, never signed again.
-      await trx
-        .updateTable('chain_transfers')
-        .set({ status: TRANSFER_STATUS.signed, tx_hash: slash.tx_hash, raw_tx: legacyRaw })
-        .where('id', '=', transferId)
-        .execute();
-    }
-    return transferId;
+    if (taken.numUpdatedRows === 1n) return transferId;
+    await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
+    return undefined;
   });
 }
 
-/** A claim token an earlier version left on a signing slash is its dead replica's after this. */
-const LEGACY_CLAIM_STALE_MS = 60_000;
-
-/** Enqueues the move of a slash's `amountWei`, less the gas the vault pays out of it. */
-function enqueueSlashTransfer(
-  trx: Kysely<Database>,
-  services: ChainServices,
-  { slashId, amountWei, now }: { slashId: string; amountWei: bigint; now: number },
-): Promise<string> {
-  // The vault pays the gas out of the slashed amount, so it still holds exactly what it owes.
-  const value = amountWei - NATIVE_TRANSFER_FEE_WEI;
-  return enqueueTransfer(trx, {
-    purpose: SLASH_PURPOSE,
-    ref: slashId,
-    from: services.stakingVault!.address,
-    to: services.rewardsVault!.address,
-    valueWei: value,
-    gas: NATIVE_TRANSFER_GAS,
-    asset: 'native',
-    amount: value,
-    now,
-  });
-}
-
-/** pending → signing (or none): the owner's stake and unbondings drop; the amount, or undefined if taken. */
-async function reduceStake({ db, services, clock }: SlashDeps, id: string) {
-  return db.transaction().execute(async (trx) => {
-    let query = trx.selectFrom('slashes').selectAll().where('id', '=', id);
-    if (isPostgres(trx)) query = query.forUpdate();
-    const slash = await query.executeTakeFirst();
-    if (!slash || slash.status !== SLASH_STATUS.pending) return undefined;
-    const nowMs = clock.now();
-    const bps = BigInt(slash.fraction_bps);
-    const user = await trx
-      .selectFrom('users')
-      .select(['id', 'address'])
-      .where('address', '=', getAddress(slash.owner))
-      .executeTakeFirst();
-    let amount = 0n;
-    if (user) {
-      const index = await currentRewardIndex(trx, services, toSeconds(nowMs));
-      const position = settlePosition(await lockPosition(trx, services, user, index, nowMs), index);
-      const fromStake = (position.quantityWei * bps) / 10_000n;
-      await savePosition(
-        trx,
-        services,
-        { ...position, quantityWei: position.quantityWei - fromStake },
-        nowMs,
-      );
-      amount += fromStake;
-      const unbonding = await trx
-        .selectFrom('unbondings')
-        .select(['id', 'amount_wei'])
-        .where('user_id', '=', user.id)
-        .where('status', '=', 'unbonding')
-        .execute();
-      for (const u of unbonding) {
-        const cut = (BigInt(u.amount_wei) * bps) / 10_000n;
-        if (cut === 0n) continue;
-        await trx
-          .updateTable('unbondings')
-          .set({ amount_wei: (BigInt(u.amount_wei) - cut).toString() })
-          .where('id', '=', u.id)
-          .execute();
-        amount += cut;
-      }
-    }
-    let eventId: string | null = null;
-    if (user && amount > 0n) {
-      eventId = randomUUID();
-      await trx
-        .insertInto('stake_events')
-        .values({
-          id: eventId,
-          user_id: user.id,
-          kind: 'slash',
-          amount_wei: amount.toString(),
-          tx_hash: null,
-          evidence: slash.evidence,
-          created_at: nowMs,
-        })
-        .execute();
-    }
-    const worthMoving = amount > NATIVE_TRANSFER_FEE_WEI;
-    const transferId = worthMoving
-      ? await enqueueSlashTransfer(trx, services, { slashId: id, amountWei: amount, now: nowMs })
-      : null;
+/**
+ * A slash the pool already carried out (a call mined whose end no process recorded): its Slashed
+ * event applied to the ledger's view and the slash sent, with the event's transaction. False when
+ * the pool has not slashed this conviction.
+ */
+async function recover(
+  { db, services, clock }: SlashDeps,
+  pool: StakingPool,
+  slash: { id: string; evidence: string; status: SlashStatus },
+): Promise<boolean> {
+  const convictionId = convictionIdOf(slash.id);
+  if (!(await pool.convictionSlashed(convictionId))) return false;
+  const event = await pool.slashedEvent(convictionId);
+  if (event?.eventName !== 'Slashed') return false;
+  const parameters = await pool.parameters();
+  const nowMs = clock.now();
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('slashes')
+      .set({ evidence_hash: evidenceHashOf(slash.evidence) })
+      .where('id', '=', slash.id)
+      .execute();
+    await applyPoolEvents(trx, { parameters, names: services.tiers, nowMs }, [event]);
     await trx
       .updateTable('slashes')
       .set({
-        status: worthMoving ? SLASH_STATUS.signing : SLASH_STATUS.none,
-        amount_wei: amount.toString(),
-        stake_event_id: eventId,
-        raw_tx: transferId ? `${TRANSFER_REF_PREFIX}${transferId}` : null,
+        status: SLASH_STATUS.sent,
+        tx_hash: event.transactionHash,
+        raw_tx: null,
+        amount_wei: (event.args.fromStaked + event.args.fromUnbonding).toString(),
+        stake_event_id: `${event.transactionHash}:${event.logIndex}`,
         updated_at: nowMs,
       })
-      .where('id', '=', id)
+      .where('id', '=', slash.id)
+      .where('status', '=', slash.status)
       .execute();
-    return amount;
   });
+  return true;
 }

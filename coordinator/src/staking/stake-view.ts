@@ -1,19 +1,19 @@
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { claimableWei, type StakePosition } from './rewards.js';
+import type { PoolPosition } from '../chain/staking-pool.js';
+import { tierName } from './position-store.js';
 import { formatTokenAmount } from './token-amount.js';
 
 /** The stake record of the API: quantity and claimable as "N.NNNN SYMBOL", the tier's name. */
 export type StakeView = { quantity: string; tier: string; claimable: string };
 
-/** Formats a settled position as the API's stake record. */
+/** Formats a position the pool reported (none: nothing staked) as the API's stake record. */
 export function stakeView(
-  services: Pick<ChainServices, 'nativeSymbol'>,
-  position: (StakePosition & { tier: string }) | null,
-  fallbackTier: string,
+  services: Pick<ChainServices, 'nativeSymbol' | 'tiers'>,
+  position: Pick<PoolPosition, 'staked' | 'claimable' | 'tier'> | null,
 ): StakeView {
   return {
-    quantity: formatTokenAmount(position?.quantityWei ?? 0n, services.nativeSymbol),
-    tier: position?.tier ?? fallbackTier,
-    claimable: formatTokenAmount(position ? claimableWei(position) : 0n, services.nativeSymbol),
+    quantity: formatTokenAmount(position?.staked ?? 0n, services.nativeSymbol),
+    tier: tierName(position?.tier ?? 0, services.tiers),
+    claimable: formatTokenAmount(position?.claimable ?? 0n, services.nativeSymbol),
   };
 }

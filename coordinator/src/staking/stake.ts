@@ -1,87 +1,45 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Hex } from 'viem';
-import { NATIVE_TRANSFER_GAS } from '../chain/constants.js';
 import type { ChainServices } from '../chain/create-chain-services.js';
-import { sendTransaction } from '../chain/send-transaction.js';
-import { spendableBalance } from '../chain/spendable-balance.js';
+import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import type { Keyring } from '../wallets/keyring.js';
-import { loadProxyAccount } from '../wallets/load-proxy-account.js';
-import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';
-import { settlePosition } from './rewards.js';
+import { callPool } from './call-pool.js';
+import { POOL_PURPOSES, requirePool } from './pool-transfers.js';
 import { type StakeView, stakeView } from './stake-view.js';
-import { formatTokenAmount } from './token-amount.js';
 
 export type StakingDeps = {
   db: Kysely<Database>;
   services: ChainServices;
   keyring: Keyring;
   clock: Clock;
+  /** The outbox, with the pool's purposes registered (pool-transfers.ts). */
+  outbox: TransferOutbox;
 };
 
 export type StakeParameters = { user: { id: string; address: string }; amountWei: bigint };
 
 /**
- * Stakes native token: a real transfer from the user's proxy wallet to the staking vault, then —
- * only when that transaction succeeded — the stake ledger records it with its hash, after settling
- * the pending rewards at the old quantity (they are kept). The proxy wallet pays the gas
- * (21,000 × 150 gwei) on top of the amount.
+ * Stakes native token: the user's proxy wallet calls the staking pool's `stake()` with the amount
+ * (the position is the proxy wallet's in the pool), through the transfer outbox. Before signing, in
+ * the wallet's queue, the wallet must be able to spend the amount plus the call's gas limit × 150
+ * gwei from what backs no credit (else 400 insufficient_funds, nothing sent). Once mined, its
+ * Staked event updates the ledger's view and tier. Returns the hash and the pool's position.
  */
 export async function stake(
-  { db, services, keyring, clock }: StakingDeps,
+  deps: StakingDeps,
   { user, amountWei }: StakeParameters,
 ): Promise<{ txId: Hex; stake: StakeView }> {
-  const vault = services.stakingVault;
-  if (!vault) throw new ApiError('chain_unavailable', 'Staking is not configured on this coordinator.');
+  const pool = requirePool(deps.services);
   if (amountWei <= 0n)
     throw new ApiError('invalid_request', 'The amount must be positive.', { param: 'params.1' });
-  const account = await loadProxyAccount(db, keyring, user.id);
-  const { hash } = await sendTransaction(services.context, {
-    account,
-    to: vault.address,
-    value: amountWei,
-    gas: NATIVE_TRANSFER_GAS,
-    param: 'params.1',
-    precheck: async ({ feeWei }) => {
-      const spendable = await spendableBalance(db, services, {
-        userId: user.id,
-        proxyAddress: account.address,
-        token: 'native',
-      });
-      if (spendable < amountWei + feeWei) {
-        throw new ApiError(
-          'insufficient_funds',
-          `The proxy wallet can spend ${formatTokenAmount(spendable, services.nativeSymbol)}; staking needs the amount plus ${formatTokenAmount(feeWei, services.nativeSymbol)} gas.`,
-          { param: 'params.1' },
-        );
-      }
-    },
+  const { transfer, proxy } = await callPool(deps, {
+    user,
+    purpose: POOL_PURPOSES.stake,
+    call: { fn: 'stake' },
+    valueWei: amountWei,
   });
-  const position = await db.transaction().execute(async (trx) => {
-    const nowMs = clock.now();
-    const index = await currentRewardIndex(trx, services, toSeconds(nowMs));
-    const settled = settlePosition(await lockPosition(trx, services, user, index, nowMs), index);
-    const saved = await savePosition(
-      trx,
-      services,
-      { ...settled, quantityWei: settled.quantityWei + amountWei },
-      nowMs,
-    );
-    await trx
-      .insertInto('stake_events')
-      .values({
-        id: randomUUID(),
-        user_id: user.id,
-        kind: 'stake',
-        amount_wei: amountWei.toString(),
-        tx_hash: hash,
-        created_at: nowMs,
-      })
-      .execute();
-    return saved;
-  });
-  return { txId: hash, stake: stakeView(services, position, position.tier) };
+  return { txId: transfer.tx_hash as Hex, stake: stakeView(deps.services, await pool.position(proxy)) };
 }

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import type { Hex } from 'viem';
 import { ApiError } from '../errors.js';
-import { currentRewardIndex, lockPosition, savePosition, toSeconds } from './position-store.js';
-import { settlePosition } from './rewards.js';
+import { getWallets } from '../wallets/get-wallets.js';
+import { callPool } from './call-pool.js';
+import { POOL_PURPOSES, requirePool } from './pool-transfers.js';
 import type { StakingDeps } from './stake.js';
 import { type StakeView, stakeView } from './stake-view.js';
 import { formatTokenAmount } from './token-amount.js';
@@ -9,65 +10,46 @@ import { formatTokenAmount } from './token-amount.js';
 export type UnbondingView = { id: string; amount: string; releaseAt: string };
 
 /**
- * Unstakes: the quantity (and so the tier and the reward rate) drops at once, after settling the
- * pending rewards; the tokens return from the staking vault to the proxy wallet once the unbonding
- * period has passed (releaseUnbonded). More than the staked quantity: 400, nothing changes.
+ * Unstakes: the proxy wallet calls the pool's `requestUnbond(amount)` through the transfer outbox;
+ * the quantity, the tier and the reward rate drop at once, and the pool releases the amount after
+ * its unbonding period (releaseUnbonded calls `withdraw()` then). More than the pool's staked
+ * quantity: 400 exceeds_stake, nothing sent.
  */
 export async function unstake(
-  { db, services, clock }: StakingDeps,
+  deps: StakingDeps,
   { user, amountWei }: { user: { id: string; address: string }; amountWei: bigint },
-): Promise<{ unbonding: UnbondingView; stake: StakeView }> {
+): Promise<{ txId: Hex; unbonding: UnbondingView; stake: StakeView }> {
+  const { db, services } = deps;
+  const pool = requirePool(services);
   if (amountWei <= 0n)
     throw new ApiError('invalid_request', 'The amount must be positive.', { param: 'params.1' });
-  return db.transaction().execute(async (trx) => {
-    const nowMs = clock.now();
-    const index = await currentRewardIndex(trx, services, toSeconds(nowMs));
-    const settled = settlePosition(await lockPosition(trx, services, user, index, nowMs), index);
-    if (settled.quantityWei < amountWei) {
-      throw new ApiError(
-        'invalid_request',
-        `Only ${formatTokenAmount(settled.quantityWei, services.nativeSymbol)} is staked.`,
-        { param: 'params.1' },
-      );
-    }
-    const position = await savePosition(
-      trx,
-      services,
-      { ...settled, quantityWei: settled.quantityWei - amountWei },
-      nowMs,
+  const wallets = await getWallets(db, user.id);
+  if (!wallets) throw new ApiError('not_found', 'This user has no proxy wallet yet.');
+  const before = await pool.position(wallets.proxyAddress);
+  if (before.staked < amountWei) {
+    throw new ApiError(
+      'exceeds_stake',
+      `Only ${formatTokenAmount(before.staked, services.nativeSymbol)} is staked.`,
+      { param: 'params.1' },
     );
-    const id = randomUUID();
-    const releaseAt = nowMs + services.unbondingPeriodMs;
-    await trx
-      .insertInto('unbondings')
-      .values({
-        id,
-        user_id: user.id,
-        amount_wei: amountWei.toString(),
-        release_at: releaseAt,
-        status: 'unbonding',
-        tx_hash: null,
-        created_at: nowMs,
-      })
-      .execute();
-    await trx
-      .insertInto('stake_events')
-      .values({
-        id: randomUUID(),
-        user_id: user.id,
-        kind: 'unstake',
-        amount_wei: amountWei.toString(),
-        tx_hash: null,
-        created_at: nowMs,
-      })
-      .execute();
-    return {
-      unbonding: {
-        id,
-        amount: formatTokenAmount(amountWei, services.nativeSymbol),
-        releaseAt: new Date(releaseAt).toISOString(),
-      },
-      stake: stakeView(services, position, position.tier),
-    };
+  }
+  const { transfer, proxy } = await callPool(deps, {
+    user,
+    purpose: POOL_PURPOSES.unbond,
+    call: { fn: 'requestUnbond', amount: amountWei },
   });
+  const row = await db
+    .selectFrom('unbondings')
+    .select(['id', 'amount_wei', 'release_at'])
+    .where('id', 'like', `${transfer.tx_hash}:%`)
+    .executeTakeFirstOrThrow();
+  return {
+    txId: transfer.tx_hash as Hex,
+    unbonding: {
+      id: row.id,
+      amount: formatTokenAmount(BigInt(row.amount_wei), services.nativeSymbol),
+      releaseAt: new Date(Number(row.release_at)).toISOString(),
+    },
+    stake: stakeView(services, await pool.position(proxy)),
+  };
 }

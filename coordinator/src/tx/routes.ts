@@ -5,6 +5,8 @@ import type { ChainRouteOptions } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { claim } from '../staking/claim.js';
 import { getStake } from '../staking/get-stake.js';
+import { requirePool } from '../staking/pool-transfers.js';
+import { tierName } from '../staking/position-store.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { stake } from '../staking/stake.js';
 import { formatTokenAmount, parseTokenAmount } from '../staking/token-amount.js';
@@ -54,22 +56,27 @@ export async function txRoutes(
         );
       }
       const chain = services();
-      const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
+      const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock, outbox: outbox() };
       switch (method as TxMethod) {
-        case 'chain_getTiers':
+        case 'chain_getTiers': {
+          const pool = requirePool(chain);
+          const parameters = await pool.parameters();
           return {
             symbol: chain.nativeSymbol,
-            baseApyBps: Number(chain.baseApyBps),
-            unbondingPeriodS: chain.unbondingPeriodMs / 1000,
-            tiers: chain.tiers.map((t) => ({
-              name: t.name,
+            pool: pool.address,
+            baseApyBps: Number(parameters.baseApyBps),
+            unbondingPeriodS: Number(parameters.unbondingPeriodS),
+            slashBps: Number(parameters.slashBps),
+            tiers: parameters.tiers.map((t, i) => ({
+              name: tierName(i, chain.tiers),
               minStake: formatTokenAmount(t.minStakeWei, chain.nativeSymbol),
-              multiplierBps: t.multiplierBps,
-              apyBps: Number((chain.baseApyBps * BigInt(t.multiplierBps)) / 10_000n),
+              multiplierBps: Number(t.multiplierBps),
+              apyBps: Number((parameters.baseApyBps * t.multiplierBps) / 10_000n),
             })),
           };
+        }
         case 'chain_getStake':
-          return getStake(ctx.db, chain, ctx.clock, addressParam(params));
+          return getStake(ctx.db, chain, addressParam(params));
         case 'chain_stake': {
           const user = await ownerOf(app, request, reply, params);
           const amountWei = amountParam(params, chain.nativeSymbol);
@@ -79,14 +86,14 @@ export async function txRoutes(
           const user = await ownerOf(app, request, reply, params);
           const amountWei = amountParam(params, chain.nativeSymbol);
           const result = await unstake(deps, { user, amountWei });
-          if (chain.unbondingPeriodMs === 0) {
-            await releaseUnbonded({ ...deps, outbox: outbox(), log: request.log }, { userId: user.id });
+          if ((await requirePool(chain).parameters()).unbondingPeriodS === 0n) {
+            await releaseUnbonded({ ...deps, log: request.log }, { userId: user.id });
           }
           return result;
         }
         case 'chain_claim': {
           const user = await ownerOf(app, request, reply, params);
-          return claim({ ...deps, outbox: outbox() }, { user });
+          return claim(deps, { user });
         }
       }
     },

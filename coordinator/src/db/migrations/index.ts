@@ -21,6 +21,7 @@ import { transferOutbox019 } from './019-transfer-outbox.js';
 import { storedResponses020 } from './020-stored-responses.js';
 import { usageRollups021 } from './021-usage-rollups.js';
 import { openRouterShapes022 } from './022-openrouter-shapes.js';
+import { stakingPool023 } from './023-staking-pool.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -49,4 +50,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   storedResponses020,
   usageRollups021,
   openRouterShapes022,
+  stakingPool023,
 ];

@@ -76,6 +76,12 @@ export type UnbondingsTable = {
   /** unbonding | releasing | released */
   status: string;
   tx_hash: string | null;
+  /** Where its UnbondRequested event sits: block × 10⁶ + log index (null before migration 023). */
+  chain_pos: ColumnType<
+    bigint | number | string | null,
+    bigint | number | null | undefined,
+    bigint | number | null
+  >;
   created_at: BigIntColumn;
 };
 

@@ -57,6 +57,8 @@ export interface SlashesTable {
   stake_event_id: string | null;
   tx_hash: string | null;
   raw_tx: string | null;
+  /** sha256 of `evidence` (0x…), the evidenceHash of its Slashed event (null before migration 023). */
+  evidence_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Int;
   updated_at: Int;
 }
