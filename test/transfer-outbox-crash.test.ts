@@ -7,13 +7,12 @@
  * queue) then sweeps, after the dead claim went stale. Each time: exactly one transaction left
  * the sending wallet (its nonce moved by one), a transfer found signed is sent from its stored
  * bytes (the same hash), never signed again, the use's row ended as mined says, every throw was
- * logged, and at the end the books balance (Σ entries = balances, the chain agrees).
+ * logged, and at the end the books balance (Σ entries = balances, the chain — the staking pool's
+ * positions too — agrees).
  */
-import { randomUUID } from 'node:crypto';
-import { parseEther } from 'viem';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, NATIVE_TRANSFER_GAS } from '../coordinator/src/chain/constants.js';
-import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
+import { type ChainServices, createChainServices } from '../coordinator/src/chain/create-chain-services.js';
 import { DEFAULT_STALE_CLAIM_MS, TransferOutbox } from '../coordinator/src/chain/transfer-outbox.js';
 import {
   type OutboxLog,
@@ -21,8 +20,8 @@ import {
   type TransferRow,
   type TransferStep,
 } from '../coordinator/src/chain/transfer-types.js';
-import { RELEASE_PURPOSE, releaseTransfers } from '../coordinator/src/staking/release-transfers.js';
-import { recoverStrandedReleases, releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
+import { POOL_PURPOSES, registerPoolTransfers } from '../coordinator/src/staking/pool-transfers.js';
+import { releaseUnbonded } from '../coordinator/src/staking/release-unbonded.js';
 import {
   createTestApp,
   createTestClock,
@@ -31,19 +30,20 @@ import {
   type TestApp,
   until,
 } from '../coordinator/src/testing/index.js';
-import { chainOverrides, type Devnet, startDevnet } from './chain-fixture.js';
+import { loadProxyAccount } from '../coordinator/src/wallets/load-proxy-account.js';
+import { advanceChainTime, chainOverrides, type Devnet, startDevnet } from './chain-fixture.js';
 import { createOutboxUsers, type OutboxUse, type OutboxUsers, outboxUses } from './support/outbox-uses.js';
 
 const USD = 1_000_000_000n;
 const MODES = ['kill', 'throw'] as const;
 /** The uses moved onto the outbox (test/support/outbox-uses.ts). */
-const USE_NAMES = ['payout', 'release', 'slash', 'claim', 'withdraw'] as const;
+const USE_NAMES = ['payout', 'stake', 'unbond', 'release', 'slash', 'claim', 'withdraw'] as const;
 
 let devnet: Devnet;
 beforeAll(async () => {
   // Blocks every 0.1 s, not the spec chain's 0.5 s: each of the 84 cases waits for a block, and
   // what they check (one send, from the stored bytes) does not depend on the block time.
-  devnet = await startDevnet({ blockTimeS: 0.1 });
+  devnet = await startDevnet({ blockTimeS: 0.1, stakingPool: { unbondingPeriodS: 3_600 } });
 }, 60_000);
 afterAll(async () => devnet?.stop());
 
@@ -85,6 +85,10 @@ describeBackends('transfer outbox crash suite', (backend) => {
             address: use.sender(),
             blockTag: 'pending',
           });
+          // Transfers of this use from earlier cases (a pool use's ref is its owner, the same each case).
+          const earlier = (
+            await t.db.selectFrom('chain_transfers').select('id').where('purpose', '=', use.purpose).execute()
+          ).map((r) => r.id);
           logged.length = 0;
           let crashed: TransferRow | undefined;
           let reached!: () => void;
@@ -139,32 +143,29 @@ describeBackends('transfer outbox crash suite', (backend) => {
           expect(nonceAfter - nonceBefore).toBe(1);
           const all = await t.db
             .selectFrom('chain_transfers')
-            .select('status')
+            .select(['id', 'status'])
             .where('purpose', '=', use.purpose)
             .where('ref', '=', transfer!.ref)
             .execute();
-          expect(all.map((r) => r.status)).toEqual(['mined']);
+          expect(all.filter((r) => !earlier.includes(r.id)).map((r) => r.status)).toEqual(['mined']);
           await check(transfer!);
         }, 60_000);
       }
     }
   }
 
-  test('behavior: release — a transfer whose nonce another took ends replaced; the row goes back to unbonding and the next pass releases it', async () => {
-    const id = randomUUID();
-    const amount = parseEther('0.02');
-    await t.db
-      .insertInto('unbondings')
-      .values({
-        id,
-        user_id: users.releaseUser.id,
-        amount_wei: amount.toString(),
-        release_at: clock.now() - 1,
-        status: 'unbonding',
-        tx_hash: null,
-        created_at: clock.now(),
-      })
-      .execute();
+  test('behavior: release — a withdraw whose nonce another took ends replaced; the unbonding waits again and the next pass withdraws it', async () => {
+    const { releaser } = users;
+    const next = await t.db
+      .selectFrom('unbondings')
+      .select(['id', 'amount_wei', 'release_at'])
+      .where('user_id', '=', releaser.id)
+      .where('status', '=', 'unbonding')
+      .orderBy('release_at')
+      .executeTakeFirstOrThrow();
+    const now = (await devnet.context.client.getBlock({ blockTag: 'latest' })).timestamp;
+    const due = BigInt(Number(next.release_at) / 1000);
+    if (due > now) await advanceChainTime(devnet, Number(due - now));
     // A process dies right after storing the signed bytes…
     const first = createChainServices(t.config)!;
     let stored!: () => void;
@@ -181,20 +182,20 @@ describeBackends('transfer outbox crash suite', (backend) => {
         stored();
         return new Promise<void>(() => {});
       },
-    }).register(RELEASE_PURPOSE, releaseTransfers(first, clock));
-    void releaseUnbonded(
-      { db: t.db, services: first, clock, outbox: dying, log },
-      { userId: users.releaseUser.id },
-    );
+    });
+    const poolDeps = (services: ChainServices) => ({ db: t.db, services, keyring: t.app.ctx.keyring, clock });
+    registerPoolTransfers(dying, poolDeps(first));
+    void releaseUnbonded({ ...poolDeps(first), outbox: dying, log }, { userId: releaser.id });
     await atStored;
-    // …and the vault's next transaction takes that nonce.
-    const vault = devnet.vaults.staking.account;
+    expect((await row(next.id)).status).toBe('releasing');
+    // …and the proxy wallet's next transaction takes that nonce.
+    const wallet = await loadProxyAccount(t.db, t.app.ctx.keyring, releaser.id);
     const hash = await devnet.context.client.sendRawTransaction({
-      serializedTransaction: await vault.signTransaction({
+      serializedTransaction: await wallet.signTransaction({
         type: 'legacy',
         chainId: CHAIN_ID,
         nonce: await devnet.context.client.getTransactionCount({
-          address: vault.address,
+          address: wallet.address,
           blockTag: 'pending',
         }),
         gas: NATIVE_TRANSFER_GAS,
@@ -207,63 +208,25 @@ describeBackends('transfer outbox crash suite', (backend) => {
     logged.length = 0;
     clock.advance(DEFAULT_STALE_CLAIM_MS + 1);
     const second = createChainServices(t.config)!;
-    const survivor = new TransferOutbox({ db: t.db, context: second.context, clock, log }).register(
-      RELEASE_PURPOSE,
-      releaseTransfers(second, clock),
-    );
+    const survivor = new TransferOutbox({ db: t.db, context: second.context, clock, log });
+    registerPoolTransfers(survivor, poolDeps(second));
     await survivor.sweep();
     const transfers = await t.db
       .selectFrom('chain_transfers')
       .select('status')
-      .where('purpose', '=', RELEASE_PURPOSE)
-      .where('ref', '=', id)
+      .where('purpose', '=', POOL_PURPOSES.withdraw)
+      .where('ref', '=', releaser.id)
+      .where('status', '!=', 'mined')
       .execute();
     expect(transfers.map((r) => r.status)).toEqual(['replaced']);
     expect(logged.some((l) => l.message.includes('replaced'))).toBe(true);
-    const row = () =>
-      t.db.selectFrom('unbondings').select('status').where('id', '=', id).executeTakeFirstOrThrow();
-    expect((await row()).status).toBe('unbonding');
-    const before = await devnet.context.client.getBalance({ address: users.releaseUser.proxy });
+    expect((await row(next.id)).status).toBe('unbonding');
     expect(
-      await releaseUnbonded(
-        { db: t.db, services: second, clock, outbox: survivor, log },
-        { userId: users.releaseUser.id },
-      ),
+      await releaseUnbonded({ ...poolDeps(second), outbox: survivor, log }, { userId: releaser.id }),
     ).toBe(1);
-    expect((await row()).status).toBe('released');
-    expect(await devnet.context.client.getBalance({ address: users.releaseUser.proxy })).toBe(
-      before + amount,
-    );
+    expect((await row(next.id)).status).toBe('released');
   }, 60_000);
 
-  test('behavior: release — rows an earlier version left releasing without a broadcast go back to unbonding', async () => {
-    const id = randomUUID();
-    await t.db
-      .insertInto('unbondings')
-      .values({
-        id,
-        user_id: users.releaseUser.id,
-        amount_wei: parseEther('0.01').toString(),
-        release_at: clock.now() - 1,
-        status: 'releasing',
-        tx_hash: null,
-        created_at: clock.now(),
-      })
-      .execute();
-    const services = createChainServices(t.config)!;
-    expect(await recoverStrandedReleases({ db: t.db, services, clock, log })).toBe(1);
-    const row = await t.db
-      .selectFrom('unbondings')
-      .select('status')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    expect(row.status).toBe('unbonding');
-    const outbox = new TransferOutbox({ db: t.db, context: services.context, clock, log }).register(
-      RELEASE_PURPOSE,
-      releaseTransfers(services, clock),
-    );
-    expect(
-      await releaseUnbonded({ db: t.db, services, clock, outbox, log }, { userId: users.releaseUser.id }),
-    ).toBe(1);
-  }, 60_000);
+  const row = (id: string) =>
+    t.db.selectFrom('unbondings').select('status').where('id', '=', id).executeTakeFirstOrThrow();
 });

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { type Address, parseEther, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
-import { NATIVE_TRANSFER_FEE_WEI } from '../../coordinator/src/chain/constants.js';
 import type { ChainServices } from '../../coordinator/src/chain/create-chain-services.js';
 import type { TransferOutbox } from '../../coordinator/src/chain/transfer-outbox.js';
 import type { OutboxLog, TransferRow } from '../../coordinator/src/chain/transfer-types.js';
@@ -15,16 +14,11 @@ import { ENTRY_KINDS, providerAccountId } from '../../coordinator/src/db/tables/
 import { applyEntry } from '../../coordinator/src/ledger/apply-entry.js';
 import { requestPayout } from '../../coordinator/src/provider/payout.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../../coordinator/src/provider/payout-transfers.js';
-import { claim } from '../../coordinator/src/staking/claim.js';
-import { CLAIM_PURPOSE, claimTransfers } from '../../coordinator/src/staking/claim-transfers.js';
-import { RELEASE_PURPOSE, releaseTransfers } from '../../coordinator/src/staking/release-transfers.js';
-import { releaseUnbonded } from '../../coordinator/src/staking/release-unbonded.js';
-import { executeSlashes } from '../../coordinator/src/staking/slash.js';
-import { SLASH_PURPOSE, slashTransfers } from '../../coordinator/src/staking/slash-transfers.js';
 import { signIn, type TestApp, type TestClock } from '../../coordinator/src/testing/index.js';
 import { withdraw } from '../../coordinator/src/withdraw/withdraw.js';
 import { WITHDRAW_PURPOSE, withdrawTransfers } from '../../coordinator/src/withdraw/withdraw-transfers.js';
-import { type Devnet, proxyAddressOf, tokenBalance } from '../chain-fixture.js';
+import { advanceChainTime, type Devnet, proxyAddressOf, tokenBalance } from '../chain-fixture.js';
+import { poolOutboxUses } from './pool-outbox-uses.js';
 
 const USD = 1_000_000_000n;
 
@@ -45,62 +39,60 @@ export type OutboxUse = {
   ): Promise<{ run: Promise<unknown>; check(transfer: TransferRow): Promise<void> }>;
 };
 
-/** The users the uses need, made on a running app: one to release to, a staker, a withdrawer. */
+/** The users the uses need, made on a running app: a staker, a releaser, a withdrawer. */
 export type OutboxUsers = {
-  releaseUser: { id: string; proxy: Address };
-  staker: Address;
   stakerUser: { id: string; address: string; proxy: Address };
+  /** Unbondings that come due 100 s of chain time apart (RELEASER_UNBONDINGS of 0.5 TOK). */
+  releaser: { id: string; address: string; proxy: Address };
   withdrawer: { id: string; proxy: Address };
 };
 
-/** Signs the users in and funds them: a release target, a staker of 100 TOK, a withdrawer. */
+/** How many unbondings the releaser opens (each release case, and the replaced case, takes one). */
+export const RELEASER_UNBONDINGS = 10;
+
+/** Signs the users in and funds them: a staker of 100 TOK, a releaser, a withdrawer. */
 export async function createOutboxUsers(t: TestApp, devnet: Devnet): Promise<OutboxUsers> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const jwt = await signIn(t.app, account);
-  const user = await t.db
-    .selectFrom('users')
-    .select('id')
-    .where('address', '=', account.address)
-    .executeTakeFirstOrThrow();
-  const releaseUser = { id: user.id, proxy: await proxyAddressOf(t.app, jwt) };
-  // A staker to slash: 100 TOK staked through /tx.
-  const stakerAccount = privateKeyToAccount(generatePrivateKey());
-  const stakerJwt = await signIn(t.app, stakerAccount);
-  await devnet.fund(await proxyAddressOf(t.app, stakerJwt), { nativeWei: parseEther('101') });
-  const staked = await t.app.inject({
-    method: 'POST',
-    url: '/tx',
-    headers: { authorization: `Bearer ${stakerJwt}` },
-    payload: { method: 'chain_stake', params: [stakerAccount.address, '100.0000 TOK'] },
-  });
-  expect(staked.statusCode).toBe(200);
-  const staker = stakerAccount.address;
-  const stakerRow = await t.db
-    .selectFrom('users')
-    .select(['id', 'address'])
-    .where('address', '=', staker)
-    .executeTakeFirstOrThrow();
-  const stakerUser = { ...stakerRow, proxy: await proxyAddressOf(t.app, stakerJwt) };
+  const tx = (jwt: string, method: string, params: unknown[]) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/tx',
+      headers: { authorization: `Bearer ${jwt}` },
+      payload: { method, params },
+    });
+  const newUser = async (nativeWei: bigint) => {
+    const account = privateKeyToAccount(generatePrivateKey());
+    const jwt = await signIn(t.app, account);
+    const row = await t.db
+      .selectFrom('users')
+      .select(['id', 'address'])
+      .where('address', '=', account.address)
+      .executeTakeFirstOrThrow();
+    const proxy = await proxyAddressOf(t.app, jwt);
+    await devnet.fund(proxy, { nativeWei });
+    return { ...row, proxy, jwt };
+  };
+  // A staker to stake, unbond, slash and claim for: 100 TOK staked through /tx.
+  const { jwt: stakerJwt, ...stakerUser } = await newUser(parseEther('150'));
+  expect((await tx(stakerJwt, 'chain_stake', [stakerUser.address, '100.0000 TOK'])).statusCode).toBe(200);
+  // A releaser whose unbondings come due one at a time.
+  const { jwt: releaserJwt, ...releaser } = await newUser(parseEther('20'));
+  expect((await tx(releaserJwt, 'chain_stake', [releaser.address, '10.0000 TOK'])).statusCode).toBe(200);
+  for (let i = 0; i < RELEASER_UNBONDINGS; i++) {
+    expect((await tx(releaserJwt, 'chain_unstake', [releaser.address, '0.5000 TOK'])).statusCode).toBe(200);
+    await advanceChainTime(devnet, 100);
+  }
   // A user with native token in the proxy wallet that backs no credit: all of it may leave.
-  const withdrawAccount = privateKeyToAccount(generatePrivateKey());
-  const withdrawJwt = await signIn(t.app, withdrawAccount);
-  const withdrawRow = await t.db
-    .selectFrom('users')
-    .select('id')
-    .where('address', '=', withdrawAccount.address)
-    .executeTakeFirstOrThrow();
-  const withdrawer = { id: withdrawRow.id, proxy: await proxyAddressOf(t.app, withdrawJwt) };
-  await devnet.fund(withdrawer.proxy, { nativeWei: parseEther('10') });
-  return { releaseUser, staker, stakerUser, withdrawer };
+  const { jwt: _withdrawJwt, address: _address, ...withdrawer } = await newUser(parseEther('10'));
+  return { stakerUser, releaser, withdrawer };
 }
 
-/** The five uses, in the order they moved onto the outbox. */
+/** The uses of the outbox, in the order the suite runs them (the staking pool's in pool-outbox-uses.ts). */
 export function outboxUses({
   t,
   devnet,
   clock,
   log,
-  users: { releaseUser, staker, stakerUser, withdrawer },
+  users,
 }: {
   t: TestApp;
   devnet: Devnet;
@@ -108,6 +100,7 @@ export function outboxUses({
   log: OutboxLog;
   users: OutboxUsers;
 }): OutboxUse[] {
+  const { withdrawer } = users;
   return [
     {
       name: 'payout',
@@ -148,145 +141,7 @@ export function outboxUses({
         };
       },
     },
-    {
-      name: 'release',
-      purpose: RELEASE_PURPOSE,
-      sender: () => devnet.vaults.staking.address,
-      register: (outbox, services) => outbox.register(RELEASE_PURPOSE, releaseTransfers(services, clock)),
-      async start(outbox, services) {
-        const id = randomUUID();
-        const amount = parseEther('0.01');
-        await t.db
-          .insertInto('unbondings')
-          .values({
-            id,
-            user_id: releaseUser.id,
-            amount_wei: amount.toString(),
-            release_at: clock.now() - 1,
-            status: 'unbonding',
-            tx_hash: null,
-            created_at: clock.now(),
-          })
-          .execute();
-        const before = await devnet.context.client.getBalance({ address: releaseUser.proxy });
-        const run = releaseUnbonded({ db: t.db, services, clock, outbox, log }, { userId: releaseUser.id });
-        return {
-          run,
-          async check(transfer) {
-            expect(transfer.ref).toBe(id);
-            const row = await t.db
-              .selectFrom('unbondings')
-              .selectAll()
-              .where('id', '=', id)
-              .executeTakeFirstOrThrow();
-            expect(row).toMatchObject({ status: 'released', tx_hash: transfer.tx_hash });
-            const events = await t.db
-              .selectFrom('stake_events')
-              .select('tx_hash')
-              .where('kind', '=', 'release')
-              .where('tx_hash', '=', transfer.tx_hash)
-              .execute();
-            expect(events).toHaveLength(1);
-            expect(await devnet.context.client.getBalance({ address: releaseUser.proxy })).toBe(
-              before + amount,
-            );
-          },
-        };
-      },
-    },
-    {
-      name: 'slash',
-      purpose: SLASH_PURPOSE,
-      sender: () => devnet.vaults.staking.address,
-      register: (outbox, services) => outbox.register(SLASH_PURPOSE, slashTransfers(services, clock)),
-      async start(outbox, services) {
-        const id = randomUUID();
-        await t.db
-          .insertInto('slashes')
-          .values({
-            id,
-            node_id: '0x'.padEnd(42, '7'),
-            owner: staker.toLowerCase(),
-            fraction_bps: 100,
-            evidence: JSON.stringify({ verifications: [{ jobId: `job-${id}` }] }),
-            status: 'pending',
-            amount_wei: null,
-            stake_event_id: null,
-            tx_hash: null,
-            raw_tx: null,
-            created_at: clock.now(),
-            updated_at: clock.now(),
-          })
-          .execute();
-        const rewards = devnet.vaults.rewards.address;
-        const before = await devnet.context.client.getBalance({ address: rewards });
-        const run = executeSlashes({ db: t.db, services, clock, outbox, log });
-        return {
-          run,
-          async check(transfer) {
-            expect(transfer.ref).toBe(id);
-            const row = await t.db
-              .selectFrom('slashes')
-              .selectAll()
-              .where('id', '=', id)
-              .executeTakeFirstOrThrow();
-            expect(row).toMatchObject({ status: 'sent', tx_hash: transfer.tx_hash, raw_tx: null });
-            const event = await t.db
-              .selectFrom('stake_events')
-              .selectAll()
-              .where('id', '=', row.stake_event_id!)
-              .executeTakeFirstOrThrow();
-            expect(event).toMatchObject({
-              kind: 'slash',
-              tx_hash: transfer.tx_hash,
-              amount_wei: row.amount_wei,
-            });
-            expect(await devnet.context.client.getBalance({ address: rewards })).toBe(
-              before + BigInt(row.amount_wei!) - NATIVE_TRANSFER_FEE_WEI,
-            );
-          },
-        };
-      },
-    },
-    {
-      name: 'claim',
-      purpose: CLAIM_PURPOSE,
-      sender: () => devnet.vaults.rewards.address,
-      register: (outbox, services) => outbox.register(CLAIM_PURPOSE, claimTransfers(services, clock)),
-      async start(outbox, services) {
-        clock.advance(86_400_000); // a day of rewards to claim
-        const before = await devnet.context.client.getBalance({ address: stakerUser.proxy });
-        const run = claim(
-          { db: t.db, services, clock, keyring: t.app.ctx.keyring, outbox },
-          { user: { id: stakerUser.id, address: stakerUser.address } },
-        );
-        return {
-          run,
-          async check(transfer) {
-            const payout = await t.db
-              .selectFrom('reward_payouts')
-              .selectAll()
-              .where('id', '=', transfer.ref)
-              .executeTakeFirstOrThrow();
-            expect(payout).toMatchObject({
-              status: 'paid',
-              tx_hash: transfer.tx_hash,
-              amount_wei: transfer.amount,
-            });
-            const events = await t.db
-              .selectFrom('stake_events')
-              .select('amount_wei')
-              .where('kind', '=', 'claim')
-              .where('tx_hash', '=', transfer.tx_hash)
-              .execute();
-            expect(events).toEqual([{ amount_wei: transfer.amount }]);
-            expect(await devnet.context.client.getBalance({ address: stakerUser.proxy })).toBe(
-              before + BigInt(transfer.amount),
-            );
-          },
-        };
-      },
-    },
+    ...poolOutboxUses({ t, devnet, clock, log, users }),
     {
       name: 'withdraw',
       purpose: WITHDRAW_PURPOSE,
