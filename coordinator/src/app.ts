@@ -35,6 +35,7 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { peerPlugin } from './peer/peer-plugin.js';
 import { providerRoutes } from './provider/provider-routes.js';
+import { evidenceRoutes } from './trust/evidence-routes.js';
 import { checkableRequest } from './trust/judge.js';
 import { Probation } from './trust/probation.js';
 import { activityRoutes } from './usage/activity-routes.js';
@@ -151,4 +152,5 @@ async function registerInferenceRoutes(
   });
   await app.register(activityRoutes, ctx);
   await app.register(providerRoutes, { ctx, index: app.hub.index, hub: app.hub });
+  await app.register(evidenceRoutes, ctx);
 }

@@ -89,6 +89,10 @@ export type SuspensionView = {
   readonly reason: string;
   /** Native tokens slashed from the owner's stake; null when none (unowned or nothing staked). */
   readonly slashed: string | null;
+  /** The slash's transaction in the staking pool; its evidence's sha256 and public URL. */
+  readonly slashTxHash?: string | null;
+  readonly evidenceHash?: string | null;
+  readonly evidenceUrl?: string | null;
 };
 
 export type ModelPrice = {

@@ -216,8 +216,17 @@ function suspensionItems(stats: NetworkStats): SafeHtml | SafeHtml[] {
   if (stats.suspensions.length === 0) return html`<li class="empty">No node has been suspended.</li>`;
   return stats.suspensions.map(
     (s) =>
-      html`<li><code title="${s.nodeId}">${shortNodeId(s.nodeId)}</code> <time datetime="${s.at}">${s.at.slice(0, 16).replace('T', ' ')} UTC</time>${s.slashed ? html` · stake slashed ${s.slashed}` : ''}<br><span class="muted">${s.reason}</span></li>`,
+      html`<li><code title="${s.nodeId}">${shortNodeId(s.nodeId)}</code> <time datetime="${s.at}">${s.at.slice(0, 16).replace('T', ' ')} UTC</time>${s.slashed ? html` · stake slashed ${s.slashed}` : ''}${slashProof(s)}<br><span class="muted">${s.reason}</span></li>`,
   );
+}
+
+/** A slash's proof: its transaction in the staking pool, and its evidence with the sha256 named there. */
+function slashProof(s: NetworkStats['suspensions'][number]): SafeHtml | string {
+  if (!s.evidenceUrl || !s.evidenceHash) return '';
+  const tx = s.slashTxHash
+    ? html` · tx <code title="${s.slashTxHash}">${s.slashTxHash.slice(0, 10)}…</code>`
+    : '';
+  return html`${tx} · <a href="${s.evidenceUrl}" title="sha256 ${s.evidenceHash}">evidence</a> <code>${s.evidenceHash.slice(0, 10)}…</code>`;
 }
 
 function shortNodeId(id: string): string {

@@ -63,6 +63,11 @@ export const NodeFigures = Type.Object({
       amount: Type.Union([Type.String({ description: 'native token' }), Type.Null()]),
       txHash: Type.Union([Type.String(), Type.Null()]),
       evidence: Type.Any(),
+      evidenceHash: Type.Union([
+        Type.String({ description: "sha256: the Slashed event's evidenceHash" }),
+        Type.Null(),
+      ]),
+      evidenceUrl: Type.Union([Type.String(), Type.Null()]),
     }),
   ),
 });

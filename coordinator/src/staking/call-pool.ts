@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { enqueuePoolCall } from './enqueue-pool-call.js';
 import { type PoolPurpose, requirePool } from './pool-transfers.js';
-import type { StakingDeps } from './stake.js';
+import type { StakingDeps } from './staking-deps.js';
 
 /**
  * Sends one call of the staking pool from the user's proxy wallet through the transfer outbox and

@@ -3,7 +3,7 @@ import { TRANSFER_STATUS, UNBONDING_STATUS } from '../db/tables/chain.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { enqueuePoolCall } from './enqueue-pool-call.js';
 import { POOL_PURPOSES } from './pool-transfers.js';
-import type { StakingDeps } from './stake.js';
+import type { StakingDeps } from './staking-deps.js';
 
 /** Most owners one pass withdraws for (the next pass takes the rest). */
 export const RELEASE_BATCH_SIZE = 50;

@@ -15,15 +15,16 @@
  *   conviction (a call mined whose end was never recorded): then its Slashed event is applied.
  * Errors are logged per slash, and the pass goes on.
  */
-import { getAddress, type Hex, keccak256, sha256, toBytes } from 'viem';
+import { getAddress, type Hex, keccak256, toBytes } from 'viem';
 import type { PoolCall, StakingPool } from '../chain/staking-pool.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
 import { SLASH_STATUS, type SlashStatus } from '../db/tables/trust.js';
+import { evidenceHashOf } from '../trust/evidence-hash.js';
 import { applyPoolEvents } from './apply-pool-events.js';
 import { enqueuePoolCall } from './enqueue-pool-call.js';
 import { POOL_PURPOSES, TRANSFER_REF_PREFIX } from './pool-transfers.js';
-import type { StakingDeps } from './stake.js';
+import type { StakingDeps } from './staking-deps.js';
 
 export type SlashDeps = Omit<StakingDeps, 'keyring'> & { log: OutboxLog };
 
@@ -35,11 +36,6 @@ const BATCH = 20;
 /** The pool's conviction id of a slash: keccak-256 of its id. */
 export function convictionIdOf(slashId: string): Hex {
   return keccak256(toBytes(slashId));
-}
-
-/** The hash a slash's Slashed event names: sha256 of its evidence JSON, as stored and served. */
-export function evidenceHashOf(evidence: string): Hex {
-  return sha256(toBytes(evidence));
 }
 
 /** Executes every open slash; run on a timer by compose/register-chain.ts (and by tests). */
@@ -101,7 +97,6 @@ async function slashCall(
   const owner = getAddress(wallet.proxy_address);
   const { slashBps } = await pool.parameters();
   const asked = BigInt(slash.fraction_bps);
-  // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
   const bps = asked < slashBps ? asked : slashBps;
   const position = await pool.position(owner);
   if (bps === 0n || position.staked + position.unbonding === 0n) return undefined;

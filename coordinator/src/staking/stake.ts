@@ -1,23 +1,9 @@
-import type { Kysely } from 'kysely';
 import type { Hex } from 'viem';
-import type { ChainServices } from '../chain/create-chain-services.js';
-import type { TransferOutbox } from '../chain/transfer-outbox.js';
-import type { Clock } from '../clock.js';
-import type { Database } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import type { Keyring } from '../wallets/keyring.js';
 import { callPool } from './call-pool.js';
 import { POOL_PURPOSES, requirePool } from './pool-transfers.js';
 import { type StakeView, stakeView } from './stake-view.js';
-
-export type StakingDeps = {
-  db: Kysely<Database>;
-  services: ChainServices;
-  keyring: Keyring;
-  clock: Clock;
-  /** The outbox, with the pool's purposes registered (pool-transfers.ts). */
-  outbox: TransferOutbox;
-};
+import type { StakingDeps } from './staking-deps.js';
 
 export type StakeParameters = { user: { id: string; address: string }; amountWei: bigint };
 

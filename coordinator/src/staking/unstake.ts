@@ -3,8 +3,8 @@ import { ApiError } from '../errors.js';
 import { getWallets } from '../wallets/get-wallets.js';
 import { callPool } from './call-pool.js';
 import { POOL_PURPOSES, requirePool } from './pool-transfers.js';
-import type { StakingDeps } from './stake.js';
 import { type StakeView, stakeView } from './stake-view.js';
+import type { StakingDeps } from './staking-deps.js';
 import { formatTokenAmount } from './token-amount.js';
 
 export type UnbondingView = { id: string; amount: string; releaseAt: string };

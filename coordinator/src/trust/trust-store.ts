@@ -14,6 +14,7 @@ import { newId } from '../db/ids.js';
 import type { Store } from '../db/store.js';
 import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 import { convict } from './convict.js';
+import { evidenceHashOf } from './evidence-hash.js';
 import type { Judgement } from './judge.js';
 
 export type TrustPolicy = {
@@ -150,7 +151,16 @@ export async function recordVerification(
           failure: c.failure,
           meanLogprob: fromE4(c.mean_logprob_e4),
         }));
-        // One slash per suspension (keyed by the deciding verification); staking/slash.ts executes it.
+        const evidenceJson = JSON.stringify({
+          nodeId,
+          model: r.model,
+          sha256: r.sha256,
+          evidence,
+          since,
+          verifications,
+        });
+        // One slash per suspension (keyed by the deciding verification); staking/slash.ts executes it,
+        // naming the evidence's hash on chain; GET /api/evidence/<hash> serves it from now on.
         await trx
           .insertInto('slashes')
           .values({
@@ -158,14 +168,8 @@ export async function recordVerification(
             node_id: nodeId,
             owner: r.owner.toLowerCase(),
             fraction_bps: policy.slashBps,
-            evidence: JSON.stringify({
-              nodeId,
-              model: r.model,
-              sha256: r.sha256,
-              evidence,
-              since,
-              verifications,
-            }),
+            evidence: evidenceJson,
+            evidence_hash: evidenceHashOf(evidenceJson),
             status: SLASH_STATUS.pending,
             amount_wei: null,
             stake_event_id: null,

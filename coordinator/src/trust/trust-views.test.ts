@@ -40,10 +40,11 @@ describeBackends('trust views', (backend) => {
         owner: '0xowner',
         fraction_bps: 1000,
         evidence: '{}',
+        evidence_hash: `0xe${ref}`,
         status: SLASH_STATUS.sent,
         amount_wei: slashedWei.toString(),
         stake_event_id: null,
-        tx_hash: null,
+        tx_hash: `0xtx${ref}`,
         raw_tx: null,
         created_at: at,
         updated_at: at,
@@ -67,11 +68,23 @@ describeBackends('trust views', (backend) => {
     await conviction('0xback', 'v3', T0 - MIN, 'third: job c failed');
     await standing('0xback', TRUST_STATUS.probation, null, T0 + 20 * MIN);
 
+    const slash = (ref: string) => ({
+      slashTxHash: `0xtx${ref}`,
+      evidenceHash: `0xe${ref}`,
+      evidenceUrl: `/api/evidence/0xe${ref}`,
+    });
+    const none = { slashed: null, slashTxHash: null, evidenceHash: null, evidenceUrl: null };
     expect(await recentSuspensions(d.db)).toEqual([
-      { nodeId: '0xliar', at: iso(T0 + 10 * MIN), reason: 'second: job b failed', slashed: '2' },
-      { nodeId: '0xslow', at: iso(T0 + 5 * MIN), reason: 'reputation 12 is below 25', slashed: null },
-      { nodeId: '0xliar', at: iso(T0), reason: 'first: job a failed', slashed: '1' },
-      { nodeId: '0xback', at: iso(T0 - MIN), reason: 'third: job c failed', slashed: null },
+      {
+        nodeId: '0xliar',
+        at: iso(T0 + 10 * MIN),
+        reason: 'second: job b failed',
+        slashed: '2',
+        ...slash('v2'),
+      },
+      { nodeId: '0xslow', at: iso(T0 + 5 * MIN), reason: 'reputation 12 is below 25', ...none },
+      { nodeId: '0xliar', at: iso(T0), reason: 'first: job a failed', slashed: '1', ...slash('v1') },
+      { nodeId: '0xback', at: iso(T0 - MIN), reason: 'third: job c failed', ...none },
     ]);
     expect(await recentSuspensions(d.db, 2)).toHaveLength(2);
     expect(await suspendedNodeIds(d.db, 10)).toEqual(['0xliar', '0xslow']);

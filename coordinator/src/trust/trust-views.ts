@@ -7,6 +7,7 @@ import { formatEther } from 'viem';
 import type { Database } from '../db/schema.js';
 import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
 import { CONVICTION_ID_PREFIX } from './convict.js';
+import { evidencePath } from './evidence-hash.js';
 import { reputationsOf } from './reputation.js';
 
 /** Verifications listed per node in /api/provider/nodes. */
@@ -113,6 +114,9 @@ export async function slashesOf(db: Kysely<Database>, nodeId: string) {
     amount: r.amount_wei === null ? null : formatEther(BigInt(r.amount_wei)),
     txHash: r.tx_hash,
     evidence: JSON.parse(r.evidence) as unknown,
+    // The sha256 the staking pool's Slashed event names, and where anyone fetches the evidence.
+    evidenceHash: r.evidence_hash,
+    evidenceUrl: r.evidence_hash ? evidencePath(r.evidence_hash) : null,
   }));
 }
 
@@ -124,6 +128,10 @@ export type Suspension = {
   reason: string;
   /** Native tokens slashed for this suspension; null when none (unowned, nothing staked, not yet). */
   slashed: string | null;
+  /** The slash's transaction in the staking pool, and its evidence's sha256 and URL; null without. */
+  slashTxHash: string | null;
+  evidenceHash: string | null;
+  evidenceUrl: string | null;
 };
 
 /**
@@ -153,10 +161,21 @@ export async function recentSuspensions(db: Kysely<Database>, limit = 10): Promi
   const slashes =
     slashIds.length === 0
       ? []
-      : await db.selectFrom('slashes').select(['id', 'amount_wei']).where('id', 'in', slashIds).execute();
-  const slashed = new Map(
-    slashes.map((s) => [s.id, s.amount_wei ? formatEther(BigInt(s.amount_wei)) : null]),
-  );
+      : await db
+          .selectFrom('slashes')
+          .select(['id', 'amount_wei', 'tx_hash', 'evidence_hash'])
+          .where('id', 'in', slashIds)
+          .execute();
+  const slashed = new Map(slashes.map((s) => [s.id, s]));
+  const slashOf = (id: string) => {
+    const s = slashed.get(id);
+    return {
+      slashed: s?.amount_wei && s.amount_wei !== '0' ? formatEther(BigInt(s.amount_wei)) : null,
+      slashTxHash: s?.tx_hash ?? null,
+      evidenceHash: s?.evidence_hash ?? null,
+      evidenceUrl: s?.evidence_hash ? evidencePath(s.evidence_hash) : null,
+    };
+  };
   // A conviction suspends in the same transaction, at the same time: that node_trust row is it.
   const convicted = new Set(convictions.map((c) => `${c.node_id} ${Number(c.created_at)}`));
   const out: (Suspension & { ms: number })[] = [
@@ -165,7 +184,7 @@ export async function recentSuspensions(db: Kysely<Database>, limit = 10): Promi
       ms: Number(c.created_at),
       at: iso(Number(c.created_at))!,
       reason: c.reason,
-      slashed: slashed.get(slashIds[i]!) ?? null,
+      ...slashOf(slashIds[i]!),
     })),
     ...current
       .filter((s) => !convicted.has(`${s.node_id} ${Number(s.updated_at)}`))
@@ -175,6 +194,9 @@ export async function recentSuspensions(db: Kysely<Database>, limit = 10): Promi
         at: iso(Number(s.updated_at))!,
         reason: s.reason ?? '',
         slashed: null,
+        slashTxHash: null,
+        evidenceHash: null,
+        evidenceUrl: null,
       })),
   ];
   return out

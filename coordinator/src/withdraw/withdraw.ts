@@ -21,7 +21,7 @@ import type { TransferOutbox } from '../chain/transfer-outbox.js';
 import { TRANSFER_STATUS, WITHDRAWAL_STATUS } from '../db/tables/chain.js';
 import { ApiError } from '../errors.js';
 import { MAX_STORED_NANO } from '../ledger/money.js';
-import type { StakingDeps } from '../staking/stake.js';
+import type { StakingDeps } from '../staking/staking-deps.js';
 import { pricePayment } from '../topup/price-payment.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
 import { getWallets } from '../wallets/get-wallets.js';

@@ -79,6 +79,23 @@
       when.dateTime = s.at;
       li.append(code, when);
       if (s.slashed) li.append(document.createTextNode(` · stake slashed ${s.slashed}`));
+      if (s.slashTxHash) {
+        const tx = cell('code', `${s.slashTxHash.slice(0, 10)}…`);
+        tx.title = s.slashTxHash;
+        li.append(document.createTextNode(' · tx '), tx);
+      }
+      if (s.evidenceUrl && s.evidenceHash) {
+        // Kept in step with slashProof() in render-network-page.ts.
+        const link = cell('a', 'evidence');
+        link.href = s.evidenceUrl;
+        link.title = `sha256 ${s.evidenceHash}`;
+        li.append(
+          document.createTextNode(' · '),
+          link,
+          document.createTextNode(' '),
+          cell('code', `${s.evidenceHash.slice(0, 10)}…`),
+        );
+      }
       li.append(document.createElement('br'), cell('span', s.reason, 'muted'));
       return li;
     });

@@ -97,6 +97,18 @@ function renderChecks(nodes) {
       const result = el('td', `stake slashed ${s.amount ?? '0'} (${s.status})`, 'bad');
       result.colSpan = 5;
       result.title = JSON.stringify(s.evidence);
+      // Both proofs: the pool's transaction, and the evidence whose sha256 its Slashed event names.
+      if (s.txHash) {
+        const tx = el('code', `${s.txHash.slice(0, 10)}…`);
+        tx.title = s.txHash;
+        result.append(' · tx ', tx);
+      }
+      if (s.evidenceUrl) {
+        const link = el('a', 'evidence');
+        link.href = s.evidenceUrl;
+        link.title = `sha256 ${s.evidenceHash}`;
+        result.append(' · ', link, ' ', el('code', `${s.evidenceHash.slice(0, 10)}…`));
+      }
       tr.append(when, node, result);
     }
     return tr;
