@@ -195,6 +195,7 @@ describeBackends('money integrity', (backend) => {
       other.proxy,
       devnet.vaults.staking.address,
       devnet.vaults.rewards.address,
+      devnet.stakingPool,
     ]) {
       const response = await withdraw(t, user, to.toLowerCase(), '1');
       expect({ status: response.statusCode, code: response.json().error?.code }).toEqual({

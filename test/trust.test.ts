@@ -6,8 +6,9 @@
  *   real cheat would), so it is listed under A's catalog id next to the honest node;
  * - a `network` node (silver tier) holds A and verifies.
  * Canaries to both: the liar is suspended, told why and disconnected within a few canaries, and
- * refused when it reconnects; its owner's stake (real, on anvil) is slashed by trust.slashBps into
- * the rewards vault with the evidence; the honest node is never flagged. On SQLite; the books balance.
+ * refused when it reconnects; its owner's stake (in the staking pool, on anvil) is slashed by
+ * trust.slashBps into the pool's rewards, its Slashed event naming the sha256 of the evidence the
+ * coordinator serves; the honest node is never flagged. On SQLite; the books balance.
  */
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,11 +16,11 @@ import path from 'node:path';
 import { writeTinyModel } from '@gpumesh/node';
 import { spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
-import { parseEther } from 'viem';
+import { parseEther, parseEventLogs, sha256, toBytes } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { NATIVE_TRANSFER_FEE_WEI } from '../coordinator/src/chain/constants.js';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
+import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import { signIn, until } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
@@ -36,8 +37,20 @@ describe('verification: canaries catch a node serving other weights', () => {
   afterAll(() => net?.close());
 
   test('behavior: the liar is listed under the claimed id, then suspended by canaries; the honest node passes every one', async () => {
-    const { db, app, devnet, daemons, ids, liarOwner, liarJwt, vaultsAfterStake, balance, shaOfA, pairFor } =
-      net;
+    const {
+      db,
+      app,
+      devnet,
+      daemons,
+      ids,
+      liarOwner,
+      liarJwt,
+      poolAfterStake,
+      rewardsPool,
+      balance,
+      shaOfA,
+      pairFor,
+    } = net;
     // Both compete under A's catalog id.
     expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
     expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
@@ -89,7 +102,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       .executeTakeFirstOrThrow();
     expect(standing.reason).toContain('were not sampled from those weights');
     expect(standing.reason).toContain(String(rows[0]!.job_id));
-    // The owner's stake is slashed by exactly 15 % into the rewards vault, with the evidence.
+    // The owner's stake is slashed by exactly 15 % in the staking pool, with the evidence.
     const stakeOf = async () =>
       (
         await app.inject({
@@ -103,11 +116,21 @@ describe('verification: canaries catch a node serving other weights', () => {
     const slash = (await slashRow())!;
     expect(slash).toMatchObject({ node_id: ids.liar.toLowerCase(), amount_wei: parseEther('15').toString() });
     expect((await stakeOf()).stake.quantity).toBe('85.0000 TOK');
-    expect(await balance(devnet.vaults.staking.address)).toBe(vaultsAfterStake.staking - parseEther('15'));
-    // The vault paid the transfer's gas from the slashed amount: it still holds exactly what it owes.
-    expect(await balance(devnet.vaults.rewards.address)).toBe(
-      vaultsAfterStake.rewards + parseEther('15') - NATIVE_TRANSFER_FEE_WEI,
-    );
+    // The cut stays in the pool, in its rewards; the pool named the evidence's sha256, served here.
+    expect(await balance(devnet.stakingPool)).toBe(poolAfterStake.balance);
+    expect(await rewardsPool()).toBe(poolAfterStake.rewardsPool + parseEther('15'));
+    const receipt = await devnet.context.client.getTransactionReceipt({
+      hash: slash.tx_hash as `0x${string}`,
+    });
+    const [slashed] = parseEventLogs({
+      abi: stakingPoolArtifact.abi,
+      eventName: 'Slashed',
+      logs: receipt.logs,
+    });
+    expect(slashed!.args.evidenceHash).toBe(sha256(toBytes(slash.evidence)));
+    const served = await app.inject({ url: `/api/evidence/${slashed!.args.evidenceHash}` });
+    expect(served.statusCode).toBe(200);
+    expect(served.body).toBe(slash.evidence);
     const event = await db.db
       .selectFrom('stake_events')
       .selectAll()
@@ -147,6 +170,8 @@ describe('verification: canaries catch a node serving other weights', () => {
         amount: '15',
         txHash: slash.tx_hash,
         evidence: expect.objectContaining({ sha256: shaOfA }),
+        evidenceHash: slash.evidence_hash,
+        evidenceUrl: `/api/evidence/${slash.evidence_hash}`,
       }),
     ]);
     const stats = (await app.inject({ url: '/api/network/stats' })).json() as {
@@ -165,7 +190,7 @@ describe('verification: canaries catch a node serving other weights', () => {
       },
     });
     expect((await app.inject({ url: '/network' })).body).toContain('stake slashed 15');
-    // The reconciliation check (vault backing, ledger) finds nothing amiss.
+    // The reconciliation check (the pool's positions, the ledger) finds nothing amiss.
     const report = await reconcile({
       db: db.db,
       services: createChainServices(app.ctx.config)!,

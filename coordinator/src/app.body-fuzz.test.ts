@@ -155,6 +155,8 @@ describeBackends('every body route under nested mutations', (backend) => {
           stakingVaultKey: devnet.vaults.staking.privateKey,
           rewardsVaultKey: devnet.vaults.rewards.privateKey,
           treasuryKey: devnet.treasury.privateKey,
+          stakingPool: devnet.stakingPool,
+          slasherKey: devnet.vaults.staking.privateKey,
         },
       },
     });

@@ -19,6 +19,7 @@ import { parseEther } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
 import { buildApp } from '../../coordinator/src/app.js';
+import { stakingPoolArtifact } from '../../coordinator/src/chain/staking-pool-artifact.js';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../../coordinator/src/db/tables/ledger.js';
 import { applyEntry } from '../../coordinator/src/ledger/apply-entry.js';
@@ -53,8 +54,10 @@ export type TrustNetwork = {
   verifierOwner: PrivateKeyAccount;
   liarOwner: PrivateKeyAccount;
   liarJwt: string;
-  /** The staking and rewards vaults' balances right after the liar's owner staked. */
-  vaultsAfterStake: { staking: bigint; rewards: bigint };
+  /** The staking pool's balance and rewards pool right after the liar's owner staked. */
+  poolAfterStake: { balance: bigint; rewardsPool: bigint };
+  /** The staking pool's rewards pool now. */
+  rewardsPool(): Promise<bigint>;
   balance(address: `0x${string}`): Promise<bigint>;
   /** Model A's file and sha256. */
   modelA: string;
@@ -86,9 +89,15 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
   const verifierOwner = privateKeyToAccount(generatePrivateKey());
   const liarOwner = privateKeyToAccount(generatePrivateKey());
   let devnet: Devnet;
-  let vaultsAfterStake = { staking: 0n, rewards: 0n };
+  let poolAfterStake = { balance: 0n, rewardsPool: 0n };
   let liarJwt = '';
   const balance = (address: `0x${string}`) => devnet.context.client.getBalance({ address });
+  const rewardsPool = () =>
+    devnet.context.client.readContract({
+      address: devnet.stakingPool,
+      abi: stakingPoolArtifact.abi,
+      functionName: 'rewardsPool',
+    });
   let ids: { honest: string; liar: string; verifier: string };
   let modelA = '';
   let shaOfA = '';
@@ -172,7 +181,8 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
       verifier: await nodeIdOf(homes.verifier),
     };
 
-    devnet = await startDevnet();
+    // The pool's cap at the 15 % a suspension here slashes (trust.slashBps below).
+    devnet = await startDevnet({ stakingPool: { slashBps: 1_500 } });
     db = await sqlite.open('trust');
     const config = loadConfig({
       overrides: {
@@ -217,7 +227,7 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
       ref: 'trust-seed',
       now: Date.now(),
     });
-    // The liar's owner stakes 100 TOK (a real transfer to the staking vault).
+    // The liar's owner stakes 100 TOK in the staking pool.
     liarJwt = await signIn(app, liarOwner);
     await devnet.fund(await proxyAddressOf(app, liarJwt), { nativeWei: parseEther('101') });
     const staked = await app.inject({
@@ -227,10 +237,7 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
       payload: { method: 'chain_stake', params: [liarOwner.address, '100.0000 TOK'] },
     });
     expect(staked.statusCode).toBe(200);
-    vaultsAfterStake = {
-      staking: await balance(devnet.vaults.staking.address),
-      rewards: await balance(devnet.vaults.rewards.address),
-    };
+    poolAfterStake = { balance: await balance(devnet.stakingPool), rewardsPool: await rewardsPool() };
     const proof = await signOwnerProof(ids.verifier, verifierOwner);
     const liarProof = await signOwnerProof(ids.liar, liarOwner);
     for (const [name, home] of Object.entries(homes)) {
@@ -269,7 +276,8 @@ export async function startTrustNetwork(): Promise<TrustNetwork> {
     verifierOwner,
     liarOwner,
     liarJwt,
-    vaultsAfterStake,
+    poolAfterStake,
+    rewardsPool,
     balance,
     modelA,
     shaOfA,

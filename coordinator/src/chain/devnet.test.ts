@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { parseEther, parseUnits } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI, STABLE_SYMBOLS } from './constants.js';
-import { DEVNET_FILE_NAME, type Devnet, startDevnet } from './devnet.js';
+import { DEVNET_FILE_NAME, type Devnet, devnetChainConfig, startDevnet } from './devnet.js';
+import { DEVNET_REWARDS_POOL_TOKENS } from './devnet-contracts.js';
 import { sendTransaction } from './send-transaction.js';
 import { stableTokenArtifact } from './stable-token-artifact.js';
 import { stakingPoolArtifact } from './staking-pool-artifact.js';
@@ -64,6 +65,15 @@ describe('startDevnet', () => {
       DEFAULT_TIERS.map((t) => t.minStakeWei),
       DEFAULT_TIERS.map((t) => BigInt(t.multiplierBps)),
     ]);
+    // Its rewards pool funded by the rewards vault, so claims pay from the start.
+    expect(await client.readContract({ ...read, functionName: 'rewardsPool' })).toBe(
+      parseEther(String(DEVNET_REWARDS_POOL_TOKENS)),
+    );
+    // The coordinator's settings name the pool and its slasher's key.
+    expect(devnetChainConfig(devnet).chain).toMatchObject({
+      stakingPool: devnet.stakingPool,
+      slasherKey: devnet.vaults.staking.privateKey,
+    });
   });
 
   test('behavior: refuses EIP-1559 transactions (berlin)', async () => {

@@ -1,15 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  type Address,
-  encodeFunctionData,
-  getAddress,
-  type Hex,
-  type LocalAccount,
-  parseEther,
-  parseUnits,
-} from 'viem';
+import { type Address, encodeFunctionData, type Hex, type LocalAccount, parseEther, parseUnits } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { DEFAULT_NATIVE_SYMBOL } from '../config-schema.js';
 import { anvilCommand } from './anvil-binary.js';

@@ -92,7 +92,10 @@ a stored response's input.
 ## 5. Staking
 
 \`POST /tx {"method":"chain_stake","params":[address, "12.3400 ${s.chain.nativeSymbol}"]}\` (JWT of that
-wallet), \`chain_getStake\` (public), \`chain_claim\`. Amounts: ${s.staking.amountFormat}. Base APY
+wallet), \`chain_getStake\` (public), \`chain_claim\`, \`chain_unstake\`. Stake is held by the staking pool contract
+(\`pool\` in \`chain_getStake\`: its address and the account holding the position), so anyone can check a position
+on chain (\`positionOf(account)\`); a slash's evidence is served at \`GET /api/evidence/<sha256>\`, the hash its
+\`Slashed\` event names. Amounts: ${s.staking.amountFormat}. Base APY
 ${s.staking.baseApyBps / 100}%, times the tier multiplier:
 
 | Tier | Min stake (${s.chain.nativeSymbol}) | Multiplier |

@@ -96,7 +96,7 @@ export function renderDashboardPage(options: DashboardPageOptions): string {
 
     <section class="card" aria-labelledby="stake-title">
       <h2 id="stake-title">Staking</h2>
-      <p class="hint">Stake ${symbol} from your proxy wallet to earn rewards and raise your nodes' tier.</p>
+      <p class="hint">Stake ${symbol} from your proxy wallet to earn rewards and raise your nodes' tier. The stake is held by the staking pool contract, where anyone can read it: <span id="stake-pool">–</span>.</p>
       <form id="stake-form" class="inline">
         <div class="field grow"><label for="stake-amount">Amount (${symbol})</label>
           <input id="stake-amount" name="amount" type="number" min="0.0001" step="0.0001" required inputmode="decimal"></div>

@@ -23,6 +23,12 @@ function renderStake(stake) {
 export async function loadStake() {
   const data = await tx('chain_getStake', [session().address]);
   renderStake(data.stake);
+  // Where to check it without us: the pool's address and the account holding the position there.
+  if (data.pool) {
+    $('stake-pool').textContent = data.pool.account
+      ? `pool ${data.pool.address}, account ${data.pool.account}`
+      : `pool ${data.pool.address}`;
+  }
 }
 
 /** Submit of the stake form. */
