@@ -9,6 +9,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI } from '../coordinator/src/chain/constants.js';
 import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
+import { POOL_PURPOSES } from '../coordinator/src/staking/pool-transfers.js';
+import { RELEASE_RETRY_AFTER_REFUSAL_MS } from '../coordinator/src/staking/release-unbonded.js';
 import { tierOf } from '../coordinator/src/staking/tier-of.js';
 import { formatTokenAmount } from '../coordinator/src/staking/token-amount.js';
 import {
@@ -19,6 +21,7 @@ import {
   type TestApp,
   until,
 } from '../coordinator/src/testing/index.js';
+import { loadProxyAccount } from '../coordinator/src/wallets/load-proxy-account.js';
 import {
   advanceChainTime,
   allTransactions,
@@ -308,6 +311,52 @@ describeBackends('staking via /tx', (backend) => {
       proxyBefore + parseEther('1050') - (await gasPaid(row!.tx_hash as Hex)),
     );
     expect((await tx('chain_getStake', [owner.address])).json().unbonding).toEqual([]);
+  });
+
+  test('behavior: a withdraw the proxy wallet cannot pay the gas for is refused once, then waits', async () => {
+    const poor = privateKeyToAccount(generatePrivateKey());
+    const jwt = await signIn(t.app, poor);
+    const poorProxy = await proxyAddressOf(t.app, jwt);
+    await devnet.fund(poorProxy, { nativeWei: parseEther('2') });
+    expect((await tx('chain_stake', [poor.address, '1.0000 TOK'], jwt)).statusCode).toBe(200);
+    expect((await tx('chain_unstake', [poor.address, '1.0000 TOK'], jwt)).statusCode).toBe(200);
+    // Everything left in the proxy wallet goes elsewhere: nothing pays a withdraw's gas.
+    const user = await t.db
+      .selectFrom('users')
+      .select('id')
+      .where('address', '=', poor.address)
+      .executeTakeFirstOrThrow();
+    const wallet = await loadProxyAccount(t.db, t.app.ctx.keyring, user.id);
+    const left = await balance(poorProxy);
+    const fee = 21_000n * GAS_PRICE_WEI;
+    const hash = await chain().sendRawTransaction({
+      serializedTransaction: await wallet.signTransaction({
+        type: 'legacy',
+        chainId: CHAIN_ID,
+        nonce: await nonce(poorProxy),
+        gas: 21_000n,
+        gasPrice: GAS_PRICE_WEI,
+        to: devnet.funder.address,
+        value: left - fee,
+      }),
+    });
+    await chain().waitForTransactionReceipt({ hash });
+    const withdraws = () =>
+      t.db
+        .selectFrom('chain_transfers')
+        .select('status')
+        .where('purpose', '=', POOL_PURPOSES.withdraw)
+        .where('ref', '=', user.id)
+        .execute();
+    await advanceChainTime(devnet, UNBONDING_PERIOD_S);
+    await until(async () => (await withdraws()).length === 1, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // ten passes of the timer
+    expect((await withdraws()).map((w) => w.status)).toEqual(['cancelled']);
+    // Gas arrives; after the wait the next pass withdraws it.
+    await devnet.fund(poorProxy, { nativeWei: parseEther('0.1') });
+    t.clock.advance(RELEASE_RETRY_AFTER_REFUSAL_MS);
+    await until(async () => (await withdraws()).some((w) => w.status === 'mined'), 20_000);
+    expect((await tx('chain_getStake', [poor.address])).json().unbonding).toEqual([]);
   });
 
   test('default: chain_getTiers is public and reads the pool', async () => {

@@ -8,6 +8,12 @@ import type { StakingDeps } from './staking-deps.js';
 /** Most owners one pass withdraws for (the next pass takes the rest). */
 export const RELEASE_BATCH_SIZE = 50;
 
+/**
+ * After a withdraw refused before signing (the proxy wallet cannot pay the gas, say), the owner's
+ * next try waits this long: passes every few seconds would otherwise record a refusal each.
+ */
+export const RELEASE_RETRY_AFTER_REFUSAL_MS = 10 * 60_000;
+
 export type ReleaseDeps = Omit<StakingDeps, 'keyring'> & { log: OutboxLog };
 
 /**
@@ -16,8 +22,9 @@ export type ReleaseDeps = Omit<StakingDeps, 'keyring'> & { log: OutboxLog };
  * `withdraw()` through the transfer outbox, and the pool pays every due unbonding back to it. In one
  * transaction the owner's due rows move unbonding → releasing and the call is enqueued (so two
  * replicas never send it twice); its Withdrawn event marks the rows it paid released, and what it
- * did not pay waits again (pool-transfers.ts). Errors are logged and the pass goes on with the next
- * owner. Returns how many withdraws were mined.
+ * did not pay waits again (pool-transfers.ts); an owner whose last withdraw was refused before
+ * signing waits RELEASE_RETRY_AFTER_REFUSAL_MS (unless asked for by name). Errors are logged and the
+ * pass goes on with the next owner. Returns how many withdraws were mined.
  */
 export async function releaseUnbonded(
   { db, services, clock, outbox, log }: ReleaseDeps,
@@ -38,6 +45,15 @@ export async function releaseUnbonded(
   let released = 0;
   for (const { user_id } of owners) {
     try {
+      const refused = await db
+        .selectFrom('chain_transfers')
+        .select('id')
+        .where('purpose', '=', POOL_PURPOSES.withdraw)
+        .where('ref', '=', user_id)
+        .where('status', '=', TRANSFER_STATUS.cancelled)
+        .where('updated_at', '>', clock.now() - RELEASE_RETRY_AFTER_REFUSAL_MS)
+        .executeTakeFirst();
+      if (refused && !userId) continue;
       const wallets = await getWallets(db, user_id);
       if (!wallets) {
         log.error({ user: user_id }, 'release: the user has no proxy wallet; left unbonding');
