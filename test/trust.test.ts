@@ -16,16 +16,16 @@ import path from 'node:path';
 import { writeTinyModel } from '@gpumesh/node';
 import { spawnNodeDaemon } from '@gpumesh/node/testing';
 import { signOwnerProof } from '@gpumesh/protocol';
-import { parseEther, parseEventLogs, sha256, toBytes } from 'viem';
+import { parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
-import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
 import { reconcile } from '../coordinator/src/reconcile/reconcile.js';
 import { signIn, until } from '../coordinator/src/testing/index.js';
 import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
 import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
 import { newApiClient } from './support/api-client.js';
+import { expectSlashEvidence } from './support/expect-slash-evidence.js';
 import { USD } from './support/expected-charge.js';
 import { MODEL, startTrustNetwork, type TrustNetwork } from './support/trust-network.js';
 
@@ -37,20 +37,7 @@ describe('verification: canaries catch a node serving other weights', () => {
   afterAll(() => net?.close());
 
   test('behavior: the liar is listed under the claimed id, then suspended by canaries; the honest node passes every one', async () => {
-    const {
-      db,
-      app,
-      devnet,
-      daemons,
-      ids,
-      liarOwner,
-      liarJwt,
-      poolAfterStake,
-      rewardsPool,
-      balance,
-      shaOfA,
-      pairFor,
-    } = net;
+    const { db, app, devnet, daemons, ids, liarOwner, liarJwt, balance, shaOfA, pairFor } = net;
     // Both compete under A's catalog id.
     expect(pairFor(ids.honest)?.target.offer.modelId).toBe(MODEL);
     expect(pairFor(ids.liar)?.target.offer.modelId).toBe(MODEL);
@@ -117,20 +104,9 @@ describe('verification: canaries catch a node serving other weights', () => {
     expect(slash).toMatchObject({ node_id: ids.liar.toLowerCase(), amount_wei: parseEther('15').toString() });
     expect((await stakeOf()).stake.quantity).toBe('85.0000 TOK');
     // The cut stays in the pool, in its rewards; the pool named the evidence's sha256, served here.
-    expect(await balance(devnet.stakingPool)).toBe(poolAfterStake.balance);
-    expect(await rewardsPool()).toBe(poolAfterStake.rewardsPool + parseEther('15'));
-    const receipt = await devnet.context.client.getTransactionReceipt({
-      hash: slash.tx_hash as `0x${string}`,
-    });
-    const [slashed] = parseEventLogs({
-      abi: stakingPoolArtifact.abi,
-      eventName: 'Slashed',
-      logs: receipt.logs,
-    });
-    expect(slashed!.args.evidenceHash).toBe(sha256(toBytes(slash.evidence)));
-    const served = await app.inject({ url: `/api/evidence/${slashed!.args.evidenceHash}` });
-    expect(served.statusCode).toBe(200);
-    expect(served.body).toBe(slash.evidence);
+    expect(await balance(devnet.stakingPool)).toBe(net.poolAfterStake.balance);
+    expect(await net.rewardsPool()).toBe(net.poolAfterStake.rewardsPool + parseEther('15'));
+    await expectSlashEvidence(app, devnet, slash);
     const event = await db.db
       .selectFrom('stake_events')
       .selectAll()

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ApiError, ERRORS, isErrorBody, toApiError } from './errors.js';
+import { toApiError } from './error-handler.js';
+import { ApiError, ERRORS, isErrorBody } from './errors.js';
 
 describe('ERRORS', () => {
   test('behavior: every code is documented in coordinator/README.md and every documented code exists', () => {

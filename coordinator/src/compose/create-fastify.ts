@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { RouteEntry } from '../app-context.js';
 import type { CoordinatorConfig } from '../config.js';
-import { ApiError, errorHandler } from '../errors.js';
+import { errorHandler } from '../error-handler.js';
+import { ApiError } from '../errors.js';
 import { exceedsJsonDepth } from '../exceeds-json-depth.js';
 import { notFoundHandler } from '../not-found-handler.js';
 import { newRequestId } from '../request-id.js';

@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { testPgUrl } from '../../../test/support/services.js';
-import { errorHandler } from '../errors.js';
+import { errorHandler } from '../error-handler.js';
 import { healthRoutes } from './health-routes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gpumesh-health-'));

@@ -18,7 +18,12 @@ export async function findManagedAddresses(
   const wanted = [...new Set(addresses.map((a) => getAddress(a)))];
   const managed = new Set<Address>();
   if (wanted.length === 0) return managed;
-  for (const vault of [services.stakingVault, services.rewardsVault, services.treasury, services.stakingPool]) {
+  for (const vault of [
+    services.stakingVault,
+    services.rewardsVault,
+    services.treasury,
+    services.stakingPool,
+  ]) {
     if (vault && wanted.includes(vault.address)) managed.add(vault.address);
   }
   const proxies = await db
