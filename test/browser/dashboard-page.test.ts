@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { authenticateApiKey } from '../../coordinator/src/keys/authenticate-api-key.js';
+import { advanceChainTime } from '../chain-fixture.js';
 import { artifactPath } from './artifact-path.js';
 import { cutBoxes } from './cut-boxes.js';
 import {
@@ -120,8 +121,10 @@ describe('/dashboard in Chromium', () => {
       /^Staked 150\.0000 TOK\. Transaction 0x[0-9a-f]{64}\.$/,
     );
 
-    // Six days later (the session lasts seven) rewards have accrued: 150 × 5% × 6/365.
+    // Six days later (the session lasts seven) rewards have accrued: 150 × 5% × 6/365. The pool
+    // counts them by the chain's clock, the session by the coordinator's: both move.
     t.clock.advance(6 * DAY_MS);
+    await advanceChainTime(f.devnet, (6 * DAY_MS) / 1000);
     await page.click('#refresh');
     await page.waitForFunction(
       () => document.getElementById('stake-claimable')?.textContent === '0.1232 TOK',
