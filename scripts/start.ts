@@ -106,7 +106,7 @@ gpumesh is running.
     network.models.chat === CHAT_MODEL_ID
       ? ' (generated, random weights: its replies are noise; npm start -- --model <ref> serves a real one)'
       : network.models.chat === MINI_CHAT_ID
-        ? ' (3.5M parameters, trained here: arithmetic, conversions, dates, lookups in your text, JSON, tool calls)'
+        ? ' (3.1M parameters, trained here: arithmetic, conversions, dates, lookups in your text, JSON, tool calls)'
         : ''
   }
   Voice        ${
