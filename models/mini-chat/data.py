@@ -49,9 +49,13 @@ SYSTEMS = [
 class Gen:
     """One random stream of conversations."""
 
-    def __init__(self, seed, copy_share=0.0):
+    def __init__(self, seed, copy_share=0.0, emphasis=False):
         self.r = random.Random(seed)
         self.copy_share = copy_share
+        # The training stream weights the tasks a small model learns slowest (arithmetic, lookups,
+        # "what was my first question"); the test stream keeps the even mix, so the evaluation's
+        # figures mean the same thing from one model to the next.
+        self.emphasis = emphasis
 
     def pick(self, xs):
         return self.r.choice(xs)
@@ -87,8 +91,31 @@ class Gen:
             ]
         )
         shown = "×" if op == "*" and self.chance(0.2) else sym
-        answer = f"{a} {shown} {b} = {value}."
+        steps = self.column_steps(op, a, b)
+        # The problem restated first (copied from the prompt in one piece), then its columns.
+        answer = f"{a} {shown} {b}: {steps}so {a} {shown} {b} = {value}." if steps else f"{a} {shown} {b} = {value}."
         return question, answer, str(value)
+
+    @staticmethod
+    def column_steps(op, a, b):
+        """Sums and differences of two-digit numbers worked column by column, as on paper: each step
+        is one single-digit fact, and the result is the tens step's digits followed by the ones
+        digit. A 3 M-parameter model cannot add 76 + 89 in one step; it can do each column."""
+        if op == "*" or (a < 10 and b < 10):
+            return ""
+        a1, a10, b1, b10 = a % 10, a // 10, b % 10, b // 10
+        if op == "+":
+            ones = a1 + b1
+            carry = ones // 10
+            tens = a10 + b10 + carry
+            tens_text = f"{a10} + {b10} + 1 = {tens}" if carry else f"{a10} + {b10} = {tens}"
+            return f"ones {a1} + {b1} = {ones}{', carry 1' if carry else ''}, tens {tens_text}, "
+        borrow = 1 if a1 < b1 else 0
+        ones = a1 + 10 * borrow - b1
+        tens = a10 - b10 - borrow
+        ones_text = f"{a1 + 10 * borrow} - {b1} = {ones}, borrow 1" if borrow else f"{a1} - {b1} = {ones}"
+        tens_text = f"{a10} - {b10} - 1 = {tens}" if borrow else f"{a10} - {b10} = {tens}"
+        return f"ones {ones_text}, tens {tens_text}, "
 
     def conversion(self):
         r = self.r
@@ -171,7 +198,9 @@ class Gen:
             q, ans, v = f"Which city does {n} live in?", f"{n} lives in {c}.", c
         else:
             q, ans, v = f"What is {n}'s favorite color?", f"{n}'s favorite color is {col}.", col
-        return f"Here is a table:\n{table}\n\n{q}", ans, v
+        # The row first: copying what follows "Name |" in the prompt is one step of attention; the
+        # answer then reads its field from the row just written.
+        return f"Here is a table:\n{table}\n\n{q}", f"Row: {n} | {c} | {a} | {col}. {ans}", v
 
     def passage_lookup(self):
         r = self.r
@@ -238,8 +267,14 @@ class Gen:
         }
         obj = {k: v for k, _, v in chosen}
         text = "; ".join(facts)
-        style = r.randint(0, 2)
-        if style == 0:
+        style = r.randint(0, 3)
+        if style == 3:
+            # The Vercel AI SDK's JSON mode (generateObject on an OpenAI-compatible provider): the
+            # schema in a system message, its own words around it, the request in the user's turn.
+            compact = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", **schema}, separators=(",", ":"))
+            system = f"JSON schema:\n{compact}\nYou MUST answer with a JSON object that matches the JSON schema above."
+            prompt = (system, f"Extract as JSON: {text}.")
+        elif style == 0:
             prompt = f"Return a JSON object that follows this schema: {json.dumps(schema)}\nFacts: {text}."
         elif style == 1:
             keys = ", ".join(f"{k} ({t})" for k, t, _ in chosen)
@@ -376,7 +411,7 @@ class Gen:
         calls = [{"name": t1[0], "arguments": a1}]
         question = q1
         must = [t1]
-        if self.chance(0.15):
+        if self.chance(0.3 if self.emphasis else 0.15):
             t2 = self.pick([t for t in self.TOOLS if t[0] != t1[0]])
             q2, a2 = self.tool_request(t2)
             calls.append({"name": t2[0], "arguments": a2})
@@ -399,7 +434,7 @@ class Gen:
         answer, value = self.tool_answer(tool, call["arguments"], result)
         messages = messages + [
             {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]},
-            {"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)},
+            {"role": "tool", "tool_call_id": call_id, "content": json.dumps(result, separators=(",", ":") if self.chance(0.5) else None)},
         ]
         return {"task": "tool_result", "messages": messages, "tools": tools, "target": {"content": answer}, "check": {"contains": value}}
 
@@ -416,6 +451,8 @@ class Gen:
         return [{"role": "system", "content": self.pick(SYSTEMS)}] if self.chance(0.5) else []
 
     def exact_question(self):
+        if self.emphasis:
+            return self.pick([self.arithmetic] * 3 + [self.conversion, self.dates] + [self.table_lookup] * 2 + [self.passage_lookup] * 2)()
         return self.pick([self.arithmetic, self.arithmetic, self.conversion, self.dates, self.table_lookup, self.passage_lookup])()
 
     def convo_exact(self):
@@ -424,7 +461,10 @@ class Gen:
 
     def convo_json(self):
         prompt, answer, check = self.json_object()
-        messages = self.system_maybe() + [{"role": "user", "content": prompt}]
+        if isinstance(prompt, tuple):
+            messages = [{"role": "system", "content": prompt[0]}, {"role": "user", "content": prompt[1]}]
+        else:
+            messages = self.system_maybe() + [{"role": "user", "content": prompt}]
         return {"task": "json", "messages": messages, "target": {"content": answer}, "check": {"json": check}}
 
     def convo_multi_turn(self):
@@ -432,7 +472,7 @@ class Gen:
         for _ in range(self.r.randint(1, 3)):
             q, a, _ = self.exact_question()
             messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
-        if self.chance(0.3):
+        if self.chance(0.5 if self.emphasis else 0.3):
             first = next(m["content"] for m in messages if m["role"] == "user")
             messages.append({"role": "user", "content": "What was my first question?"})
             return {"task": "multi_turn", "messages": messages, "target": {"content": f"Your first question was: {first}"}, "check": {"contains": first}}
@@ -482,6 +522,14 @@ class Gen:
         if self.copy_share and self.r.random() < self.copy_share:
             return self.convo_copy()
         k = self.r.random()
+        if self.emphasis:
+            # exact 0.40, JSON 0.12, tool call 0.16, tool result 0.12, no tool 0.04, multi-turn 0.12, prose 0.04
+            k = self.r.random()
+            for share, make in ((0.40, self.convo_exact), (0.12, self.convo_json), (0.16, self.convo_tool_call), (0.12, self.convo_tool_result), (0.04, self.convo_no_tool), (0.12, self.convo_multi_turn)):
+                if k < share:
+                    return make()
+                k -= share
+            return self.convo_prose()
         if k < 0.34:
             return self.convo_exact()
         if k < 0.50:
@@ -508,12 +556,13 @@ def main():
     ap.add_argument("--test", type=int, default=600)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--copy-share", type=float, default=0.0, help="share of copy-this conversations (the second stage's)")
+    ap.add_argument("--emphasis", action="store_true", help="weight the training mix toward the tasks learned slowest")
     ap.add_argument("--exclude", default="", help="a test set (jsonl) whose prompts the training set must not contain")
     args = ap.parse_args()
     import os
 
     os.makedirs(args.out, exist_ok=True)
-    train = Gen(args.seed, args.copy_share)
+    train = Gen(args.seed, args.copy_share, args.emphasis)
     excluded = {prompt_key(json.loads(line)) for line in open(args.exclude)} if args.exclude else set()
     seen = set()
     with open(f"{args.out}/train.jsonl", "w") as f:

@@ -8,7 +8,7 @@
  *
  * Figures (printed as JSON):
  * - exact: answers with one right value (arithmetic, conversions, dates, lookups, a tool's result,
- *   a later turn) that state it;
+ *   a later turn) that state it — in their last clause, for those checked by value;
  * - endOfTurn: answers that end with the end-of-turn token (finish_reason stop or tool_calls, not
  *   length);
  * - jsonValid: JSON answers (no response_format, so no grammar) that parse and follow the schema
@@ -85,7 +85,7 @@ for (const c of conversations) {
   const check = c.check;
   let right = false;
   if ('value' in check) {
-    right = statesValue(text, check.value);
+    right = statesValue(finalClause(text), check.value);
     count('exact', right);
   } else if ('contains' in check) {
     right = text.includes(check.contains) || statesValue(text, check.contains);
@@ -144,6 +144,16 @@ console.log(
     1,
   ),
 );
+
+/**
+ * The answer's last clause, where its value stands: "so 76 + 89 = 165." of a sum worked column by
+ * column, "Omar's favorite color is red." after the table row it copied. A value that appears only
+ * in a step or in the copied row does not count.
+ */
+function finalClause(text: string): string {
+  const pieces = text.split(/;|\n|[.,](?=\s)/).filter((p) => p.trim() !== '');
+  return pieces.at(-1) ?? '';
+}
 
 /** The answer states the value as a whole word or number ("42" in "12 + 30 = 42." but not in "142"). */
 function statesValue(text: string, value: string): boolean {

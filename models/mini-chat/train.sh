@@ -23,8 +23,8 @@ mkdir -p "$WORK" "$OUT"
 began=$(date +%s)
 say() { echo "[$(($(date +%s) - began)) s] $*"; }
 
-say "1/6 conversations (seed $SEED; 10 % of them copy tasks) and the held-out set"
-"$PY" "$HERE/data.py" --out "$WORK" --train 70000 --test 600 --seed "$SEED" --copy-share 0.1
+say "1/6 conversations (seed $SEED; 10 % copy tasks, the slow-to-learn tasks weighted up) and the held-out set"
+"$PY" "$HERE/data.py" --out "$WORK" --train 70000 --test 600 --seed "$SEED" --copy-share 0.1 --emphasis
 say "2/6 rendered as the daemon renders them"
 "${TSX[@]}" "$HERE/render.ts" text --data "$WORK/train.jsonl" --out "$WORK/render.txt"
 say "3/6 vocabulary, then tokens"
@@ -34,7 +34,7 @@ say "4/6 training (models/mini-chat/README.md)"
 # One BLAS thread: on two cores, OpenBLAS's own threads beside anything else running slow it down.
 # shellcheck disable=SC2086 # TRAIN_ARGS is a list of flags
 OPENBLAS_NUM_THREADS=1 "$PY" "$HERE/train.py" --data "$WORK/train" --out "$WORK/weights" --seed "$SEED" \
-  --steps 3600 --batch 8 --warmup 100 --lr 2e-3 --prompt-weight 1.0 --checkpoints 1200,1800,2400,3000 ${TRAIN_ARGS:-}
+  --steps 4800 --batch 8 --warmup 100 --lr 2e-3 --prompt-weight 1.0 --checkpoints 1200,2400,3600 ${TRAIN_ARGS:-}
 say "5/6 GGUF files"
 "${TSX[@]}" "$HERE/export.ts" --weights "$WORK/weights" --vocab "$WORK/vocab.json" --out "$OUT" --name "$NAME" |
   tee "$WORK/files.jsonl"
