@@ -1,11 +1,13 @@
 /**
  * The committed gpumesh/mini-chat files: each one's SHA-256 is the one the catalog pins (CI checks
  * the files, it does not retrain), and each quantisation, served by the daemon's own runtime,
- * answers the README's question and calls a tool the way a client expects.
+ * answers the README's question and calls a tool the way a client expects — a strict one too, its
+ * arguments held to the parameters in tool_choice auto.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createLlamaRuntime } from '../../node/src/runtimes/llama/llama-runtime.js';
@@ -113,5 +115,44 @@ describe.each(['F16', 'Q8_0', 'Q4_0'])('%s through the daemon runtime', (quant) 
     expect(
       choice.message.tool_calls!.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
     ).toEqual([['get_weather', { city: 'Paris' }]]);
+  });
+
+  test('behavior: strict tools in tool_choice auto: the call holds to the parameters, prose still answers', async () => {
+    const tool = (name: string, description: string, city: object) => ({
+      type: 'function',
+      function: {
+        name,
+        description,
+        strict: true,
+        parameters: { type: 'object', properties: { city }, required: ['city'], additionalProperties: false },
+      },
+    });
+    const ask = async (content: string, city: object) =>
+      (
+        await chat({
+          messages: [{ role: 'user', content }],
+          tools: [
+            tool('get_time', 'Get the local time in a city', { type: 'string' }),
+            tool('get_weather', 'Get the current weather in a city', city),
+          ],
+          max_tokens: 64,
+        })
+      ).choices[0]!;
+    const callsOf = (choice: Awaited<ReturnType<typeof ask>>) =>
+      (choice.message.tool_calls ?? []).map((c) => ({
+        name: c.function.name,
+        args: JSON.parse(c.function.arguments) as { city: string },
+      }));
+    expect(callsOf(await ask("What's the weather in Paris?", { type: 'string' }))).toEqual([
+      { name: 'get_weather', args: { city: 'Paris' } },
+    ]);
+    // Without the grammar mini-chat writes "Paris" here, one character too many.
+    const short = { type: 'string', maxLength: 4 };
+    const calls = callsOf(await ask("What's the weather in Paris?", short));
+    expect(calls.map((c) => c.name)).toEqual(['get_weather']);
+    expect(new Ajv2020().validate(short, calls[0]!.args.city), calls[0]!.args.city).toBe(true);
+    const prose = await ask('What is 12 + 30?', short);
+    expect(prose.message.content).toMatch(/\b42\b/);
+    expect(prose.finish_reason).toBe('stop');
   });
 });

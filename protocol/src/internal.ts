@@ -9,5 +9,6 @@ export {
   type SchemaGrammarOptions,
 } from './json-schema-grammar/json-grammar-builder.js';
 export { jsonSchemaGrammar } from './json-schema-grammar/json-schema-grammar.js';
+export { proseOrArray } from './json-schema-grammar/prose-or-array.js';
 export { SchemaKeywordError, type SchemaPath } from './json-schema-grammar/schema-keyword-error.js';
 export { sendCoalesced } from './send-coalesced.js';

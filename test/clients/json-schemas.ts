@@ -2,7 +2,8 @@
  * JSON Schema keywords through the coordinator: what the nodes' grammar cannot enforce under
  * `strict: true` is the coordinator's 400 before routing, naming the keyword where it stands — for
  * chat's response_format and tools, the Responses API's text.format and tools, and /api/v1 — and an
- * enforced one reaches the node and holds. Registered by clients.test.ts, on its network.
+ * enforced one reaches the node and holds, a strict tool's arguments in tool_choice auto too.
+ * Registered by clients.test.ts, on its network.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -154,6 +155,45 @@ export function jsonSchemaTests(net: ClientsNetwork): void {
         const content = (body.choices as { message: { content: string } }[])[0]!.message.content;
         expect(validate(JSON.parse(content)), content).toBe(true);
       }
+    });
+
+    test('behavior: a strict tool in tool_choice auto: every answer is prose or calls whose arguments hold', async () => {
+      const parameters = object({
+        city: { type: 'string', maxLength: 6 },
+        days: { type: 'integer', minimum: 1, maximum: 7 },
+        unit: { enum: ['c', 'f'] },
+      });
+      const validate = new Ajv2020({ strict: false }).compile(parameters);
+      type Choice = {
+        message: { content: string | null; tool_calls?: { function: { name: string; arguments: string } }[] };
+        finish_reason: string;
+      };
+      let calls = 0;
+      for (let seed = 1; seed <= 8; seed++) {
+        const { status, body } = await post('/v1/chat/completions', {
+          messages: [{ role: 'user', content: 'Forecast, please.' }],
+          tools: [{ type: 'function', function: { name: 'forecast', strict: true, parameters } }],
+          tool_choice: 'auto',
+          max_tokens: 120,
+          temperature: 1.5,
+          seed,
+          // The random model's `[` byte token and `{`: answers begin `[{`, calls, often (the node's
+          // strict-auto-tools.test.ts); without the grammar they were text.
+          logit_bias: { '94': 30, '350': 30 },
+        });
+        expect(status).toBe(200);
+        const choice = (body.choices as Choice[])[0]!;
+        if (choice.finish_reason !== 'tool_calls') {
+          expect(choice.message.content, 'prose').not.toMatch(/^\s*\[\s*\{/);
+          continue;
+        }
+        for (const call of choice.message.tool_calls!) {
+          calls++;
+          expect(call.function.name).toBe('forecast');
+          expect(validate(JSON.parse(call.function.arguments)), call.function.arguments).toBe(true);
+        }
+      }
+      expect(calls).toBeGreaterThan(0);
     });
   });
 }

@@ -108,6 +108,22 @@ describe('judge', () => {
     expect(j).toMatchObject({ scored: false, logE: 0, passed: false });
   });
 
+  test('behavior: a strict tool in tool_choice auto shapes the answer (not scored); one not strict does not', () => {
+    const withTool = (strict: boolean, choice?: string) =>
+      claims({
+        request: {
+          messages: [{ role: 'user', content: 'Say hello' }],
+          tools: [{ type: 'function', function: { name: 'f', strict, parameters: { type: 'object' } } }],
+          ...(choice ? { tool_choice: choice } : {}),
+        },
+      });
+    expect(judge(answer(), withTool(true))!.scored).toBe(false);
+    expect(judge(answer(), withTool(true, 'auto'))!.scored).toBe(false);
+    expect(judge(answer(), withTool(false))!.scored).toBe(true);
+    expect(judge(answer(), withTool(true, 'none'))!.scored).toBe(true);
+    expect(judge(answer(), withTool(false, 'required'))!.scored).toBe(false);
+  });
+
   test('error: an answer out of protocol decides nothing', () => {
     expect(judge(answer({ entropy: [0.7] }), claims())).toBeUndefined();
     expect(judge(answer({ sampled_logprobs: [0.5, -1] }), claims())).toBeUndefined();

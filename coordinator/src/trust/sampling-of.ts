@@ -37,13 +37,16 @@ export function samplingOf(request: Record<string, unknown>): Sampling {
   return sampling;
 }
 
-/** A JSON grammar (response_format) or a forced tool call shaped the output. */
+/**
+ * A JSON grammar (response_format), a forced tool call, or — in tool_choice auto (or absent) — a
+ * strict tool shaped the output (the node samples prose or calls under a grammar then).
+ */
 export function isConstrained(request: Record<string, unknown>): boolean {
   const format = (request.response_format as { type?: unknown } | undefined)?.type;
   if (format === 'json_object' || format === 'json_schema') return true;
   const tools = request.tools;
   const choice = request.tool_choice;
-  return (
-    Array.isArray(tools) && tools.length > 0 && choice !== undefined && choice !== 'none' && choice !== 'auto'
-  );
+  if (!Array.isArray(tools) || tools.length === 0 || choice === 'none') return false;
+  if (choice !== undefined && choice !== 'auto') return true;
+  return tools.some((t) => (t as { function?: { strict?: unknown } } | null)?.function?.strict === true);
 }

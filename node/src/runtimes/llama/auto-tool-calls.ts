@@ -2,10 +2,13 @@
  * Tool calls a model makes on its own (`tool_choice` "auto", or absent, with tools listed): the
  * answer form the tools' system turn asks for (tool-signature.ts) — only a JSON array of
  * `{"name", "arguments"}` — parsed back into OpenAI's tool calls. An answer that begins with "[" is
- * held back while streaming (it may be calls); any other answer streams as it comes.
+ * held back while streaming (it may be calls); any other answer streams as it comes. When a listed
+ * tool is strict, the answer is sampled under a grammar (json-grammars.ts `forAutoCalls`): prose, or
+ * calls whose arguments hold to a strict tool's parameters — an answer that begins `[{` is calls.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChatRequest, ToolCallOut } from '../openai-shapes.js';
+import type { GrammarTool } from './json-grammars.js';
 import type { TokenLogprob } from './token-logprobs.js';
 
 /** The tool names a model may call on its own here, or undefined when it may not. */
@@ -14,6 +17,22 @@ export function autoToolNames(request: ChatRequest): Set<string> | undefined {
   const choice = request.tool_choice;
   if (tools.length === 0 || (choice !== undefined && choice !== 'auto')) return undefined;
   return new Set(tools.map((t) => t.function.name));
+}
+
+/**
+ * The tools a model may call on its own when one of them is strict (`function.strict: true`): then
+ * its answer is sampled under the grammar of prose or calls. Undefined when none is strict (the
+ * answer is free text, parsed back) or no call may be made on its own.
+ */
+export function strictAutoTools(request: ChatRequest): GrammarTool[] | undefined {
+  const tools = request.tools ?? [];
+  if (!autoToolNames(request) || !tools.some((t) => t.function.strict === true)) return undefined;
+  return tools.map((tool, index) => ({
+    index,
+    name: tool.function.name,
+    parameters: tool.function.parameters,
+    strict: tool.function.strict === true,
+  }));
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
- * Grammars for JSON output (response_format, forced tool calls), compiled by gpumesh's JSON Schema
+ * Grammars for JSON output (response_format, forced tool calls, the calls a model makes on its own
+ * when a tool is strict), compiled by gpumesh's JSON Schema
  * compiler (@gpumesh/protocol/internal, src/json-schema-grammar/) and built once per schema. Every
  * keyword OpenAI's strict structured outputs accept is enforced; a strict schema (`strict: true`)
  * with one the grammar cannot enforce is refused (invalid_request naming the keyword and where it
  * stands), a schema that is not strict has it left out — OpenAI does not enforce those either.
  */
-import { JsonGrammarBuilder, SchemaKeywordError } from '@gpumesh/protocol/internal';
+import { JsonGrammarBuilder, proseOrArray, SchemaKeywordError } from '@gpumesh/protocol/internal';
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import type { ChatRequest } from '../openai-shapes.js';
@@ -13,8 +14,8 @@ import type { ChatRequest } from '../openai-shapes.js';
 /** Grammars kept at most (one per distinct response schema or set of forced tools). */
 const MAX_GRAMMARS = 64;
 
-/** A function a forced call may name: its parameters' schema and whether it is strict. */
-export type ForcedTool = {
+/** A function a call may name: its parameters' schema and whether it is strict. */
+export type GrammarTool = {
   /** Its index in the request's `tools` (named in an error). */
   readonly index: number;
   readonly name: string;
@@ -29,7 +30,13 @@ export type JsonGrammars = {
    */
   forResponseFormat(format: ChatRequest['response_format']): Promise<LlamaGrammar | undefined>;
   /** The grammar of a forced call: `{"name": …, "arguments": …}` of one of `tools`. */
-  forToolCalls(tools: readonly ForcedTool[]): Promise<LlamaGrammar>;
+  forToolCalls(tools: readonly GrammarTool[]): Promise<LlamaGrammar>;
+  /**
+   * The grammar of an answer that may call `tools` on its own (auto-tool-calls.ts): prose, or the
+   * JSON array of calls `[{"name": …, "arguments": …}, …]` — at most one when not `parallel` — each
+   * naming one of `tools`, a strict tool's arguments its parameters, another's any JSON object.
+   */
+  forAutoCalls(tools: readonly GrammarTool[], parallel: boolean): Promise<LlamaGrammar>;
   /** Refuses (invalid_request) a strict tool whose parameters the grammar cannot enforce. */
   checkStrictTools(tools: ChatRequest['tools']): void;
 };
@@ -70,7 +77,7 @@ export function createJsonGrammars(llama: () => Llama): JsonGrammars {
     return grammar;
   }
 
-  const toolExpr = (builder: JsonGrammarBuilder, tool: ForcedTool) =>
+  const toolExpr = (builder: JsonGrammarBuilder, tool: GrammarTool) =>
     compiled(`tools.${tool.index}.function.parameters`, () =>
       builder.object([
         ['name', builder.value({ const: tool.name }, { strict: true })],
@@ -98,6 +105,17 @@ export function createJsonGrammars(llama: () => Llama): JsonGrammars {
         const builder = new JsonGrammarBuilder();
         const calls = tools.map((tool) => toolExpr(builder, tool));
         return compiled('tools', () => builder.grammar(builder.anyOf(calls)));
+      });
+    },
+    forAutoCalls(tools, parallel) {
+      // A tool that is not strict promises nothing of its arguments (OpenAI's either): any object,
+      // so its schema is neither compiled nor a reason to refuse the request.
+      const called = tools.map((tool) => (tool.strict ? tool : { ...tool, parameters: undefined }));
+      return cached(JSON.stringify(['auto', parallel, called]), () => {
+        const builder = new JsonGrammarBuilder();
+        const calls = called.map((tool) => toolExpr(builder, tool));
+        const most = parallel ? Number.POSITIVE_INFINITY : 1;
+        return compiled('tools', () => builder.grammar(proseOrArray(builder.anyOf(calls), most)));
       });
     },
     checkStrictTools(tools) {

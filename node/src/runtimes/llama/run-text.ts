@@ -13,7 +13,7 @@ import {
   usageOf,
 } from '../openai-shapes.js';
 import type { JobResponse, RuntimeJob } from '../runtime.js';
-import { AutoCallGate, autoToolNames, parseToolCalls } from './auto-tool-calls.js';
+import { AutoCallGate, autoToolNames, parseToolCalls, strictAutoTools } from './auto-tool-calls.js';
 import { toChatHistory } from './chat-history.js';
 import { completionPrompts } from './completion-prompts.js';
 import { generateText } from './generate-text.js';
@@ -85,9 +85,15 @@ export async function runText(
   const parallel = (request as ChatRequest).parallel_tool_calls !== false;
   // A strict tool is refused when its parameters can't be enforced, called now or not.
   if (chat) grammars.checkStrictTools((request as ChatRequest).tools);
+  // Calls the model may make on its own, a tool strict: the answer is prose or calls whose strict
+  // arguments hold, under a grammar. A JSON response_format keeps its own (the answer is that JSON).
+  const jsonFormat = request.response_format && request.response_format.type !== 'text';
+  const strictAuto = autoTools && !jsonFormat ? strictAutoTools(request as ChatRequest) : undefined;
   const grammar = forced
     ? await grammars.forToolCalls(forced.tools)
-    : await grammars.forResponseFormat(request.response_format);
+    : strictAuto
+      ? await grammars.forAutoCalls(strictAuto, parallel)
+      : await grammars.forResponseFormat(request.response_format);
   // A choice that called tools has no content, so no content log-probabilities: OpenAI's
   // `{content: null, refusal: null}` (a forced call's are not even computed).
   const noContentLogprobs = top !== undefined ? { content: null, refusal: null } : undefined;

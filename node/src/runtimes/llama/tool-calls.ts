@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { NodeError } from '../../errors.js';
 import { type ChatRequest, type ChoiceText, chatChunk, type FinishReason } from '../openai-shapes.js';
 import type { JsonObject, RuntimeJob } from '../runtime.js';
-import type { ForcedTool } from './json-grammars.js';
+import type { GrammarTool } from './json-grammars.js';
 
 /**
  * The functions a forced tool call may name — the named one, or any listed one for "required" —
@@ -17,7 +17,7 @@ import type { ForcedTool } from './json-grammars.js';
  * answer in text; see node/README.md). The call is sampled as `{"name", "arguments"}` under the
  * grammar of their parameters (json-grammars.ts).
  */
-export function forcedTools(request: ChatRequest): { tools: ForcedTool[]; name?: string } | undefined {
+export function forcedTools(request: ChatRequest): { tools: GrammarTool[]; name?: string } | undefined {
   const tools = request.tools ?? [];
   const choice = request.tool_choice;
   if (tools.length === 0 || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
