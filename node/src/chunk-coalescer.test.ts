@@ -1,4 +1,4 @@
-import { describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { ChunkCoalescer } from './chunk-coalescer.js';
 import { chatChunk, completionChunk } from './runtimes/openai-shapes.js';
 import type { JsonObject } from './runtimes/runtime.js';
@@ -17,6 +17,11 @@ function held() {
 
 /** Lets a macrotask run: what a push made due goes out there. */
 const nextMacrotask = () => new Promise((resolve) => setImmediate(resolve));
+
+// A failed fake-clock test must not leave fake timers to the next file its worker runs.
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('ChunkCoalescer', () => {
   test('default: role and first token at once, then one merged delta on flush', async () => {
