@@ -105,11 +105,19 @@ async function balanced(at: Address = pool): Promise<bigint> {
 
 describe('migration calls', () => {
   test('default: the migrator credits a stake and an unbonding it pays for, each id once', async () => {
-    await send(migrator, poolCall('migrateStake', [alice, id(1)]), 150n * TOKEN);
+    const gas: Record<string, bigint> = {};
+    const credited = await send(migrator, poolCall('migrateStake', [alice, id(1)]), 150n * TOKEN);
+    gas['migrateStake (a new owner)'] = hexToBigInt(credited.gasUsed);
     const releaseAt = (await now()) + 100n; // the vault era's release time, sooner than the pool's
     const receipt = await send(migrator, poolCall('migrateUnbonding', [bob, id(2), releaseAt]), 7n * TOKEN);
     expect(receipt.status).toBe('0x1');
     expect(receipt.logs).toHaveLength(1);
+    gas['migrateUnbonding (a new owner)'] = hexToBigInt(receipt.gasUsed);
+    console.log(
+      `StakingPool migration gas:\n${Object.entries(gas)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join('\n')}`,
+    );
     const [staked, unbonding, , , multiplierBps, tier] = await position(alice);
     expect([staked, unbonding, multiplierBps, tier]).toEqual([150n * TOKEN, 0n, 11_000n, 1n]);
     expect((await position(bob)).slice(0, 2)).toEqual([0n, 7n * TOKEN]);
@@ -161,7 +169,9 @@ describe('migration calls', () => {
     );
     expect(await read<boolean>('migrated', [id(3)])).toBe(false);
 
-    expect((await send(migrator, poolCall('endMigration'))).status).toBe('0x1');
+    const ended = await send(migrator, poolCall('endMigration'));
+    expect(ended.status).toBe('0x1');
+    console.log(`StakingPool migration gas:\n  endMigration: ${hexToBigInt(ended.gasUsed)}`);
     expect(await read<boolean>('migrationEnded')).toBe(true);
     await expectRefused(migrator, poolCall('migrateStake', [alice, id(3)]), 'MigrationClosed', TOKEN);
     await expectRefused(migrator, poolCall('migrateUnbonding', [bob, id(3), 1n]), 'MigrationClosed', TOKEN);

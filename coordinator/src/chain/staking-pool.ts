@@ -38,7 +38,7 @@ export const POOL_GAS = {
   slash: 400_000n,
   fundRewards: 80_000n,
   /** The migration calls (pool-migration): a first stake's cost, an unbond's, a flag. */
-  migrateStake: 150_000n,
+  migrateStake: 200_000n,
   migrateUnbonding: 200_000n,
   endMigration: 60_000n,
 } as const;
