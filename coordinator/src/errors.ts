@@ -227,7 +227,8 @@ export const ERRORS = {
   moved_to_pool: {
     status: 409,
     type: 'invalid_request_error',
-    message: 'This transfer of the staking vault was never signed; the move into the staking pool carries it.',
+    message:
+      'This transfer of the staking vault was never signed; the move into the staking pool carries it.',
     retryable: false,
   },
   chain_tx_failed: {

@@ -187,7 +187,7 @@ async function applyStep(
       // Where the pool keeps it now: its Migrated event's place and release time (slash and
       // withdraw order the ledger's unbondings by it, as the pool's queue).
       const event = pool.events(logs).find((e) => e.eventName === 'Migrated');
-      if (!event || event.eventName !== 'Migrated') break;
+      if (event?.eventName !== 'Migrated') break;
       await trx
         .updateTable('unbondings')
         .set({
