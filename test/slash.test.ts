@@ -214,4 +214,57 @@ describeBackends('slashing', (backend) => {
     }
     expect(await check()).toEqual([]);
   });
+  test('behavior: a slash the pool refuses before signing waits an exponential back-off, recorded on its outbox rows', async () => {
+    // A slasher key the pool does not know (its gas paid): the simulation reverts (NotSlasher) every try.
+    const slasherKey = generatePrivateKey();
+    await devnet.fund(privateKeyToAccount(slasherKey).address, { nativeWei: parseEther('1') });
+    const wrongKey = createChainServices({ ...t.config, chain: { ...t.config.chain, slasherKey } })!;
+    const deps = slashDeps(wrongKey);
+    const txsBefore = (await allTransactions(devnet)).length;
+    const id = slashId('refused');
+    await order(id, 1_000);
+    const tries = async () =>
+      (
+        await t.db
+          .selectFrom('chain_transfers')
+          .select(['status', 'error_code', 'attempt', 'retry_at'])
+          .where('purpose', '=', 'pool_slash')
+          .where('ref', '=', id)
+          .orderBy('attempt')
+          .execute()
+      ).map((r) => ({ ...r, attempt: Number(r.attempt), retry_at: Number(r.retry_at) }));
+    const refused = (attempt: number, retryAt: number) => ({
+      status: 'cancelled',
+      error_code: 'chain_tx_failed',
+      attempt,
+      retry_at: retryAt,
+    });
+    const start = t.clock.now();
+    for (let pass = 0; pass < 10; pass++) await executeSlashes(deps);
+    expect(await tries()).toEqual([refused(1, start + 30_000)]);
+    t.clock.advance(29_999);
+    await executeSlashes(deps);
+    expect(await tries()).toHaveLength(1);
+    t.clock.advance(1);
+    for (let pass = 0; pass < 10; pass++) await executeSlashes(deps);
+    expect(await tries()).toEqual([refused(1, start + 30_000), refused(2, start + 90_000)]);
+    t.clock.advance(59_999);
+    await executeSlashes(deps);
+    expect(await tries()).toHaveLength(2);
+    t.clock.advance(1);
+    await executeSlashes(deps);
+    expect((await tries()).at(-1)).toEqual(refused(3, start + 90_000 + 120_000));
+    expect(
+      await t.db.selectFrom('slashes').select(['status', 'raw_tx']).where('id', '=', id).executeTakeFirst(),
+    ).toEqual({
+      status: 'signing',
+      raw_tx: null,
+    });
+    expect((await allTransactions(devnet)).length).toBe(txsBefore);
+
+    // The pool's own slasher, once the wait is over: one slash() call.
+    t.clock.advance(120_000);
+    expect(await executeSlashes(slashDeps(createChainServices(t.config)!))).toMatchObject({ sent: 1 });
+    expect((await allTransactions(devnet)).length).toBe(txsBefore + 1);
+  });
 });

@@ -14,6 +14,7 @@ import {
   type Hex,
   hexToBigInt,
   toHex,
+  zeroAddress,
 } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { compileContracts } from '../coordinator/src/chain/compile-contracts.js';
@@ -250,6 +251,7 @@ describe('refusals', () => {
           q.baseApyBps,
           [...q.tierMinStake],
           [...q.tierMultiplierBps],
+          q.migrator ?? zeroAddress,
         ],
       });
     };

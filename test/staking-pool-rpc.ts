@@ -12,6 +12,7 @@ import {
   encodeFunctionData,
   type Hex,
   toHex,
+  zeroAddress,
 } from 'viem';
 import { GAS_PRICE_WEI } from '../coordinator/src/chain/constants.js';
 import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
@@ -114,6 +115,8 @@ export function poolCall(functionName: string, args: unknown[] = []): Hex {
 
 export type DeployParameters = {
   slasher: Address;
+  /** May credit vault-era positions (zero address: nobody). */
+  migrator?: Address;
   unbondingPeriodS: bigint;
   slashBps: bigint;
   baseApyBps: bigint;
@@ -137,6 +140,7 @@ export async function deployPool(
       p.baseApyBps,
       [...p.tierMinStake],
       [...p.tierMultiplierBps],
+      p.migrator ?? zeroAddress,
     ],
   });
   const hash = await rpc.send({ from, data, gas: 3_000_000n });

@@ -12,6 +12,11 @@ pragma solidity ^0.8.20;
 ///      the constructor. Invariant (tested on anvil): balance = Σ (staked + unbonding) + rewardsPool.
 ///      Every state-changing function holds a reentrancy lock and pays out last.
 ///      Compiled for the berlin EVM (no PUSH0), like StableToken.
+///      Migration from the vault era (coordinator/README.md, "Migration from the staking vault"): the
+///      migrator fixed at deployment (the old staking vault, or nobody) may credit positions it pays
+///      for in full — `migrateStake`, `migrateUnbonding` — each migration id once, never with an
+///      unbonding longer than the pool's own, until it calls `endMigration` (for good). It can only
+///      give its own tokens away: nothing it does takes from an owner or from the rewards pool.
 contract StakingPool {
     uint256 public constant BPS = 10_000;
     uint256 public constant SECONDS_PER_YEAR = 31_536_000;
@@ -21,6 +26,12 @@ contract StakingPool {
     uint256 public constant MAX_UNBONDINGS = 32;
 
     address public immutable slasher;
+    /// @notice The only address that may credit vault-era positions (address(0): none).
+    address public immutable migrator;
+    /// @notice Set once by the migrator: no migration call is accepted after it.
+    bool public migrationEnded;
+    /// @notice Migration ids already credited (each vault-era position moves in once).
+    mapping(bytes32 => bool) public migrated;
     /// @notice Seconds between requestUnbond and the earliest withdraw of that amount.
     uint256 public immutable unbondingPeriod;
     /// @notice The largest fraction (basis points) one slash may take.
@@ -68,6 +79,15 @@ contract StakingPool {
         bytes32 evidenceHash,
         uint256 staked
     );
+    /// @notice A vault-era position credited: `staked` to the stake, or `unbonding` released at `releaseAt`.
+    event Migrated(
+        address indexed owner,
+        bytes32 indexed migrationId,
+        uint256 staked,
+        uint256 unbonding,
+        uint256 releaseAt
+    );
+    event MigrationEnded();
     event RewardsFunded(address indexed funder, uint256 amount, uint256 pool);
     event RewardsClaimed(address indexed owner, uint256 amount, uint256 pool);
 
@@ -83,6 +103,10 @@ contract StakingPool {
     error Reentrant();
     error TransferFailed();
     error InvalidConfig();
+    error NotMigrator();
+    error MigrationClosed();
+    error AlreadyMigrated(bytes32 migrationId);
+    error ReleaseTooLate(uint256 releaseAt, uint256 latest);
 
     modifier nonReentrant() {
         if (lock != 1) revert Reentrant();
@@ -94,13 +118,15 @@ contract StakingPool {
     /// @param slasher_ the only address that may slash.
     /// @param tierMinStake_ the ladder's thresholds in wei, ascending, the first 0.
     /// @param tierMultiplierBps_ each rung's reward multiplier (10000 = 1.0).
+    /// @param migrator_ the only address that may credit vault-era positions; address(0) for none.
     constructor(
         address slasher_,
         uint256 unbondingPeriod_,
         uint256 slashBps_,
         uint256 baseApyBps_,
         uint256[] memory tierMinStake_,
-        uint256[] memory tierMultiplierBps_
+        uint256[] memory tierMultiplierBps_,
+        address migrator_
     ) {
         uint256 n = tierMinStake_.length;
         if (slasher_ == address(0) || slashBps_ > BPS || n == 0 || n != tierMultiplierBps_.length) {
@@ -111,6 +137,7 @@ contract StakingPool {
             if (tierMinStake_[i] <= tierMinStake_[i - 1]) revert InvalidConfig();
         }
         slasher = slasher_;
+        migrator = migrator_;
         unbondingPeriod = unbondingPeriod_;
         slashBps = slashBps_;
         baseApyBps = baseApyBps_;
@@ -213,6 +240,49 @@ contract StakingPool {
         totalUnbonding -= fromUnbonding;
         rewardsPool += fromStaked + fromUnbonding;
         emit Slashed(owner, convictionId, bps, fromStaked, fromUnbonding, evidenceHash, p.staked);
+    }
+
+    // ---- migrator (vault era → pool) ----
+
+    /// @notice Credits msg.value to `owner`'s staked amount, once per `migrationId`.
+    function migrateStake(address owner, bytes32 migrationId) external payable nonReentrant {
+        _migration(migrationId);
+        Position storage p = _settle(owner);
+        p.staked += msg.value;
+        totalStaked += msg.value;
+        p.multiplierBps = _multiplierFor(p.staked);
+        emit Migrated(owner, migrationId, msg.value, 0, 0);
+    }
+
+    /// @notice Credits msg.value to `owner` as an unbonding released at `releaseAt` (the vault era's
+    ///         release time; never later than an unbond requested now would be), once per `migrationId`.
+    function migrateUnbonding(address owner, bytes32 migrationId, uint64 releaseAt) external payable nonReentrant {
+        _migration(migrationId);
+        uint256 latest = block.timestamp + unbondingPeriod;
+        if (releaseAt > latest) revert ReleaseTooLate(releaseAt, latest);
+        Position storage p = positions[owner];
+        Unbonding[] storage queue = unbondingQueue[owner];
+        if (queue.length - p.head >= MAX_UNBONDINGS) revert TooManyUnbondings();
+        p.unbonding += msg.value;
+        totalUnbonding += msg.value;
+        queue.push(Unbonding({amount: uint192(msg.value), releaseAt: releaseAt}));
+        emit Migrated(owner, migrationId, 0, msg.value, releaseAt);
+    }
+
+    /// @notice Closes the migration for good.
+    function endMigration() external {
+        if (msg.sender != migrator) revert NotMigrator();
+        if (migrationEnded) revert MigrationClosed();
+        migrationEnded = true;
+        emit MigrationEnded();
+    }
+
+    function _migration(bytes32 migrationId) private {
+        if (msg.sender != migrator || migrator == address(0)) revert NotMigrator();
+        if (migrationEnded) revert MigrationClosed();
+        if (msg.value == 0) revert ZeroAmount();
+        if (migrated[migrationId]) revert AlreadyMigrated(migrationId);
+        migrated[migrationId] = true;
     }
 
     // ---- views ----

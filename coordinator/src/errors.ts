@@ -224,6 +224,13 @@ export const ERRORS = {
     message: "The staking pool's rewards pool holds nothing to pay now; rewards stay accrued.",
     retryable: true,
   },
+  moved_to_pool: {
+    status: 409,
+    type: 'invalid_request_error',
+    message:
+      'This transfer of the staking vault was never signed; the move into the staking pool carries it.',
+    retryable: false,
+  },
   chain_tx_failed: {
     status: 502,
     type: 'api_error',

@@ -1,4 +1,4 @@
-import { type Address, encodeDeployData, getAddress, type LocalAccount } from 'viem';
+import { type Address, encodeDeployData, getAddress, type LocalAccount, zeroAddress } from 'viem';
 import type { ChainContext } from './chain-context.js';
 import { sendTransaction } from './send-transaction.js';
 import { stakingPoolArtifact } from './staking-pool-artifact.js';
@@ -8,6 +8,8 @@ import { DEFAULT_BASE_APY_BPS, DEFAULT_TIERS, type Tier } from './tiers.js';
 export type StakingPoolParameters = {
   /** The only address that may slash: the coordinator's conviction key. */
   slasher: Address;
+  /** The only address that may credit vault-era positions (the old staking vault); none when absent. */
+  migrator?: Address;
   unbondingPeriodS: number;
   /** The most one slash may take (basis points). */
   slashBps: number;
@@ -17,7 +19,7 @@ export type StakingPoolParameters = {
 };
 
 /** The defaults of the coordinator's config: 7-day unbonding, 10 % slashes, 5 % APY, design.md's ladder. */
-export const DEFAULT_STAKING_POOL_PARAMETERS: Omit<StakingPoolParameters, 'slasher'> = {
+export const DEFAULT_STAKING_POOL_PARAMETERS: Omit<StakingPoolParameters, 'slasher' | 'migrator'> = {
   unbondingPeriodS: 7 * 24 * 60 * 60,
   slashBps: 1_000,
   baseApyBps: DEFAULT_BASE_APY_BPS,
@@ -42,6 +44,7 @@ export async function deployStakingPool(
         BigInt(parameters.baseApyBps),
         parameters.tiers.map((t) => t.minStakeWei),
         parameters.tiers.map((t) => BigInt(t.multiplierBps)),
+        parameters.migrator ?? zeroAddress,
       ],
     }),
   });

@@ -187,6 +187,8 @@ export async function startDevnet(parameters: StartDevnetParameters = {}): Promi
           { deployer: funder.account, funder: vaults.rewards.account },
           {
             slasher: vaults.staking.address,
+            // The vault era's stake sits in the staking vault: it may move it in (pool-migration/).
+            migrator: vaults.staking.address,
             ...DEFAULT_STAKING_POOL_PARAMETERS,
             ...parameters.stakingPool,
           },

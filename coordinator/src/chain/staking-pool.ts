@@ -7,6 +7,7 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   decodeErrorResult,
+  ExecutionRevertedError,
   encodeFunctionData,
   getAddress,
   type Hex,
@@ -35,6 +36,11 @@ export const POOL_GAS = {
   withdraw: 200_000n,
   claim: 120_000n,
   slash: 400_000n,
+  fundRewards: 80_000n,
+  /** The migration calls (pool-migration): a first stake's cost, an unbond's, a flag. */
+  migrateStake: 200_000n,
+  migrateUnbonding: 200_000n,
+  endMigration: 60_000n,
 } as const;
 export type PoolFunction = keyof typeof POOL_GAS;
 
@@ -92,6 +98,17 @@ export class StakingPool {
       case 'requestUnbond':
       case 'claim':
         return encodeFunctionData({ abi, functionName: call.fn, args: [call.amount] });
+      case 'migrateStake':
+        return encodeFunctionData({ abi, functionName: call.fn, args: [call.owner, call.migrationId] });
+      case 'migrateUnbonding':
+        return encodeFunctionData({
+          abi,
+          functionName: call.fn,
+          args: [call.owner, call.migrationId, call.releaseAtS],
+        });
+      case 'endMigration':
+      case 'fundRewards':
+        return encodeFunctionData({ abi, functionName: call.fn });
       case 'slash':
         return encodeFunctionData({
           abi,
@@ -165,6 +182,22 @@ export class StakingPool {
         args: [convictionId],
       }),
     );
+  }
+
+  /** Who may credit vault-era positions (the zero address: nobody), whether it ended, and whether `migrationId` was credited. */
+  async migration(migrationId?: Hex): Promise<{ migrator: Address; ended: boolean; migrated: boolean }> {
+    const at = { address: this.address, abi } as const;
+    const { client } = this.#context;
+    return this.#read(async () => {
+      const [migrator, ended, migrated] = await Promise.all([
+        client.readContract({ ...at, functionName: 'migrator' }),
+        client.readContract({ ...at, functionName: 'migrationEnded' }),
+        migrationId
+          ? client.readContract({ ...at, functionName: 'migrated', args: [migrationId] })
+          : Promise.resolve(false),
+      ]);
+      return { migrator: getAddress(migrator), ended, migrated };
+    });
   }
 
   /** The Slashed event of a conviction id, if it was slashed (with its transaction). */
@@ -256,7 +289,11 @@ export type PoolCall =
   | { fn: 'withdraw' }
   | { fn: 'requestUnbond'; amount: bigint }
   | { fn: 'claim'; amount: bigint }
-  | { fn: 'slash'; owner: Address; bps: bigint; convictionId: Hex; evidenceHash: Hex };
+  | { fn: 'slash'; owner: Address; bps: bigint; convictionId: Hex; evidenceHash: Hex }
+  | { fn: 'fundRewards' }
+  | { fn: 'migrateStake'; owner: Address; migrationId: Hex }
+  | { fn: 'migrateUnbonding'; owner: Address; migrationId: Hex; releaseAtS: bigint }
+  | { fn: 'endMigration' };
 
 /** The name of the pool's custom error a call reverted with, if it did. */
 export function revertName(error: unknown): string | undefined {
@@ -266,8 +303,14 @@ export function revertName(error: unknown): string | undefined {
   ) as ContractFunctionRevertedError | null;
   if (decoded?.data?.errorName) return decoded.data.errorName;
   const raw = error.walk((e) => e instanceof RawContractError) as RawContractError | null;
-  const data = typeof raw?.data === 'string' ? raw.data : raw?.data?.data;
-  if (!data || data === '0x') return raw ? 'reverted' : undefined;
+  let data = typeof raw?.data === 'string' ? raw.data : raw?.data?.data;
+  if (!raw) {
+    // An error without arguments comes back from anvil as its selector in the message alone.
+    const reverted = error.walk((e) => e instanceof ExecutionRevertedError) as ExecutionRevertedError | null;
+    data = reverted?.details?.match(/custom error (0x[0-9a-fA-F]{8})\b/)?.[1] as Hex | undefined;
+    if (!reverted) return undefined;
+  }
+  if (!data || data === '0x') return 'reverted';
   try {
     return decodeErrorResult({ abi, data }).errorName;
   } catch {

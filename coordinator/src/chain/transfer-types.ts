@@ -4,8 +4,13 @@ import type { LocalAccount, TransactionReceipt } from 'viem';
 import type { Database } from '../db/schema.js';
 import type { ChainTransfersTable, TransferOutcome } from '../db/tables/chain.js';
 
-export type TransferRow = Omit<ChainTransfersTable, 'nonce' | 'claimed_at' | 'created_at' | 'updated_at'> & {
+export type TransferRow = Omit<
+  ChainTransfersTable,
+  'nonce' | 'claimed_at' | 'created_at' | 'updated_at' | 'attempt' | 'retry_at'
+> & {
   nonce: string | number | bigint | null;
+  attempt?: string | number | bigint;
+  retry_at?: string | number | bigint | null;
   claimed_at: string | number | bigint | null;
   created_at: string | number | bigint;
   updated_at: string | number | bigint;

@@ -6,7 +6,9 @@ import { ApiError } from '../errors.js';
 import { payoutRoutes } from '../provider/payout-routes.js';
 import { PAYOUT_PURPOSE, payoutTransfers } from '../provider/payout-transfers.js';
 import { settlePayouts } from '../provider/settle-payouts.js';
+import { migrateVault } from '../staking/migrate-vault.js';
 import { registerPoolTransfers } from '../staking/pool-transfers.js';
+import { registerMigrationTransfers } from '../staking/register-migration-transfers.js';
 import { releaseUnbonded } from '../staking/release-unbonded.js';
 import { executeSlashes } from '../staking/slash.js';
 import { topupRoutes } from '../topup/routes.js';
@@ -37,6 +39,7 @@ export async function registerChain(app: FastifyInstance, ctx: AppContext): Prom
     : undefined;
   if (chain && transfers) {
     registerPoolTransfers(transfers, { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock });
+    registerMigrationTransfers(transfers, { db: ctx.db, services: chain, clock: ctx.clock });
   }
   const outbox = (): TransferOutbox => {
     services();
@@ -50,13 +53,27 @@ export async function registerChain(app: FastifyInstance, ctx: AppContext): Prom
   if (!chain) return;
   const deps = { db: ctx.db, services: chain, keyring: ctx.keyring, clock: ctx.clock };
   const outboxDeps = { ...deps, outbox: transfers!, log: app.log };
+  // The vault era's stake moves into the pool first (at start, then on the timer until done): the
+  // release and slash passes wait for it, so neither acts on a position the pool does not hold yet.
+  let migrated = !chain.stakingPool;
+  const migrate = async () => {
+    if (migrated) return;
+    const { status } = await migrateVault(outboxDeps);
+    migrated = status === 'none' || status === 'done';
+  };
+  app.addHook('onReady', () =>
+    migrate().catch((error: unknown) => app.log.warn({ err: error }, 'vault migration failed; retried')),
+  );
   if (chain.stakingPool) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'withdrawing unbonded stakes', () =>
-      releaseUnbonded(outboxDeps),
-    );
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'withdrawing unbonded stakes', async () => {
+      await migrate();
+      if (migrated) await releaseUnbonded(outboxDeps);
+    });
   }
   if (chain.stakingPool?.slasher) {
-    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', () => executeSlashes(outboxDeps));
+    repeat(app, ctx.config.staking.releaseIntervalMs, 'executing slashes', async () => {
+      if (migrated) await executeSlashes(outboxDeps);
+    });
   }
   // Every open transfer (of any use) a process left behind, finished from the chain; payouts opened
   // before the outbox are adopted first.

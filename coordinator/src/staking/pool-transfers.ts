@@ -7,11 +7,13 @@
  * call is mined, its receipt's pool events keep the ledger's view (apply-pool-events.ts), in the
  * transaction that records the end; a slash ends `sent` with its amount. A call that can never land
  * (reverted, replaced, cancelled) changes no position; a withdraw's unbondings go back to
- * `unbonding` and a slash back to `signing` without a transfer, for the next pass (slash.ts).
+ * `unbonding` and a slash back to `signing` without a transfer, for the next pass (slash.ts) — after
+ * a refusal before signing, not before the back-off recorded on the refused row (refusal-backoff.ts).
  */
 import type { Kysely } from 'kysely';
 import type { Address, Hex } from 'viem';
 import type { ChainServices } from '../chain/create-chain-services.js';
+import { recordRefusal } from '../chain/refusal-backoff.js';
 import { spendableBalance } from '../chain/spendable-balance.js';
 import type { StakingPool } from '../chain/staking-pool.js';
 import type { TransferHandler } from '../chain/transfer-types.js';
@@ -131,6 +133,8 @@ export function poolTransfers(
           .where('status', '=', UNBONDING_STATUS.releasing)
           .execute();
       } else if (purpose === POOL_PURPOSES.slash && outcome !== 'mined') {
+        // Refused before signing: the next call for this slash waits (an exponential back-off).
+        if (outcome === 'cancelled') await recordRefusal(trx, transfer, nowMs);
         await trx
           .updateTable('slashes')
           .set({ status: SLASH_STATUS.signing, tx_hash: null, raw_tx: null, updated_at: nowMs })

@@ -12,10 +12,15 @@
  *   the cut off the ledger's view and writes the `slash` stake event with the evidence
  *   (pool-transfers.ts, apply-pool-events.ts). A call that can never land puts the slash back to
  *   signing without a transfer, and the next pass sends another — unless the pool already has the
- *   conviction (a call mined whose end was never recorded): then its Slashed event is applied.
+ *   conviction (a call mined whose end was never recorded): then its Slashed event is applied. A
+ *   call refused before signing (the pool's simulation would revert) is tried again only after an
+ *   exponential back-off recorded on its outbox row (chain/refusal-backoff.ts: 30 s, 1 min, … 6 h).
+ * A slash the vault era had already taken off the ledger (its stake event written, its tokens
+ * still in the vault) is the vault migration's (staking/migrate-vault.ts), never the pool's.
  * Errors are logged per slash, and the pass goes on.
  */
 import { getAddress, type Hex, keccak256, toBytes } from 'viem';
+import { refusedUntil } from '../chain/refusal-backoff.js';
 import type { PoolCall, StakingPool } from '../chain/staking-pool.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
@@ -48,6 +53,8 @@ export async function executeSlashes(deps: SlashDeps): Promise<SlashReport> {
     .selectFrom('slashes')
     .select(['id', 'status'])
     .where('status', 'in', [SLASH_STATUS.pending, SLASH_STATUS.signing, SLASH_STATUS.signed])
+    // The vault era wrote the stake event when it cut the ledger: such a slash is never cut again.
+    .where('stake_event_id', 'is', null)
     .orderBy('created_at')
     .limit(BATCH)
     .execute();
@@ -178,8 +185,10 @@ async function openTransfer(deps: SlashDeps, pool: StakingPool, id: string): Pro
     if (open) return open.id;
   }
   if (await recover(deps, pool, slash)) return undefined;
-  const call = await slashCall(deps, pool, slash);
   const now = clock.now();
+  // The last call was refused before signing: not again before its back-off ends.
+  if (await refusedUntil(db, { purpose: POOL_PURPOSES.slash, ref: id, nowMs: now })) return undefined;
+  const call = await slashCall(deps, pool, slash);
   return db.transaction().execute(async (trx) => {
     if (!call) {
       await trx

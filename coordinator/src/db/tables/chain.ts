@@ -158,6 +158,39 @@ export type ChainTransfersTable = {
   claimed_by: string | null;
   claimed_at: NullableBigIntColumn;
   error_code: string | null;
+  /** Refusals before signing in a row for its use, this one included (0: not refused). */
+  attempt: ColumnType<bigint | number | string, bigint | number | undefined, bigint | number>;
+  /** After a refusal: when its use may try again (exponential back-off), ms. */
+  retry_at: NullableBigIntColumn;
+  created_at: BigIntColumn;
+  updated_at: BigIntColumn;
+};
+
+/** One vault-era staking migration per pool (staking/migrate-vault.ts). */
+export type PoolMigrationsTable = {
+  pool: string;
+  vault: string;
+  /** moving | done */
+  status: string;
+  created_at: BigIntColumn;
+  updated_at: BigIntColumn;
+};
+
+/** One position the migration moves into the pool, with the transfer that moves it. */
+export type PoolMigrationStepsTable = {
+  /** keccak-256 of it is the pool's migration id. */
+  id: string;
+  pool: string;
+  /** stake | unbonding | slash | reward | end */
+  kind: string;
+  user_id: string | null;
+  ref: string | null;
+  amount_wei: string;
+  release_at_s: NullableBigIntColumn;
+  /** planned | sending | done */
+  status: string;
+  transfer_id: string | null;
+  tx_hash: string | null;
   created_at: BigIntColumn;
   updated_at: BigIntColumn;
 };
@@ -193,6 +226,8 @@ export type ChainTables = {
   reward_payouts: RewardPayoutsTable;
   withdrawals: WithdrawalsTable;
   chain_transfers: ChainTransfersTable;
+  pool_migrations: PoolMigrationsTable;
+  pool_migration_steps: PoolMigrationStepsTable;
 };
 
 export const TOPUP_STATUS = { crediting: 'crediting', credited: 'credited' } as const;
