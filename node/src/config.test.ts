@@ -7,6 +7,14 @@ import { DEFAULT_HEALTH_PORT, hubUrl, hubUrls, loadConfig } from './config.js';
 const dir = await mkdtemp(join(tmpdir(), 'gpumesh-config-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+const cachedAboveInput = join(dir, 'cached-above-input.json');
+await writeFile(
+  cachedAboveInput,
+  JSON.stringify({
+    price: { currency: 'USD', inputPerMTok: '100', outputPerMTok: '1', cachedInputPerMTok: '101' },
+  }),
+);
+
 describe('loadConfig', () => {
   test('default: named defaults, resolved paths, frozen', () => {
     const config = loadConfig({ flags: { 'state-dir': dir }, env: {} });
@@ -79,6 +87,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ flags: { 'health-port': 'x' }, env })).toThrow(/health-port/);
     expect(() => loadConfig({ flags: { coordinator: 'ftp://x' }, env })).toThrow(/coordinator/);
     expect(() => loadConfig({ flags: { runtime: 'openai' }, env })).toThrow(/openaiUrl/);
+    expect(() => loadConfig({ flags: { 'prefix-cache-bytes': '-1' }, env })).toThrow(/prefixCacheBytes/);
+    expect(() =>
+      loadConfig({
+        configFile: cachedAboveInput,
+        env,
+      }),
+    ).toThrow(/cachedInputPerMTok must be at most inputPerMTok/);
     expect(() => loadConfig({ flags: { config: join(dir, 'missing.json') }, env })).toThrow(
       expect.objectContaining({ code: 'config_invalid' }),
     );

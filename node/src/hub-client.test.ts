@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createFrame, encodeFrame, type FrameOf, type JobFrame } from '@gpumesh/protocol';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { HubClient } from './hub-client.js';
 import type { HubClientOptions } from './hub-client-options.js';
 import { chatChunk } from './runtimes/openai-shapes.js';
@@ -61,6 +61,18 @@ async function admitted(client: HubClient) {
   session.ws.on('message', (data) => order.push(JSON.parse(String(data))));
   return { session, order };
 }
+
+/** The next heartbeat `ping` the node sends (the peer answers pings without keeping them). */
+const nextPing = (ws: WebSocket) =>
+  new Promise<Record<string, unknown>>((resolve) => {
+    const onMessage = (data: unknown) => {
+      const frame = JSON.parse(String(data)) as Record<string, unknown>;
+      if (frame.type !== 'ping') return;
+      ws.off('message', onMessage);
+      resolve(frame);
+    };
+    ws.on('message', onMessage);
+  });
 
 const streamJob = (jobId: string): JobFrame => ({ ...job(jobId), stream: true });
 const meta = { id: 'chatcmpl-1', model: 'm', created: 1 };
@@ -135,6 +147,39 @@ describe('HubClient', () => {
     expect(client.connected).toBe(true);
     await client.shutdown(1_000);
     expect(client.state).toBe('stopped');
+  });
+
+  test('behavior: a node keeping a prefix cache says what it holds in every presence and ping (v0.5); one without says nothing', async () => {
+    let held = [{ model: 'm', keys: [] as string[] }];
+    const client = testClient({
+      prefixCache: () => held,
+      runJob: async () => {
+        held = [{ model: 'm', keys: ['0123456789abcdef'] }];
+        return { usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 }, choices: [] };
+      },
+    });
+    const before = peer.sessions.length;
+    client.start();
+    const session = await peer.nextSession(before);
+    expect(await session.next('presence')).toMatchObject({ prefixCache: [{ model: 'm', keys: [] }] });
+    session.ws.send(encodeFrame(job('a')));
+    await session.next('result', (r) => r.jobId === 'a');
+    // The presence after the job already names the conversation it served.
+    expect(await session.next('presence', (p) => p.load.inFlight === 0)).toMatchObject({
+      prefixCache: [{ model: 'm', keys: ['0123456789abcdef'] }],
+    });
+    expect(await nextPing(session.ws)).toMatchObject({
+      prefixCache: [{ model: 'm', keys: ['0123456789abcdef'] }],
+    });
+    await client.shutdown(1_000);
+
+    const plain = testClient({ runJob: async () => ({ usage: usage(1), choices: [] }) });
+    const next = peer.sessions.length;
+    plain.start();
+    const second = await peer.nextSession(next);
+    expect(await second.next('presence')).not.toHaveProperty('prefixCache');
+    expect(await nextPing(second.ws)).not.toHaveProperty('prefixCache');
+    await plain.shutdown(1_000);
   });
 
   test('error: a malformed frame ends the session with 4000; the client reconnects by itself', async () => {

@@ -264,10 +264,25 @@ export function embeddingResponse(model: string, vectors: number[][], promptToke
   };
 }
 
-export function usageOf(promptTokens: number, completionTokens: number): Usage {
+/** OpenAI's usage; with `cachedTokens`, `prompt_tokens_details.cached_tokens` (v0.5). */
+export function usageOf(promptTokens: number, completionTokens: number, cachedTokens?: number): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: cachedTokens } }),
   };
+}
+
+/**
+ * An upstream server's usage as a result may carry it: its `prompt_tokens_details` kept only when it
+ * holds an integer `cached_tokens` ≤ `prompt_tokens` (v0.5's frame rule; servers send `null`, or
+ * details without a count).
+ */
+export function relayedUsage(usage: Usage): Usage {
+  const { prompt_tokens_details: details, ...rest } = usage;
+  const cached = details?.cached_tokens;
+  return Number.isInteger(cached) && cached! >= 0 && cached! <= usage.prompt_tokens
+    ? { ...rest, prompt_tokens_details: { cached_tokens: cached! } }
+    : rest;
 }

@@ -3,6 +3,7 @@ import { encodeFrame } from '../encode-frame.js';
 import { ProtocolError } from '../errors.js';
 import type { Frame, FrameOf, FrameType } from '../messages.js';
 import { parseFrame } from '../parse-frame.js';
+import type { PrefixCache } from '../prefix-keys.js';
 import { ConformanceFailure } from './failure.js';
 
 /** Something that arrived from the peer: a valid frame, an invalid message, or the close. */
@@ -24,6 +25,9 @@ export type FrameSocketOptions = {
  */
 export class FrameSocket {
   readonly pingTimes: number[] = [];
+  /** v0.5: every `prefixCache` the peer sent in a ping or presence, in order, with when it came. */
+  readonly prefixCaches: { prefixCache: PrefixCache; at: number }[] = [];
+  private prefixCacheWaiters: (() => void)[] = [];
   closed?: { code: number; reason: string; at: number };
   private readonly queue: WireEvent[] = [];
   private wake?: () => void;
@@ -42,6 +46,7 @@ export class FrameSocket {
       this.stopHeartbeat();
       this.closed = { code, reason: reason.toString(), at: Date.now() };
       this.push({ kind: 'close', ...this.closed });
+      for (const wake of this.prefixCacheWaiters.splice(0)) wake();
     });
     ws.on('error', () => {
       // A socket error is always followed by 'close', which the scenarios observe.
@@ -52,6 +57,10 @@ export class FrameSocket {
     const at = Date.now();
     try {
       const frame = parseFrame(data, { maxBytes: this.maxBytes, binary });
+      if ((frame.type === 'ping' || frame.type === 'presence') && frame.prefixCache) {
+        this.prefixCaches.push({ prefixCache: frame.prefixCache, at });
+        for (const wake of this.prefixCacheWaiters.splice(0)) wake();
+      }
       if (frame.type === 'ping') {
         this.pingTimes.push(at);
         if (this.autoPong) this.trySend({ v: 0, type: 'pong', ts: frame.ts });
@@ -145,6 +154,31 @@ export class FrameSocket {
 
   private trySend(frame: Frame): void {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(encodeFrame(frame));
+  }
+
+  /**
+   * The first `prefixCache` the peer sent at or after `since` that `match` accepts, waiting up to
+   * `timeoutMs` for one; undefined when none came.
+   */
+  async prefixCacheSince(
+    since: number,
+    match: (prefixCache: PrefixCache) => boolean,
+    timeoutMs: number,
+  ): Promise<PrefixCache | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.prefixCaches.find((seen) => seen.at >= since && match(seen.prefixCache));
+      if (found) return found.prefixCache;
+      const left = deadline - Date.now();
+      if (left <= 0 || this.closed) return undefined;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.prefixCacheWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
   }
 
   /** Sends `ping` every `intervalMs` (as a node does from welcome on) until stopHeartbeat or close. */

@@ -1,5 +1,5 @@
 import { NodeError, toNodeError } from '../../errors.js';
-import { chatResponse, completionResponse, type FinishReason } from '../openai-shapes.js';
+import { chatResponse, completionResponse, type FinishReason, relayedUsage } from '../openai-shapes.js';
 import type {
   JobKind,
   JobResponse,
@@ -116,8 +116,8 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
     if (job.signal?.aborted) throw new NodeError('job_cancelled');
     if (!usage) throw new NodeError('runtime_error', { detail: 'The local server reported no usage.' });
     return job.kind !== 'completion'
-      ? chatResponse(meta, [{ text: content, finishReason }], usage)
-      : completionResponse(meta, [{ text: content, finishReason }], usage);
+      ? chatResponse(meta, [{ text: content, finishReason }], relayedUsage(usage))
+      : completionResponse(meta, [{ text: content, finishReason }], relayedUsage(usage));
   }
 
   return {
@@ -193,7 +193,7 @@ export function createOpenAiRuntime(options: OpenAiRuntimeOptions): Runtime {
         const result = (await response.json()) as JobResponse;
         if (!result.usage)
           throw new NodeError('runtime_error', { detail: 'The local server reported no usage.' });
-        return { ...result, model: job.model };
+        return { ...result, model: job.model, usage: relayedUsage(result.usage) };
       } catch (error) {
         if (job.signal?.aborted) throw new NodeError('job_cancelled');
         throw toNodeError(error, 'runtime_error');

@@ -9,6 +9,7 @@ import { admitAndSettle, admitNode, greetNode } from './admit-node.js';
 import { collectJob, expectProtocolClose, modelOf, requireResult } from './collect-job.js';
 import type { NodeScenario } from './context.js';
 import { MEDIA_SCENARIOS } from './media-scenarios.js';
+import { PREFIX_CACHE_SCENARIO } from './prefix-cache-scenario.js';
 import { NODE_SCENARIOS_V0_1 } from './v0-1-scenarios.js';
 import { VERIFY_SCENARIOS } from './verify-scenarios.js';
 
@@ -323,6 +324,8 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
   // Vision and voice (media-scenarios.ts).
   ...MEDIA_SCENARIOS,
   ...VERIFY_SCENARIOS,
+  // v0.5: the prefix cache (prefix-cache-scenario.ts).
+  PREFIX_CACHE_SCENARIO,
 ];
 
 /** The names of the node scenarios, in order. */

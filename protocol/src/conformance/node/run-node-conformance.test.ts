@@ -9,7 +9,7 @@ import { runNodeConformance } from './run-node-conformance.js';
 vi.setConfig({ maxConcurrency: 64 });
 
 /** Runs the whole kit against the reference node, optionally broken on one scenario's rule. */
-async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceReport> {
+async function runAgainstReferenceNode(breaks?: string, prefixCache = true): Promise<ConformanceReport> {
   let node: ReferenceNode | undefined;
   try {
     return await runNodeConformance({
@@ -20,7 +20,7 @@ async function runAgainstReferenceNode(breaks?: string): Promise<ConformanceRepo
       stepTimeoutMs: 10_000,
       connectTimeoutMs: 20_000,
       onListening: (url) => {
-        node = startReferenceNode({ url, reconnectDelayMs: 10, breaks });
+        node = startReferenceNode({ url, reconnectDelayMs: 10, breaks, prefixCache });
       },
     });
   } finally {
@@ -35,6 +35,23 @@ describe('runNodeConformance', () => {
       NODE_SCENARIO_NAMES.map((name) => [name, 'pass', undefined]),
     );
     expect(report.ok).toBe(true);
+  });
+
+  test('behavior: a node that claims no prefix cache (as every node before v0.5) passes every scenario', async () => {
+    const report = await runAgainstReferenceNode(undefined, false);
+    expect(report.results.map((r) => [r.name, r.status, r.detail])).toEqual(
+      NODE_SCENARIO_NAMES.map((name) => [name, 'pass', undefined]),
+    );
+  });
+
+  test('error: a node that advertises its cache but not the conversation it just served fails prefix_cache', async () => {
+    const report = await runAgainstReferenceNode('prefix_cache');
+    const failed = report.results.filter((r) => r.status === 'fail').map((r) => `${r.name}: ${r.detail}`);
+    expect(failed).toEqual([
+      expect.stringMatching(
+        /^prefix_cache: no ping or presence after the second turn advertised its key [0-9a-f]{16} /,
+      ),
+    ]);
   });
 
   // Concurrent: each run listens on its own port, and a run mostly waits on timers (heartbeats, timeouts).

@@ -163,7 +163,19 @@ async function runTextJob(session: ReferenceNodeSession, job: JobFrame) {
     }
     if (breaks === 'presence_order' && i === 0) session.reportPresence();
   }
-  const usage = usageOf(promptTokens, maxTokens);
+  // v0.5: a chat job's prompt tokens its (fake) prefix cache held.
+  const cache = job.kind === 'chat' ? session.settings.prefixCache : undefined;
+  const { model, tools, messages } = job.request;
+  const cached = cache?.serve(
+    typeof model === 'string' ? model : job.model,
+    tools,
+    messages as unknown[],
+    promptTokens,
+  );
+  const usage = {
+    ...usageOf(promptTokens, maxTokens),
+    ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+  };
   // A text completion answers with text (§9 "Kinds"); broken on purpose, with a chat message.
   const response =
     completion && breaks !== 'completion'

@@ -7,6 +7,7 @@ import type { ProtocolError } from '../../errors.js';
 import type { Manifest } from '../../manifest.js';
 import type { Frame, PresenceStatus } from '../../messages.js';
 import { SessionOrder } from '../../session-order.js';
+import type { ReferencePrefixCache } from './reference-prefix-cache.js';
 
 /** What every session of one reference node shares. */
 export type ReferenceNodeSettings = {
@@ -18,6 +19,8 @@ export type ReferenceNodeSettings = {
   breaks: string | undefined;
   /** The manifest it publishes. */
   manifest: () => Manifest;
+  /** v0.5: its (fake) prefix cache, advertised in ping and presence; absent: it claims none. */
+  prefixCache?: ReferencePrefixCache;
 };
 
 /**
@@ -71,7 +74,19 @@ export class ReferenceNodeSession {
     }
     // Broken on purpose: the capacity reported ignores the tier's limit.
     const reported = this.breaks === 'tier_limit' ? this.settings.capacity : cap;
-    this.send(createFrame('presence', { status: this.status, load: { inFlight, capacity: reported } }));
+    this.send(
+      createFrame('presence', {
+        status: this.status,
+        load: { inFlight, capacity: reported },
+        ...this.advertised(),
+      }),
+    );
+  }
+
+  /** `{prefixCache}` for a ping or presence when the node keeps one (v0.5), else nothing. */
+  advertised() {
+    const cache = this.settings.prefixCache;
+    return cache ? { prefixCache: cache.advertised() } : {};
   }
 
   /** Once draining and the last job ended: presence offline, bye, close 1000. */

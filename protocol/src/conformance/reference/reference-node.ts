@@ -20,6 +20,7 @@ import { referenceManifest } from './reference-manifest.js';
 import { withMediaModels } from './reference-media.js';
 import { acceptJob } from './reference-node-jobs.js';
 import { ReferenceNodeSession, type ReferenceNodeSettings } from './reference-node-session.js';
+import { ReferencePrefixCache } from './reference-prefix-cache.js';
 import { withKitModel } from './reference-verify.js';
 
 /** Longest wait between reconnect attempts. */
@@ -45,6 +46,11 @@ export type ReferenceNodeOptions = {
    * node never sets this.
    */
   breaks?: string;
+  /**
+   * v0.5: keep a (fake) prefix cache — report `cached_tokens` and advertise prefix keys in ping and
+   * presence (default true); false: a node that claims no cache, as every node before v0.5.
+   */
+  prefixCache?: boolean;
 };
 
 export type ReferenceNode = {
@@ -77,6 +83,9 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
     breaks,
     // Chat and embedding (reference-manifest.ts), vision and voice, and the kit model.
     manifest: () => withKitModel(withMediaModels(referenceManifest(account.address))),
+    ...(options.prefixCache !== false
+      ? { prefixCache: new ReferencePrefixCache(breaks === 'prefix_cache') }
+      : {}),
   };
 
   /** `admitted`: this frame is the manifest_ack that made the session ready. */
@@ -104,7 +113,7 @@ export function startReferenceNode(options: ReferenceNodeOptions): ReferenceNode
             if (Date.now() - session.lastHeardAt > session.ttlMs && breaks !== 'node_heartbeat_timeout') {
               return session.fail(new ProtocolError('heartbeat_timeout'));
             }
-            session.send(createFrame('ping', { ts: Date.now() }));
+            session.send(createFrame('ping', { ts: Date.now(), ...session.advertised() }));
           }, frame.heartbeatIntervalMs);
         }
         const manifest = settings.manifest();
