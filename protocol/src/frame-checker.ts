@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
+import { frameRuleViolation } from './frame-rules.js';
 import { FRAME_SCHEMAS, type FrameType } from './messages.js';
 
 const compiled = new Map<FrameType, TypeCheck<TSchema>>();
@@ -18,4 +19,14 @@ export function frameChecker(type: FrameType): TypeCheck<TSchema> {
 export function firstViolation(type: FrameType, value: unknown): string | undefined {
   const error = frameChecker(type).Errors(value).First();
   return error ? `${error.path || '/'}: ${error.message}` : undefined;
+}
+
+/**
+ * `frameType path: message` when `value` breaks its schema or a rule across its fields
+ * (frame-rules.ts), else undefined: what parseFrame and encodeFrame refuse as schema_violation.
+ */
+export function frameViolation(type: FrameType, value: unknown): string | undefined {
+  if (!frameChecker(type).Check(value)) return `${type} ${firstViolation(type, value)}`;
+  const rule = frameRuleViolation(type, value as Record<string, unknown>);
+  return rule === undefined ? undefined : `${type} ${rule}`;
 }

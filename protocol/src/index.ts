@@ -36,6 +36,7 @@ export * from './media.js';
 export * from './messages.js';
 export { negotiateVersion } from './negotiate-version.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';
+export * from './prefix-keys.js';
 export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export { type JobError, readJobError } from './read-job-error.js';

@@ -48,6 +48,11 @@ export const PriceSchema = Type.Object({
   currency: Type.Union(CURRENCIES.map((c) => Type.Literal(c))),
   inputPerMTok: DecimalString,
   outputPerMTok: DecimalString,
+  /**
+   * v0.5, chat models: the price of a prompt token the node's KV cache held (`cached_tokens`), at
+   * most `inputPerMTok` (a frame rule: a larger value is a schema_violation). Absent: the input price.
+   */
+  cachedInputPerMTok: Type.Optional(DecimalString),
   /** Voice models serving transcription or translation: base units per second of audio in. */
   inputPerSecond: Type.Optional(DecimalString),
   /** Voice models serving speech: base units per million characters of text in. */

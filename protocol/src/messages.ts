@@ -5,9 +5,13 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ManifestSchema } from './manifest.js';
+import { PrefixCacheSchema } from './prefix-keys.js';
 import { Address, Count, Id, Role, Signature, Software, Text, Timestamp } from './primitives.js';
 import { GrantedScopeSchema, ScopeSchema } from './scopes.js';
 import { TIER_NAMES } from './tiers.js';
+import { Usage } from './usage.js';
+
+export { Usage };
 
 const V = Type.Literal(0, { description: 'protocol version of the frame' });
 
@@ -21,16 +25,6 @@ function frame<T extends string, P extends Record<string, TSchema>>(
 
 /** An arbitrary JSON object (OpenAI request and response bodies). */
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
-
-export const Usage = Type.Object({
-  prompt_tokens: Count,
-  completion_tokens: Count,
-  total_tokens: Count,
-  /** Transcription and translation jobs: seconds of audio in (the billed unit, media.ts). */
-  seconds: Type.Optional(Type.Number({ minimum: 0 })),
-  /** Speech jobs: characters of text in (the billed unit, media.ts). */
-  characters: Type.Optional(Count),
-});
 
 export const PRESENCE_STATUSES = ['online', 'busy', 'draining', 'offline'] as const;
 export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
@@ -210,13 +204,19 @@ export const PresenceFrame = frame(
   {
     status: Type.Union(PRESENCE_STATUSES.map((s) => Type.Literal(s))),
     load: Type.Object({ inFlight: Count, capacity: Count }),
+    /** v0.5: the prefix keys the node holds in KV now, per model, most recent first (§9 "Prefix cache"). */
+    prefixCache: Type.Optional(PrefixCacheSchema),
   },
   'node → coordinator, on every change of status or load',
 );
 
 export const PingFrame = frame(
   'ping',
-  { ts: Count },
+  {
+    ts: Count,
+    /** v0.5, node → coordinator: as `presence.prefixCache`, refreshed every heartbeat. */
+    prefixCache: Type.Optional(PrefixCacheSchema),
+  },
   'either way; the node sends one every heartbeatIntervalMs, the peer answers pong',
 );
 
@@ -351,7 +351,6 @@ export const FRAME_TYPES = Object.keys(FRAME_SCHEMAS) as FrameType[];
 /** The union of every frame, discriminated by `type`. */
 export const FrameSchema = Type.Union(Object.values(FRAME_SCHEMAS));
 
-export type Usage = Static<typeof Usage>;
 export type HelloFrame = Static<typeof HelloFrame>;
 export type ChallengeFrame = Static<typeof ChallengeFrame>;
 export type AuthFrame = Static<typeof AuthFrame>;

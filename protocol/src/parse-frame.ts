@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION } from './constants.js';
 import { ProtocolError } from './errors.js';
-import { firstViolation, frameChecker } from './frame-checker.js';
+import { frameViolation } from './frame-checker.js';
 import { FRAME_SCHEMAS, type Frame, type FrameType } from './messages.js';
 
 export type ParseFrameOptions = {
@@ -20,7 +20,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  *
  * Checks, in order: size (`frame_too_large`), binary or invalid UTF-8 or not one JSON object
  * (`malformed_frame`), `type` (`unknown_type`), `v` (`unsupported_version`), the schema of the type
- * (`schema_violation`).
+ * and the rules across its fields (`schema_violation`).
  * @throws ProtocolError with the registry code and the WebSocket close code to use.
  */
 export function parseFrame(data: RawFrame, options: ParseFrameOptions = {}): Frame {
@@ -54,9 +54,8 @@ export function parseFrame(data: RawFrame, options: ParseFrameOptions = {}): Fra
     }
     throw new ProtocolError('schema_violation', '/v: must be a protocol version.');
   }
-  if (!frameChecker(frameType).Check(value)) {
-    throw new ProtocolError('schema_violation', `${frameType} ${firstViolation(frameType, value)}`);
-  }
+  const violation = frameViolation(frameType, value);
+  if (violation !== undefined) throw new ProtocolError('schema_violation', violation);
   return value as Frame;
 }
 

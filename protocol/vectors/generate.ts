@@ -12,6 +12,7 @@ import {
   createFrame,
   type Frame,
   ownerProofText,
+  prefixKeys,
   signChallenge,
   signManifest,
   signOwnerProof,
@@ -32,6 +33,10 @@ const challenge = createFrame('challenge', {
 const manifest = { ...referenceManifest(node.address, '2026-01-01T00:00:01.000Z'), owner: owner.address };
 const ownerProof = await signOwnerProof(node.address, owner);
 const usage = { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 };
+const prefixMessages = [
+  { role: 'system', content: 'You are terse.' },
+  { role: 'user', content: 'Hello!' },
+];
 
 const valid: Record<string, Frame> = {
   hello: createFrame('hello', {
@@ -56,7 +61,11 @@ const valid: Record<string, Frame> = {
     scopes: ['infer.chat', 'infer.embed'],
     models: ['tiny-chat', 'tiny-embed'],
   }),
-  presence: createFrame('presence', { status: 'online', load: { inFlight: 0, capacity: 2 } }),
+  presence: createFrame('presence', {
+    status: 'online',
+    load: { inFlight: 0, capacity: 2 },
+    prefixCache: [{ model: 'tiny-chat', keys: prefixKeys('tiny-chat', null, prefixMessages).reverse() }],
+  }),
   ping: createFrame('ping', { ts: 1767225600000 }),
   pong: createFrame('pong', { ts: 1767225600000 }),
   job: createFrame('job', {
@@ -92,7 +101,7 @@ const valid: Record<string, Frame> = {
       created: 1767225600,
       model: 'tiny-chat',
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there!' }, finish_reason: 'stop' }],
-      usage,
+      usage: { ...usage, prompt_tokens_details: { cached_tokens: 8 } },
     },
   }),
   error: createFrame('error', {
@@ -224,6 +233,48 @@ const invalid: Record<
     frame: { v: 0, type: 'result', jobId: 'job-1', response: { object: 'chat.completion', choices: [] } },
     error: 'schema_violation',
   },
+  'manifest-cached-price-above-input': {
+    description: 'v0.5: cachedInputPerMTok above inputPerMTok',
+    frame: {
+      ...valid.manifest,
+      manifest: {
+        ...manifest,
+        models: [
+          {
+            ...manifest.models[0],
+            price: { currency: 'USD', inputPerMTok: '100', outputPerMTok: '200', cachedInputPerMTok: '101' },
+          },
+        ],
+      },
+    },
+    error: 'schema_violation',
+  },
+  'ping-prefix-cache-too-many-keys': {
+    description: 'v0.5: 65 prefix keys for one model (at most 64)',
+    frame: {
+      v: 0,
+      type: 'ping',
+      ts: 1,
+      prefixCache: [{ model: 'tiny-chat', keys: Array.from({ length: 65 }, () => '0123456789abcdef') }],
+    },
+    error: 'schema_violation',
+  },
+  'presence-prefix-key-short': {
+    description: 'v0.5: a prefix key is 16 lowercase hex digits',
+    frame: { ...valid.presence, prefixCache: [{ model: 'tiny-chat', keys: ['0123456789ABCDEF'] }] },
+    error: 'schema_violation',
+  },
+  'result-cached-above-prompt': {
+    description: 'v0.5: cached_tokens above prompt_tokens',
+    frame: {
+      ...valid.result,
+      response: {
+        ...(valid.result as { response: object }).response,
+        usage: { ...usage, prompt_tokens_details: { cached_tokens: 13 } },
+      },
+    },
+    error: 'schema_violation',
+  },
   'error-code-uppercase': {
     description: 'codes are snake_case',
     frame: { ...valid.error, code: 'ModelNotFound' },
@@ -254,6 +305,7 @@ write('identity/manifest.json', {
   canonical: canonicalJson(manifest),
   signature: (valid.manifest as { signature: string }).signature,
 });
+write('prefix-keys.json', prefixKeyVectors());
 write('identity/owner.json', {
   description: 'ownerProofText(nodeId) and the owner wallet’s EIP-191 signature of it',
   nodeId: node.address,
@@ -261,3 +313,55 @@ write('identity/owner.json', {
   text: ownerProofText(node.address),
   signature: ownerProof.signature,
 });
+
+/** v0.5: prefixKeys for a few requests, each with the text whose SHA-256 its last key begins. */
+function prefixKeyVectors() {
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: 'get_time',
+        parameters: { type: 'object', properties: { zone: { type: 'string' } } },
+      },
+    },
+  ];
+  const cases = [
+    { modelId: 'tiny-chat', tools: null, messages: prefixMessages },
+    {
+      modelId: 'gpumesh/mini-chat',
+      tools,
+      messages: [
+        { content: 'Keys sort: content before role.', role: 'system' },
+        { role: 'user', content: 'What time is it in Oslo? ✓' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'c1',
+              type: 'function',
+              function: { name: 'get_time', arguments: '{"zone":"Europe/Oslo"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: '12:00' },
+      ],
+    },
+    {
+      modelId: 'tiny-chat',
+      tools: undefined,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'parts' }] }],
+    },
+  ];
+  return {
+    description:
+      'prefixKeys(modelId, tools, messages): key i = first 16 hex of sha256(modelId + "\\n" + canonicalJson(tools ?? null) + "\\n" + canonicalJson(messages[0..i]))',
+    cases: cases.map(({ modelId, tools, messages }) => ({
+      modelId,
+      tools: tools ?? null,
+      messages,
+      lastText: `${modelId}\n${canonicalJson(tools ?? null)}\n${canonicalJson(messages)}`,
+      keys: prefixKeys(modelId, tools, messages),
+    })),
+  };
+}
