@@ -28,6 +28,7 @@ export const SETTING_FLAGS = [
   ['gpus', 'gpus', 'GPUMESH_NODE_GPUS', 'string'],
   ['threads', 'threads', 'GPUMESH_NODE_THREADS', 'integer'],
   ['maxConcurrency', 'max-concurrency', 'GPUMESH_NODE_MAX_CONCURRENCY', 'integer'],
+  ['prefixCacheBytes', 'prefix-cache-bytes', 'GPUMESH_NODE_PREFIX_CACHE_BYTES', 'integer'],
   ['offerEmbeddings', 'offer-embeddings', 'GPUMESH_NODE_OFFER_EMBEDDINGS', 'boolean'],
   ['healthHost', 'health-host', 'GPUMESH_NODE_HEALTH_HOST', 'string'],
   ['healthPort', 'health-port', 'GPUMESH_NODE_HEALTH_PORT', 'integer'],

@@ -19,6 +19,11 @@ export const DEFAULT_MAX_CONCURRENCY = 2;
 /** $0.10 and $0.20 per million tokens, in nanousd. */
 export const DEFAULT_INPUT_PRICE_PER_MTOK = '100000000';
 export const DEFAULT_OUTPUT_PRICE_PER_MTOK = '200000000';
+/**
+ * A cached prompt token's price, as a percentage of the input price, when the price names none
+ * (NODE_PROTOCOL.md §9 "Prefix cache"): 25 %, within the 10–50 % OpenAI, Anthropic and DeepSeek charge.
+ */
+export const DEFAULT_CACHED_INPUT_PERCENT = 25n;
 /** Voice prices, nanousd: $0.006 per minute of audio transcribed (0.0001 $/s), $1 per million characters spoken. */
 export const DEFAULT_PRICE_PER_AUDIO_SECOND = '100000';
 export const DEFAULT_PRICE_PER_MCHAR = '1000000000';
@@ -30,6 +35,8 @@ const Price = Type.Object({
   currency: Type.Union([Type.Literal('USD'), Type.Literal('NATIVE')]),
   inputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
   outputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
+  /** Chat models that cache prefixes: a cached prompt token's price, ≤ inputPerMTok (default 25 % of it). */
+  cachedInputPerMTok: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]*)$' })),
 });
 
 /** Per-model settings from the config file, matched by file name (llama) or id (openai). */
@@ -97,6 +104,12 @@ export const NodeConfigSchema = Type.Object({
   threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 })),
   /** Jobs at once per model; unset: sized from free VRAM on a GPU, {@link DEFAULT_MAX_CONCURRENCY} on the CPU. */
   maxConcurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
+  /**
+   * Bytes per chat model for the KV state of recent conversations beyond the concurrent jobs'
+   * sequences (the prefix cache, at most 4 more sequences); unset: an eighth of the memory free
+   * after the model loads (VRAM on a GPU, RAM on the CPU); 0: none beyond the job sequences.
+   */
+  prefixCacheBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Also offer each decoder model's embeddings, as `<id>-embed`. */
   offerEmbeddings: Type.Boolean(),
   price: Price,
@@ -180,6 +193,17 @@ export function loadConfig(options: LoadConfigOptions = {}): NodeConfig {
   }
   if ((merged.ownerAddress === undefined) !== (merged.ownerSignature === undefined)) {
     throw new NodeError('config_invalid', { detail: 'ownerAddress and ownerSignature go together.' });
+  }
+  const prices = [merged.price, ...(merged.models as ModelSetting[]).map((model) => model.price)];
+  for (const price of prices as (Static<typeof Price> | undefined)[]) {
+    if (
+      price?.cachedInputPerMTok !== undefined &&
+      BigInt(price.cachedInputPerMTok) > BigInt(price.inputPerMTok)
+    ) {
+      throw new NodeError('config_invalid', {
+        detail: 'price.cachedInputPerMTok must be at most inputPerMTok.',
+      });
+    }
   }
   if (merged.runtime === 'openai' && !merged.openaiUrl) {
     throw new NodeError('config_invalid', { detail: 'runtime openai needs openaiUrl.' });

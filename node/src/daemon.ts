@@ -9,7 +9,7 @@ import { type HealthServer, type HealthStatus, startHealthServer } from './healt
 import { HubClient } from './hub-client.js';
 import type { HubLogger } from './hub-client-options.js';
 import { loadNodeIdentity } from './identity.js';
-import { buildManifest } from './manifest.js';
+import { buildManifest, offerPrice } from './manifest.js';
 import { createRuntime } from './runtimes/create-runtime.js';
 import type { LoadProgress, Runtime, TokenIds } from './runtimes/runtime.js';
 import { tierSummary } from './tier-summary.js';
@@ -85,7 +85,9 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
       ...(job.continueFrom ? { continueFrom: job.continueFrom } : {}),
       ...io,
     });
-    const price: Price = prices[job.model] ?? config.price;
+    const offered = models.find((model) => model.id === job.model);
+    const configured: Price = prices[job.model] ?? config.price;
+    const price = offered ? offerPrice(configured, offered) : configured;
     served.jobs++;
     served.prompt += response.usage.prompt_tokens;
     served.completion += response.usage.completion_tokens;
@@ -99,8 +101,11 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
         (characters !== undefined && price.inputPerMChar !== undefined
           ? BigInt(characters) * BigInt(price.inputPerMChar)
           : 0n);
+      // Cached prompt tokens at the cached price (the coordinator may bill fewer of them so: an estimate).
+      const cached = BigInt(response.usage.prompt_tokens_details?.cached_tokens ?? 0);
       served.earnings +=
-        (BigInt(response.usage.prompt_tokens) * BigInt(price.inputPerMTok) +
+        ((BigInt(response.usage.prompt_tokens) - cached) * BigInt(price.inputPerMTok) +
+          cached * BigInt(price.cachedInputPerMTok ?? price.inputPerMTok) +
           BigInt(response.usage.completion_tokens) * BigInt(price.outputPerMTok) +
           voice) /
         1_000_000n;
@@ -124,6 +129,10 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     ...(owner ? { owner } : {}),
     capacity,
     runJob,
+    // A runtime that keeps conversations' KV state for a chat model says what it holds (v0.5).
+    ...(runtime.prefixCache && models.some((model) => model.cachesPrefixes)
+      ? { prefixCache: runtime.prefixCache.bind(runtime) }
+      : {}),
     manifest: (allowedScopes) =>
       buildManifest({
         nodeId: identity.nodeId,

@@ -1,4 +1,4 @@
-import type { Manifest, Scope } from '@gpumesh/protocol';
+import type { Manifest, PrefixCache, Scope } from '@gpumesh/protocol';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { DEFAULT_CHUNK_FLUSH_MS } from './chunk-flush.js';
 import type { HubJobRunner } from './run-hub-job.js';
@@ -24,6 +24,11 @@ export type HubClientOptions = {
   owner?: { address: `0x${string}`; signature: `0x${string}` };
   /** The manifest for the scopes the tier allows (called after each welcome). */
   manifest: (allowedScopes: readonly Scope[]) => Manifest;
+  /**
+   * The prefix keys the node holds in KV now, sent with every `ping` and `presence` (v0.5,
+   * NODE_PROTOCOL.md §9 "Prefix cache"); absent: the node claims no cache and sends none.
+   */
+  prefixCache?: () => PrefixCache;
   /** Jobs this node runs at once; at this many it reports busy. */
   capacity: number;
   /** Runs one job; rejects with a NodeError. `tokens`: completion tokens the chunk carries, if known. */

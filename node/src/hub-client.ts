@@ -8,6 +8,7 @@ import {
   knownScopes,
   MIN_MAX_FRAME_BYTES,
   NORMAL_CLOSE_CODE,
+  type PrefixCache,
   type PresenceStatus,
   ProtocolError,
   type ProtocolErrorCode,
@@ -318,7 +319,7 @@ export class HubClient {
     const status: PresenceStatus =
       this.state === 'draining' ? 'draining' : inFlight >= capacity ? 'busy' : 'online';
     this.presence = status;
-    this.send(createFrame('presence', { status, load: { inFlight, capacity } }));
+    this.send(createFrame('presence', { status, load: { inFlight, capacity }, ...this.prefixCache() }));
   }
 
   private startHeartbeat(intervalMs: number, ttlMs: number) {
@@ -326,8 +327,13 @@ export class HubClient {
     const ttl = Math.max(ttlMs, ttlMsFor(intervalMs));
     this.heartbeat = setInterval(() => {
       if (Date.now() - this.lastHeard > ttl) return this.fail(new ProtocolError('heartbeat_timeout'));
-      this.send(createFrame('ping', { ts: Date.now() }));
+      this.send(createFrame('ping', { ts: Date.now(), ...this.prefixCache() }));
     }, intervalMs);
+  }
+
+  /** `{prefixCache}` for a ping or presence when the node keeps one (v0.5), else nothing. */
+  private prefixCache(): { prefixCache?: PrefixCache } {
+    return this.options.prefixCache ? { prefixCache: this.options.prefixCache() } : {};
   }
 
   /** Reports a session-ending protocol error to the peer, then closes with its code. */

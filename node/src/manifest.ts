@@ -7,6 +7,7 @@ import {
   SCOPE_FOR_FAMILY,
   type Scope,
 } from '@gpumesh/protocol';
+import { DEFAULT_CACHED_INPUT_PERCENT } from './config.js';
 import type { Hardware } from './hardware/detect-hardware.js';
 import type { ServedModel } from './runtimes/runtime.js';
 import { SOFTWARE } from './software.js';
@@ -38,7 +39,7 @@ export function buildManifest(options: BuildManifestOptions): Manifest {
       family: model.family,
       contextLength: model.contextLength,
       maxConcurrency: model.maxConcurrency,
-      price: options.prices[model.id] ?? options.defaultPrice,
+      price: offerPrice(options.prices[model.id] ?? options.defaultPrice, model),
       ...(model.sha256 ? { sha256: model.sha256 } : {}),
       ...(model.kinds ? { kinds: model.kinds } : {}),
       ...(model.continues ? { continues: true } : {}),
@@ -62,4 +63,16 @@ export function buildManifest(options: BuildManifestOptions): Manifest {
     protocolVersion: PROTOCOL_VERSION,
     issuedAt: (options.issuedAt ?? new Date()).toISOString(),
   };
+}
+
+/**
+ * A model's offered price: a model that caches prefixes offers its cached input price (the
+ * configured one, else {@link DEFAULT_CACHED_INPUT_PERCENT} of the input price); others none.
+ */
+export function offerPrice(price: Price, model: ServedModel): Price {
+  const { cachedInputPerMTok, ...rest } = price;
+  if (!model.cachesPrefixes) return rest;
+  const cached =
+    cachedInputPerMTok ?? ((BigInt(price.inputPerMTok) * DEFAULT_CACHED_INPUT_PERCENT) / 100n).toString();
+  return { ...rest, cachedInputPerMTok: cached };
 }

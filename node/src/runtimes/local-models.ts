@@ -39,6 +39,7 @@ export async function listLocalModels(config: NodeConfig): Promise<LocalModel[]>
         ? { autoConcurrency: true }
         : {}),
       ...(setting?.contextLength ? { contextLength: setting.contextLength } : {}),
+      ...(config.prefixCacheBytes !== undefined ? { prefixCacheBytes: config.prefixCacheBytes } : {}),
       ...(setting?.family ? { family: setting.family } : {}),
       ...(embeddingId ? { embeddingId } : {}),
       price,

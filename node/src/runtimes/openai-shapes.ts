@@ -264,10 +264,12 @@ export function embeddingResponse(model: string, vectors: number[][], promptToke
   };
 }
 
-export function usageOf(promptTokens: number, completionTokens: number): Usage {
+/** OpenAI's usage; with `cachedTokens`, `prompt_tokens_details.cached_tokens` (v0.5). */
+export function usageOf(promptTokens: number, completionTokens: number, cachedTokens?: number): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: cachedTokens } }),
   };
 }

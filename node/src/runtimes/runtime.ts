@@ -1,3 +1,5 @@
+import type { PrefixCache } from '@gpumesh/protocol';
+
 /** Job kinds, as the protocol's `job.kind` names them. */
 export type JobKind =
   | 'chat'
@@ -29,6 +31,11 @@ export type ServedModel = {
   kinds?: VoiceKind[];
   /** Chat and text models: jobs may carry `continueFrom` (NODE_PROTOCOL.md §9 "Continuing an answer"). */
   continues?: boolean;
+  /**
+   * Chat models whose runtime keeps recent conversations' KV state and reports `cached_tokens`
+   * (NODE_PROTOCOL.md §9 "Prefix cache"): the offer carries the cached input price.
+   */
+  cachesPrefixes?: boolean;
 };
 
 export type Usage = {
@@ -39,6 +46,8 @@ export type Usage = {
   seconds?: number;
   /** Speech: characters of text in (the billed unit). */
   characters?: number;
+  /** Chat and completion: the prompt tokens the runtime's KV cache held (not evaluated again). */
+  prompt_tokens_details?: { cached_tokens?: number } | null;
 };
 
 /** An OpenAI JSON object (request, response or stream chunk). */
@@ -96,6 +105,12 @@ export type Runtime = {
   models(): ServedModel[];
   /** Runs one job; rejects with a NodeError. */
   run(job: RuntimeJob): Promise<JobResponse>;
+  /**
+   * The prefix keys of the conversations the runtime holds in KV now, per model, most recent first
+   * (`ping`/`presence` `prefixCache`, NODE_PROTOCOL.md §9 "Prefix cache"). Absent: the runtime
+   * claims no cache.
+   */
+  prefixCache?(): PrefixCache;
   /** False once the runtime has failed or closed. */
   alive(): boolean;
   close(): Promise<void>;

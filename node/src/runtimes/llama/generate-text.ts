@@ -64,6 +64,8 @@ export type GeneratedText = {
   text: string;
   completionTokens: number;
   finishReason: FinishReason;
+  /** Prompt tokens the sequence already held, not evaluated again (the prefix cache's reuse). */
+  cachedTokens: number;
   /** Every sampled token (end-of-generation excluded), for teacher-forced verification. */
   tokenIds: Token[];
   /** With `logprobs`: one entry per token whose text begins in `text` (a stop string's cut drops the rest). */
@@ -99,7 +101,8 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   // 15-token prompt took 10.6 ms on the medium bench model (6 × 384, 2 cores) instead of 2.4 ms
   // for its last token alone: ~3 % of a 128-token job.
   await sequence.adaptStateToTokens(promptTokens.slice(0, -1), false);
-  const input = promptTokens.slice(sequence.nextTokenIndex);
+  const cachedTokens = sequence.nextTokenIndex;
+  const input = promptTokens.slice(cachedTokens);
 
   const generated: Token[] = [];
   let pending: Token[] = [];
@@ -245,6 +248,7 @@ export async function generateText(options: GenerateTextOptions): Promise<Genera
   return {
     text: text.slice(base),
     completionTokens,
+    cachedTokens,
     finishReason,
     tokenIds: [...generated, ...pending].slice(replay.length),
     ...(options.logprobs !== undefined ? { logprobs: kept } : {}),

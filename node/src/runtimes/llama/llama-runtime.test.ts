@@ -8,7 +8,14 @@ const tiny = useTinyRuntime();
 describe('createLlamaRuntime', () => {
   test('default: offers the model with its context and concurrency', () => {
     expect(tiny.runtime.models()).toEqual([
-      { id: 'tiny', family: 'chat', contextLength: 2048, maxConcurrency: 2, continues: true },
+      {
+        id: 'tiny',
+        family: 'chat',
+        contextLength: 2048,
+        maxConcurrency: 2,
+        continues: true,
+        cachesPrefixes: true,
+      },
       { id: 'tiny-embed', family: 'embedding', contextLength: 2048, maxConcurrency: 2 },
     ]);
     expect(tiny.runtime.info.name).toBe('node-llama-cpp');

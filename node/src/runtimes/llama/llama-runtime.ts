@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { MAX_PREFIX_CACHE_MODELS, type PrefixCache } from '@gpumesh/protocol';
 import { getLlama, getModuleVersion, type Llama } from 'node-llama-cpp';
 import { NodeError, toNodeError } from '../../errors.js';
 import type {
@@ -57,8 +58,10 @@ const KINDS_BY_FAMILY: Record<ModelFamily, JobKind[]> = {
 
 /**
  * The default runtime: GGUF models in this process through node-llama-cpp. Each model gets one
- * context with `maxConcurrency` sequences, so concurrent jobs share one batched decode. Chat uses the
- * model's own chat template; usage counts are the exact tokens evaluated and sampled.
+ * context with `maxConcurrency` sequences, so concurrent jobs share one batched decode, and a few more
+ * that keep recent conversations' KV state (the prefix cache: a job runs on the sequence holding most
+ * of its prompt, `cached_tokens` counts what it did not evaluate again, `prefixCache()` names what is
+ * held). Chat uses the model's own chat template; usage counts are the exact tokens evaluated and sampled.
  */
 export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
   const settings = llamaSettings({
@@ -110,6 +113,11 @@ export function createLlamaRuntime(options: LlamaRuntimeOptions): Runtime {
     },
 
     models: () => [...loaded.values()].map((served) => served.offer),
+
+    prefixCache(): PrefixCache {
+      const held = entries.flatMap((entry) => entry.sequences?.prefixCache() ?? []);
+      return held.slice(0, MAX_PREFIX_CACHE_MODELS);
+    },
 
     async run(job): Promise<JobResponse> {
       const { offer, entry } = servedFor(job);

@@ -1,3 +1,4 @@
+import { prefixKeys } from '@gpumesh/protocol';
 import type { LlamaModel, Token } from 'node-llama-cpp';
 import { NodeError } from '../../errors.js';
 import {
@@ -19,6 +20,7 @@ import { completionPrompts } from './completion-prompts.js';
 import { generateText } from './generate-text.js';
 import type { JsonGrammars } from './json-grammars.js';
 import { type LoadedModel, vocabularySize, withSequence } from './loaded-model.js';
+import type { HeldPrefix } from './sequence-pool.js';
 import { toTokenBias } from './to-token-bias.js';
 import { chatLogprobs, completionLogprobs, type TokenLogprob } from './token-logprobs.js';
 import { forcedTools, ToolCallStream } from './tool-calls.js';
@@ -36,7 +38,9 @@ const CONTINUED_CONTEXT_TOKENS = 16;
  * prompt × n + i) — streamed as chunks when asked, with each token's log-probabilities when asked
  * (token-logprobs.ts). A job with `continueFrom` continues that answer instead of beginning one
  * (NODE_PROTOCOL.md §9 "Continuing an answer"): the chat's model turn begun with its text and left
- * open, or the text appended to the prompt; only the new text is returned.
+ * open, or the text appended to the prompt; only the new text is returned. Each prompt runs on the
+ * sequence that holds most of it (the prefix cache, sequence-pool.ts): `cached_tokens` says how many
+ * of its tokens were not evaluated again, and a chat's sequence is then known by its prefix keys.
  */
 export async function runText(
   entry: LoadedModel,
@@ -101,6 +105,8 @@ export async function runText(
   const n = request.n ?? 1;
   const choices: ChoiceText[] = [];
   let completionTokens = 0;
+  let cachedTokens = 0;
+  const holds = chat ? heldPrefix(job) : undefined;
   for (let index = 0; index < n * prompts.length; index++) {
     const promptTokens = prompts[Math.floor(index / n)]!;
     const choiceSeed = index % n;
@@ -128,35 +134,40 @@ export async function runText(
     // Each choice's own forced call (its chunks carry the choice's index).
     const call = forced ? new ToolCallStream(meta, job.stream ? job.onChunk : undefined, index) : undefined;
     const gate = emit && autoTools ? new AutoCallGate(sendText) : undefined;
-    const result = await withSequence(entry, (sequence) =>
-      generateText({
-        sequence,
-        promptTokens,
-        maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
-        temperature: request.temperature ?? DEFAULT_TEMPERATURE,
-        topP: request.top_p,
-        ...(request.top_k ? { topK: request.top_k } : {}),
-        ...(request.min_p ? { minP: request.min_p } : {}),
-        seed: request.seed === undefined ? undefined : request.seed + choiceSeed,
-        ...(top !== undefined && !forced ? { logprobs: top } : {}),
-        tokenBias: toTokenBias(model, request.logit_bias, grammar !== undefined),
-        ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
-        ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
-        ...(grammar ? { grammar } : {}),
-        // The continued text's last tokens precede the new ones: the first keeps its leading space.
-        ...(answerSoFar !== undefined ? { lastTokens: promptTokens.slice(-CONTINUED_CONTEXT_TOKENS) } : {}),
-        ...(resume ? { resume } : {}),
-        // A forced call ends where its grammar does: a stop string inside it would cut the JSON.
-        stop: forced ? [] : stop,
-        signal: job.signal,
-        onText: call
-          ? (text, tokens) => call.push(text, tokens)
-          : gate
-            ? (text, tokens, entries) => gate.push(text, tokens, entries)
-            : emit && sendText,
-      }),
+    const result = await withSequence(
+      entry,
+      (sequence) =>
+        generateText({
+          sequence,
+          promptTokens,
+          maxTokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
+          temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+          topP: request.top_p,
+          ...(request.top_k ? { topK: request.top_k } : {}),
+          ...(request.min_p ? { minP: request.min_p } : {}),
+          seed: request.seed === undefined ? undefined : request.seed + choiceSeed,
+          ...(top !== undefined && !forced ? { logprobs: top } : {}),
+          tokenBias: toTokenBias(model, request.logit_bias, grammar !== undefined),
+          ...(request.presence_penalty ? { presencePenalty: request.presence_penalty } : {}),
+          ...(request.frequency_penalty ? { frequencyPenalty: request.frequency_penalty } : {}),
+          ...(grammar ? { grammar } : {}),
+          // The continued text's last tokens precede the new ones: the first keeps its leading space.
+          ...(answerSoFar !== undefined ? { lastTokens: promptTokens.slice(-CONTINUED_CONTEXT_TOKENS) } : {}),
+          ...(resume ? { resume } : {}),
+          // A forced call ends where its grammar does: a stop string inside it would cut the JSON.
+          stop: forced ? [] : stop,
+          signal: job.signal,
+          onText: call
+            ? (text, tokens) => call.push(text, tokens)
+            : gate
+              ? (text, tokens, entries) => gate.push(text, tokens, entries)
+              : emit && sendText,
+        }),
+      { prompt: promptTokens, ...(holds ? { holds } : {}) },
     );
     completionTokens += result.completionTokens;
+    // A prompt's cached tokens are its first choice's: the others reuse what that one evaluated.
+    if (index % n === 0) cachedTokens += result.cachedTokens;
     // The token ids a verifier checks are choice 0's (NODE_PROTOCOL.md §9).
     if (index === 0) {
       job.onTokenIds?.({
@@ -202,8 +213,16 @@ export async function runText(
         : {}),
     });
   }
-  const usage = usageOf(promptCount, completionTokens);
+  const usage = usageOf(promptCount, completionTokens, cachedTokens);
   return chat ? chatResponse(meta, choices, usage) : completionResponse(meta, choices, usage);
+}
+
+/** A chat job's prefix keys under the model id its request names (NODE_PROTOCOL.md §9 "Prefix cache"). */
+function heldPrefix(job: RuntimeJob): HeldPrefix | undefined {
+  const { model, tools, messages } = job.request;
+  if (!Array.isArray(messages)) return undefined;
+  const modelId = typeof model === 'string' ? model : job.model;
+  return { model: modelId, keys: prefixKeys(modelId, tools, messages) };
 }
 
 /**

@@ -42,7 +42,15 @@ export function useTinyRuntime(): TinyRuntime {
     ({ path: state.modelPath } = await writeTinyModel({ path: join(state.dir, 'tiny.gguf'), seed: 11 }));
     state.runtime = createLlamaRuntime({
       llama: state.llama,
-      models: [{ id: 'tiny', path: state.modelPath, maxConcurrency: 2, embeddingId: 'tiny-embed' }],
+      models: [
+        {
+          id: 'tiny',
+          path: state.modelPath,
+          maxConcurrency: 2,
+          embeddingId: 'tiny-embed',
+          prefixCacheBytes: 0,
+        },
+      ],
     });
     await state.runtime.load();
   });

@@ -1,0 +1,125 @@
+import { MAX_PREFIX_CACHE_KEYS, MAX_PREFIX_CACHE_MODELS, type PrefixCache } from '@gpumesh/protocol';
+import type { LlamaContextSequence, Token } from 'node-llama-cpp';
+
+/** What a sequence holds, as prefix keys: the last chat job it served (NODE_PROTOCOL.md §9 "Prefix cache"). */
+export type HeldPrefix = { model: string; keys: readonly string[] };
+
+type Slot = {
+  sequence: LlamaContextSequence;
+  lastUsed: number;
+  /** The prompt tokens of the last job it ran (what it holds beyond them is that job's answer). */
+  prompt: number;
+  held?: HeldPrefix;
+};
+
+/** How a job takes a sequence: the prompt it will evaluate, to pick the one holding most of it. */
+export type SequenceRequest = {
+  prompt?: readonly Token[];
+  /** Recorded as what the sequence holds when `work` succeeds (a chat job's prefix keys). */
+  holds?: HeldPrefix;
+};
+
+/**
+ * A model context's sequences and the KV state they keep between jobs. A job takes the idle
+ * sequence that already holds most of its prompt (generate-text.ts then evaluates only the rest;
+ * see #take for the choice), else the least recently used one — so the pool is an LRU cache of
+ * recent conversations, as many as it has sequences (the memory budget decides how many:
+ * loaded-model.ts). Jobs beyond the sequences wait for one.
+ */
+export class SequencePool {
+  readonly #slots: Slot[];
+  readonly #idle: Slot[];
+  readonly #waiters: ((slot: Slot) => void)[] = [];
+  /** A clock for recency: a counter never ties. */
+  #tick = 0;
+
+  constructor(sequences: readonly LlamaContextSequence[]) {
+    this.#slots = sequences.map((sequence) => ({ sequence, lastUsed: 0, prompt: 0 }));
+    this.#idle = [...this.#slots];
+  }
+
+  /** Sequences running a job now. */
+  get busy(): number {
+    return this.#slots.length - this.#idle.length;
+  }
+
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** Runs `work` on the idle sequence holding most of `request.prompt` (waiting for one if none is idle). */
+  async use<T>(request: SequenceRequest, work: (sequence: LlamaContextSequence) => Promise<T>): Promise<T> {
+    const slot =
+      this.#take(request.prompt) ?? (await new Promise<Slot>((resolve) => this.#waiters.push(resolve)));
+    slot.held = undefined;
+    slot.prompt = request.prompt?.length ?? 0;
+    try {
+      const result = await work(slot.sequence);
+      if (request.holds) slot.held = request.holds;
+      return result;
+    } finally {
+      slot.lastUsed = ++this.#tick;
+      const next = this.#waiters.shift();
+      if (next) next(slot);
+      else this.#idle.push(slot);
+    }
+  }
+
+  /**
+   * The prefix keys the pool holds, per model, most recent first: each sequence's keys longest
+   * first (the whole conversation it last served leads), at most 64 per model and 8 models.
+   */
+  prefixCache(): PrefixCache {
+    const byModel = new Map<string, string[]>();
+    const recent = this.#slots
+      .flatMap((slot) => (slot.held ? [{ held: slot.held, lastUsed: slot.lastUsed }] : []))
+      .sort((a, b) => b.lastUsed - a.lastUsed);
+    for (const { held } of recent) {
+      let keys = byModel.get(held.model);
+      if (!keys) {
+        if (byModel.size === MAX_PREFIX_CACHE_MODELS) continue;
+        keys = [];
+        byModel.set(held.model, keys);
+      }
+      for (const key of [...held.keys].reverse()) {
+        if (keys.length === MAX_PREFIX_CACHE_KEYS) break;
+        if (!keys.includes(key)) keys.push(key);
+      }
+    }
+    return [...byModel].map(([model, keys]) => ({ model, keys }));
+  }
+
+  /**
+   * Takes an idle slot for `prompt`: the one it extends (the last prompt the slot ran begins this
+   * one: the same conversation's next turn, or the same prompt again; the answer after it may be
+   * rendered otherwise than it was sampled) with the longest reuse; else a slot never used, so a
+   * new conversation gets its own sequence while the pool has room (sharing a system prompt with
+   * another would wipe that one's turns, and the two would take turns wiping each other); else the
+   * one that saves more tokens than it wipes, most saved first; else the least recently used.
+   */
+  #take(prompt: readonly Token[] | undefined): Slot | undefined {
+    let pick: { slot: Slot; rank: number; score: number } | undefined;
+    for (const slot of this.#idle) {
+      const held = slot.sequence.nextTokenIndex;
+      const reuse = prompt && held > 0 ? reusable(slot.sequence, prompt) : 0;
+      const wiped = held - reuse;
+      const [rank, score] =
+        reuse > 0 && reuse >= Math.min(slot.prompt, prompt!.length - 1)
+          ? [3, reuse]
+          : held === 0
+            ? [2, 0]
+            : reuse > wiped
+              ? [1, reuse - wiped]
+              : [0, -slot.lastUsed];
+      if (!pick || rank > pick.rank || (rank === pick.rank && score > pick.score))
+        pick = { slot, rank, score };
+    }
+    if (pick) this.#idle.splice(this.#idle.indexOf(pick.slot), 1);
+    return pick?.slot;
+  }
+}
+
+/** Tokens of `prompt` the sequence holds (at most all but its last, which must be evaluated for logits). */
+export function reusable(sequence: LlamaContextSequence, prompt: readonly Token[]): number {
+  return Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, prompt.length - 1);
+}
