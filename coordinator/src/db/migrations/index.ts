@@ -22,6 +22,7 @@ import { storedResponses020 } from './020-stored-responses.js';
 import { usageRollups021 } from './021-usage-rollups.js';
 import { openRouterShapes022 } from './022-openrouter-shapes.js';
 import { stakingPool023 } from './023-staking-pool.js';
+import { cachedTokens024 } from './024-cached-tokens.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -51,4 +52,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   usageRollups021,
   openRouterShapes022,
   stakingPool023,
+  cachedTokens024,
 ];
