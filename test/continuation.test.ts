@@ -18,9 +18,8 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
 import { providerAccountId } from '../coordinator/src/db/tables/ledger.js';
 import { HUB_PATH } from '../coordinator/src/hub/hub-plugin.js';
-import { computeCost } from '../coordinator/src/ledger/charges.js';
-import { unitPrices } from '../coordinator/src/ledger/media-units.js';
 import { nanoToUsd } from '../coordinator/src/ledger/money.js';
+import { computeCost } from '../coordinator/src/pricing/price.js';
 import type { Entry } from '../coordinator/src/router/pick-index.js';
 import { newApiClient } from './support/api-client.js';
 import { recordSentJobs, type SentJob } from './support/sent-jobs.js';
@@ -187,7 +186,8 @@ describe('an answer continued on another node when its node dies', () => {
       const cost = computeCost({
         promptTokens: part.prompt,
         completionTokens: part.completion,
-        ...unitPrices(entry, 'chat'),
+        priceInNano: entry.priceInNano,
+        priceOutNano: entry.priceOutNano,
         feeBps: app.ctx.config.platformFeeBps,
       });
       expect(part.provider).toBe(cost.providerNano);

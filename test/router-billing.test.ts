@@ -6,8 +6,8 @@
 import { usdOffer } from '@gpumesh/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toBigInt } from '../coordinator/src/db/bigint.js';
-import { EMPTY_TEXT_TOKENS_PER_CHOICE } from '../coordinator/src/ledger/bound-usage.js';
 import { credit } from '../coordinator/src/ledger/credit.js';
+import { EMPTY_TEXT_TOKENS_PER_CHOICE } from '../coordinator/src/pricing/bound-usage.js';
 import { testBackends } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
 import { estimatePromptTokens } from '../coordinator/src/v1/estimate-prompt-tokens.js';

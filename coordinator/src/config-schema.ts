@@ -13,6 +13,10 @@ export const DEFAULT_NATIVE_SYMBOL = 'TOK';
 export const DEFAULT_QUEUE_DEPTH = 256;
 /** How long a request waits in the queue at most before 503. */
 export const DEFAULT_QUEUE_WAIT_MS = 10_000;
+/** How long a node is taken to keep a chat prefix it was sent in its KV cache (router/sent-prefixes.ts). */
+export const DEFAULT_PREFIX_CACHE_LIFETIME_MS = 10 * 60_000;
+/** How much dearer than the cheapest a node holding a request's prefix may be and still be preferred: 10 %. */
+export const DEFAULT_PREFIX_AFFINITY_MARGIN_BPS = 1000;
 export const DEFAULT_HOST = '127.0.0.1';
 /** Every 5 minutes per node, on average. */
 export const DEFAULT_CANARY_INTERVAL_MS = 300_000;
@@ -340,6 +344,20 @@ export const CoordinatorConfigSchema = Type.Object(
         queueDepth: Type.Integer({ default: DEFAULT_QUEUE_DEPTH, minimum: 0, maximum: 100_000 }),
         /** How long a queued request waits for a slot before 503. */
         queueWaitMs: Type.Integer({ default: DEFAULT_QUEUE_WAIT_MS, minimum: 0, maximum: 600_000 }),
+        /** Cached tokens are billed only for prefixes sent to the same node this recently (issue 44). */
+        prefixCacheLifetimeMs: Type.Integer({
+          default: DEFAULT_PREFIX_CACHE_LIFETIME_MS,
+          minimum: 0,
+          maximum: 24 * 60 * 60_000,
+        }),
+        /** Prefer the node holding a chat request's longest prefix (router/prefer-prefix.ts). */
+        prefixAffinity: Type.Boolean({ default: true }),
+        /** How much dearer than the cheapest that node may be, basis points. */
+        prefixAffinityMarginBps: Type.Integer({
+          default: DEFAULT_PREFIX_AFFINITY_MARGIN_BPS,
+          minimum: 0,
+          maximum: 10_000,
+        }),
       },
       { default: {}, additionalProperties: false },
     ),

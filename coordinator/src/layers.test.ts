@@ -7,7 +7,9 @@
  *             capability), errors, request-id, security-headers, exceeds-json-depth. A new root
  *             file lands here unless listed below, the strictest place.
  *   db        the store, every table type (db/tables/) and migration.
- *   ledger, chain   money and on-chain transfers, on the store.
+ *   ledger, chain, pricing   money and on-chain transfers, on the store; and what a request
+ *             costs (pricing/: every price, the usage a node may bill), which the ledger's cap
+ *             of a charge reads and the router's hold and bill call.
  *   hub, router     nodes and where a job goes; they take what they are told about nodes (owners,
  *             standings, tiers, missed jobs, per-key limits, probation, spot checks, metrics) as
  *             callbacks and small interfaces of their own (router/types.ts), never a capability.
@@ -35,11 +37,20 @@ import { importGraph } from './testing/import-graph.js';
 
 const ROOT = import.meta.dirname;
 
-const LAYER_NAMES = ['base', 'db', 'ledger, chain', 'hub, router', 'features', 'app', 'testing'] as const;
+const LAYER_NAMES = [
+  'base',
+  'db',
+  'ledger, chain, pricing',
+  'hub, router',
+  'features',
+  'app',
+  'testing',
+] as const;
 const FOLDER_LAYER: Readonly<Record<string, number>> = {
   db: 1,
   ledger: 2,
   chain: 2,
+  pricing: 2,
   hub: 3,
   router: 3,
   compose: 5,

@@ -93,7 +93,7 @@ export async function startDaemon(config: NodeConfig, options: StartDaemonOption
     served.completion += response.usage.completion_tokens;
     if (price.currency === config.price.currency) {
       const { seconds, characters } = response.usage;
-      // Voice jobs earn by their units: audio to the millisecond, characters (ledger/media-units.ts).
+      // Voice jobs earn by their units: audio to the millisecond, characters (pricing/media-units.ts).
       const voice =
         (seconds !== undefined && price.inputPerSecond !== undefined
           ? BigInt(Math.ceil(seconds * 1000)) * BigInt(price.inputPerSecond) * 1000n

@@ -52,6 +52,10 @@ export async function startHub(
     index: hub.index,
     local: hub,
     queue: { depth: r.queueDepth, waitMs: r.queueWaitMs },
+    prefixCache: {
+      lifetimeMs: r.prefixCacheLifetimeMs,
+      affinity: r.prefixAffinity && { marginBps: r.prefixAffinityMarginBps },
+    },
     onMiss: (nodeId) => {
       recordNodeMiss(ctx.db, { nodeId, now: ctx.clock.now() }).catch((err: unknown) =>
         app.log.warn({ err, nodeId }, 'recording a missed job failed'),

@@ -195,8 +195,8 @@ export class NodeSession {
       case 'presence':
         return this.#onPresence(frame);
       case 'ping':
-        this.#send(createFrame('pong', { ts: frame.ts }));
-        return;
+        this.#hub.index.setPrefixCache(this.#nodeId, frame.prefixCache);
+        return this.#send(createFrame('pong', { ts: frame.ts }));
       case 'pong': {
         const sentAt = this.#pingSentAt.get(frame.ts);
         if (sentAt !== undefined) {
@@ -337,6 +337,7 @@ export class NodeSession {
     this.#move(event);
     const { inFlight, capacity } = frame.load;
     this.#hub.index.setLoad(this.#nodeId, capacity > 0 ? Math.min(1, inFlight / capacity) : 1);
+    this.#hub.index.setPrefixCache(this.#nodeId, frame.prefixCache);
   }
 
   #move(event: PresenceEvent): void {

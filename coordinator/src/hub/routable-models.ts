@@ -41,6 +41,7 @@ export function routableModels(
       maxConcurrency: Math.min(m.maxConcurrency, tierCap),
       priceIn: voice?.priceIn ?? BigInt(m.price.inputPerMTok),
       priceOut: voice ? 0n : BigInt(m.price.outputPerMTok),
+      ...(cachedPrice(m) !== undefined && !voice ? { priceCachedIn: cachedPrice(m)! } : {}),
       currency: m.price.currency,
       ...(sha256 ? { sha256 } : {}),
       ...(quant ? { quant } : {}),
@@ -51,6 +52,15 @@ export function routableModels(
     });
   }
   return [...byId.values()];
+}
+
+/**
+ * The offer's price per million cached input tokens (protocol v0.5's `cachedInputPerMTok`, at most
+ * its input price: the manifest check refuses a larger one), when it has one.
+ */
+function cachedPrice(m: Manifest['models'][number]): bigint | undefined {
+  const cached = m.price.cachedInputPerMTok;
+  return cached === undefined ? undefined : BigInt(cached);
 }
 
 /**

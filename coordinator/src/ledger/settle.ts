@@ -1,8 +1,8 @@
 import { Statement } from '../db/statement.js';
 import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID } from '../db/tables/ledger.js';
 import type { Tx } from '../db/tx.js';
+import { capCharge } from '../pricing/price.js';
 import { appendEntries, type EntryParams, moveBalance } from './apply-entry.js';
-import { capCharge } from './charges.js';
 import { creditAtCommit } from './credits-at-commit.js';
 import { recordUsage } from './record-usage.js';
 import { takeReservation } from './take-reservation.js';

@@ -28,6 +28,10 @@ export type UsageRow = {
   kind: string;
   promptTokens: number;
   completionTokens: number;
+  /** Of promptTokens, those billed at the node's cached price (absent: none). */
+  cachedTokens?: number;
+  /** What they saved against the input price, nanousd. */
+  cacheDiscountNano?: bigint;
   status: UsageStatus;
   now: number;
   /** From the request's arrival to its end, ms. */

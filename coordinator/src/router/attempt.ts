@@ -4,7 +4,7 @@
  * time to hedge).
  */
 import { chunkTokens } from '@gpumesh/protocol';
-import { outputBytes } from '../ledger/bound-usage.js';
+import { outputBytes } from '../pricing/bound-usage.js';
 import { type Hold, releaseHold } from './billing.js';
 import { responseAsChunk, withoutFinish } from './chunks.js';
 import { joinContinuedIds, withChunkIds } from './continued-ids.js';

@@ -1,15 +1,15 @@
 /**
- * What a request costs the user, through the Ledger only: the worst case held before the job leaves
- * (and the key's limit), released when no node answers, and the tokens delivered billed after.
+ * A request's money, through the Ledger only: the worst case held before the job leaves (and the
+ * key's limit), released when no node answers, and the bill settled after. What each costs is
+ * pricing/price.ts's; this file moves it.
  */
 
 import { providerAccountId } from '../db/tables/ledger.js';
 import type { UsageStatus } from '../db/tables/usage.js';
 import { ApiError } from '../errors.js';
-import { capCharge, computeCost, holdFor } from '../ledger/charges.js';
-import { unitPrices } from '../ledger/media-units.js';
 import { nanoToUsd } from '../ledger/money.js';
 import type { SettleOutcome } from '../ledger/types.js';
+import { type Bill, priceHold, pricesOf } from '../pricing/price.js';
 import type { Entry } from './pick-index.js';
 import type { InferenceJob, RouteDeps } from './types.js';
 
@@ -28,13 +28,13 @@ export type Hold = { reservationId: string; amountNano: bigint; keyHold: { done(
  * part continuing an answer holds no prompt: the client's prompt was billed with the first part.
  */
 export async function holdWorstCase(deps: RouteDeps, job: InferenceJob, entry: Entry): Promise<Hold> {
-  const worst = computeCost({
-    promptTokens: job.continuation ? 0 : job.promptTokensBound,
-    completionTokens: job.maxTokens * job.choices,
-    ...unitPrices(entry, job.kind),
+  const amountNano = priceHold({
+    prices: pricesOf(entry, job.kind),
+    promptTokensBound: job.promptTokensBound,
+    completionTokensBound: job.maxTokens * job.choices,
+    continuation: job.continuation !== undefined,
     feeBps: deps.settings.platformFeeBps,
   });
-  const amountNano = holdFor(worst);
   const keyHold =
     job.keyId !== null && job.keyLimitNano !== null
       ? await deps.keyLimits.admit(job.keyId, job.keyLimitNano, amountNano)
@@ -57,9 +57,9 @@ export async function releaseHold(deps: RouteDeps, hold: Hold): Promise<void> {
 }
 
 /**
- * Bills the tokens delivered: the charge is computed here (capped at the hold, as the settlement
- * caps it) and the settlement — charge, release of the rest, provider credit, usage row, in one
- * transaction — is queued on the ledger. The answer need not wait for its commit: ledger reads
+ * Settles an attempt's bill (priced by pricing/price.ts's priceBill, capped at the hold as the
+ * settlement caps it): the settlement — charge, release of the rest, provider credit, usage row, in
+ * one transaction — is queued on the ledger. The answer need not wait for its commit: ledger reads
  * wait for queued operations, so the client still reads its own usage and balance. Only when the
  * ledger is backed up does the request wait for its own settlement.
  */
@@ -68,23 +68,16 @@ export async function bill(
   job: InferenceJob,
   entry: Entry,
   hold: Hold,
-  promptTokens: number,
-  completionTokens: number,
+  priced: Bill,
   status: UsageStatus,
   finishReason: string | null,
 ): Promise<{ chargedNano: bigint; settlement: Promise<SettleOutcome> }> {
-  const cost = computeCost({
-    promptTokens,
-    completionTokens,
-    ...unitPrices(entry, job.kind),
-    feeBps: deps.settings.platformFeeBps,
-  });
-  const { chargedNano } = capCharge(cost.providerNano, cost.feeNano, hold.amountNano);
+  const { promptTokens, completionTokens, chargedNano } = priced;
   const settlement = deps.ledger
     .settle({
       reservationId: hold.reservationId,
-      providerNano: cost.providerNano,
-      feeNano: cost.feeNano,
+      providerNano: priced.providerNano,
+      feeNano: priced.feeNano,
       providerAccountId: providerAccountId(entry.node.owner ?? entry.node.nodeId),
       usage: {
         requestId: job.requestId,
@@ -95,6 +88,9 @@ export async function bill(
         kind: job.kind,
         promptTokens,
         completionTokens,
+        ...(priced.cachedTokens > 0
+          ? { cachedTokens: priced.cachedTokens, cacheDiscountNano: priced.cacheDiscountNano }
+          : {}),
         status,
         now: deps.clock.now(),
         latencyMs: Math.round(performance.now() - job.startedAt),

@@ -5,13 +5,12 @@
  * once (settle-outcome.ts).
  */
 import { ApiError } from '../errors.js';
-import { nanoToUsd } from '../ledger/money.js';
 import { type Attempt, type AttemptOutcome, Race } from './attempt.js';
 import { finishChunk, usageChunk } from './chunks.js';
 import { type Continuation, continuationJob } from './continuation.js';
 import { failsOver, mapJobError } from './job-errors.js';
 import type { JobError } from './jobs.js';
-import { type BilledParts, billCutPart, settleOutcome } from './settle-outcome.js';
+import { type BilledParts, billCutPart, clientUsage, settleOutcome } from './settle-outcome.js';
 import { startAttempt } from './start-attempt.js';
 import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';
 
@@ -79,12 +78,7 @@ export async function continueStream(
     excluded.add(part.entry.node.nodeId);
     if (partOutcome.answerText === undefined) break;
   }
-  const usage = {
-    prompt_tokens: parts.promptTokens,
-    completion_tokens: parts.completionTokens,
-    total_tokens: parts.promptTokens + parts.completionTokens,
-    cost: nanoToUsd(parts.chargedNano),
-  };
+  const usage = clientUsage(job, parts);
   if (!sink.closed && whole) {
     // The answer is whole (max_tokens reached): it ends as any answer cut by its length.
     sink.write(finishChunk(job, { choices: [{ index: 0, finish_reason: 'length' }] }));

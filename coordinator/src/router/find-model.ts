@@ -1,7 +1,7 @@
 /** The model a request names, as the live nodes serve it, and the one answer when none does. */
 import type { JobKind } from '@gpumesh/protocol';
 import { ApiError } from '../errors.js';
-import { isVoiceKind } from '../ledger/media-units.js';
+import { isVoiceKind } from '../pricing/media-units.js';
 import type { Entry, PickIndex } from './pick-index.js';
 
 /** Families a job kind may run on. */

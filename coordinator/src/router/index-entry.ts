@@ -17,6 +17,8 @@ export type ModelOffer = {
   readonly priceIn: bigint;
   /** Advertised price per million output tokens, as sent. */
   readonly priceOut: bigint;
+  /** Advertised price per million cached input tokens, as sent (≤ priceIn), when the offer has one. */
+  readonly priceCachedIn?: bigint;
   /** 'USD' prices are nanousd per million tokens; 'NATIVE' prices are wei per million tokens. */
   readonly currency: Currency;
   /** The weights file's SHA-256 as the manifest claims it (checked by verification, trust/). */
@@ -81,6 +83,11 @@ export type IndexedNode = {
   state: string;
   /** Load the node last reported, 0..1. */
   reportedLoad: number;
+  /**
+   * The prefix keys the node last said it holds in its KV cache, by the model id its jobs name
+   * (protocol v0.5's `prefixCache` in ping and presence frames); empty until it says.
+   */
+  prefixCache: ReadonlyMap<string, ReadonlySet<string>>;
   /** Exponentially weighted moving average of observed latency, ms (0 until measured). */
   latencyMs: number;
   /**
@@ -99,7 +106,9 @@ export type Entry = {
   /** Prices converted to nanousd per million tokens (what routing and billing compare). */
   readonly priceInNano: bigint;
   readonly priceOutNano: bigint;
-  /** Voice: nanousd per million ms of audio in, and per million characters spoken (ledger/media-units.ts). */
+  /** Cached input tokens' price, nanousd per million, when the offer has one. */
+  readonly priceCachedInNano?: bigint;
+  /** Voice: nanousd per million ms of audio in, and per million characters spoken (pricing/media-units.ts). */
   readonly perMillionMsNano?: bigint;
   readonly perMCharNano?: bigint;
   /** priceInNano + priceOutNano as a float: the primary sort key (exact below 2^53 nanousd). */

@@ -79,6 +79,7 @@ export class PickIndex {
       scopes: input.scopes,
       state: input.state,
       reportedLoad: previous?.reportedLoad ?? 0,
+      prefixCache: previous?.prefixCache ?? new Map(),
       latencyMs: previous?.latencyMs ?? 0,
       health: previous?.health ?? { misses: 0, demoted: false, timer: undefined },
       entries: new Map(),
@@ -94,6 +95,7 @@ export class PickIndex {
         offer,
         priceInNano,
         priceOutNano,
+        ...(offer.priceCachedIn !== undefined ? { priceCachedInNano: toNano(offer.priceCachedIn) } : {}),
         ...(offer.perSecond !== undefined ? { perMillionMsNano: toNano(offer.perSecond * 1000n) } : {}),
         ...(offer.perMChar !== undefined ? { perMCharNano: toNano(offer.perMChar) } : {}),
         priceKey: Number(priceInNano + priceOutNano),
@@ -184,6 +186,20 @@ export class PickIndex {
     if (!node || node.reportedLoad === load) return;
     node.reportedLoad = load;
     this.#reorder(node);
+  }
+
+  /**
+   * The prefix keys the node says it holds (v0.5's `prefixCache` of its ping or presence frame), by
+   * model: what routing prefers it for (prefer-prefix.ts). Replaces what it said before; a frame
+   * without one changes nothing.
+   */
+  setPrefixCache(
+    nodeId: string,
+    cache: readonly { model: string; keys: readonly string[] }[] | undefined,
+  ): void {
+    if (!cache) return;
+    const node = this.#nodes.get(nodeId);
+    if (node) node.prefixCache = new Map(cache.map(({ model, keys }) => [model, new Set(keys)]));
   }
 
   /** Folds a latency sample (ms) into the node's EWMA. */

@@ -1,6 +1,6 @@
 /** A request's candidates: picked now, or after a wait in the router's queue when all are full. */
 import { ApiError } from '../errors.js';
-import { isVoiceKind } from '../ledger/media-units.js';
+import { isVoiceKind } from '../pricing/media-units.js';
 import { canContinueOn } from './continuation.js';
 import { modelNotFound, servesKind } from './find-model.js';
 import {
@@ -10,6 +10,7 @@ import {
   type PickIndex,
   type PickResult,
 } from './pick-index.js';
+import { AFFINITY_EXTRA_CANDIDATES } from './prefer-prefix.js';
 import type { InferenceJob, RouteDeps } from './types.js';
 
 /** The exclusions the request's own `provider` filters make, with the member each names. */
@@ -83,7 +84,8 @@ export async function pickOrWait(
     return index.pick({
       modelId: job.model,
       ...(job.provider ? { provider: job.provider } : {}),
-      limit: deps.settings.maxAttempts,
+      limit:
+        deps.settings.maxAttempts + (job.prefixKeys && deps.router.affinity ? AFFINITY_EXTRA_CANDIDATES : 0),
       exclude,
     });
   };

@@ -1,5 +1,9 @@
+import { DEFAULT_PREFIX_AFFINITY_MARGIN_BPS } from '../config-schema.js';
 import type { JobError, JobHandle, JobHandlers, JobSpec } from './jobs.js';
 import type { Entry, PickIndex } from './pick-index.js';
+import { DEFAULT_AFFINITY_MAX_SHARE } from './prefer-prefix.js';
+import { RecentPicks } from './recent-picks.js';
+import { SentPrefixes } from './sent-prefixes.js';
 import { WaitQueue } from './wait-queue.js';
 
 /**
@@ -50,6 +54,12 @@ export class Router {
   readonly index: PickIndex;
   /** Requests waiting for a slot, woken here as slots free (wait-queue.ts). */
   readonly queue: WaitQueue;
+  /** The chat prompts sent each node: cached-token bounds and prefix affinity (sent-prefixes.ts). */
+  readonly sentPrefixes: SentPrefixes;
+  /** Which node took each model's recent requests: affinity's bound (recent-picks.ts). */
+  readonly recentPicks = new RecentPicks();
+  /** Prefix affinity's margin and share bound (prefer-prefix.ts); undefined when it is off. */
+  readonly affinity: { readonly marginBps: number; readonly maxShare: number } | undefined;
   readonly #local: JobTransport;
   #peer: JobTransport | undefined;
 
@@ -61,8 +71,21 @@ export class Router {
     queue?: { depth?: number; waitMs?: number };
     /** Told each miss (after the pick index demotes the node): the reputation's record of it. */
     onMiss?: (nodeId: string) => void;
+    /** How long a sent prefix is taken to stay cached, and prefix affinity (false: off). */
+    prefixCache?: { lifetimeMs?: number; affinity?: false | { marginBps?: number; maxShare?: number } };
   }) {
     this.index = options.index;
+    const cache = options.prefixCache;
+    this.sentPrefixes = new SentPrefixes(
+      cache?.lifetimeMs !== undefined ? { lifetimeMs: cache.lifetimeMs } : {},
+    );
+    this.affinity =
+      cache?.affinity === false
+        ? undefined
+        : {
+            marginBps: cache?.affinity?.marginBps ?? DEFAULT_PREFIX_AFFINITY_MARGIN_BPS,
+            maxShare: cache?.affinity?.maxShare ?? DEFAULT_AFFINITY_MAX_SHARE,
+          };
     this.#local = options.local;
     this.queue = new WaitQueue(options.queue);
     this.#onMiss = options.onMiss;

@@ -3,29 +3,31 @@
  * saw, billed, and the response (or the stream's end) with its cost.
  */
 
-import { USAGE_STATUS } from '../db/tables/usage.js';
-import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../ledger/bound-usage.js';
-import { claimedUnits, isVoiceKind } from '../ledger/media-units.js';
+import { USAGE_STATUS, type UsageStatus } from '../db/tables/usage.js';
 import { nanoToUsd } from '../ledger/money.js';
 import type { SettleOutcome } from '../ledger/types.js';
+import { type BoundedUsage, boundUsage, completionBound, outputBytes } from '../pricing/bound-usage.js';
+import { claimedUnits, isVoiceKind } from '../pricing/media-units.js';
+import { priceBill, pricesOf } from '../pricing/price.js';
 import type { Attempt, AttemptOutcome } from './attempt.js';
 import { bill } from './billing.js';
 import { finishChunk, usageChunk } from './chunks.js';
 import { mapJobError } from './job-errors.js';
 import type { Entry } from './pick-index.js';
 import { recordUsageViolation } from './record-usage-violation.js';
-import type { InferenceJob, InferenceResult, RouteDeps, StreamSink } from './types.js';
+import type { InferenceJob, InferenceResult, RouteDeps, StreamSink, UsageWithCost } from './types.js';
 
 /** Jobs answered with OpenAI's chat or text completion object. */
 const TEXT_KINDS: ReadonlySet<string> = new Set(['chat', 'completion', 'vision']);
 
 /**
  * The parts of one answer already billed, each to the node that produced it (a stream continued
- * on other nodes, continue-stream.ts): the client's prompt (billed once, with the first part), the
- * completion tokens and the charges so far.
+ * on other nodes, continue-stream.ts): the client's prompt (billed once, with the first part; of
+ * it, the tokens billed as cached), the completion tokens and the charges so far.
  */
 export type BilledParts = {
   promptTokens: number;
+  cachedTokens: number;
   completionTokens: number;
   chargedNano: bigint;
   settlements: Promise<SettleOutcome>[];
@@ -33,7 +35,7 @@ export type BilledParts = {
 
 /**
  * Bills the attempt that answered: a result at the node's usage, bounded by what the coordinator
- * saw (ledger/bound-usage.ts); a job cut short after the node had it (the client left, or the node
+ * saw (pricing/bound-usage.ts); a job cut short after the node had it (the client left, or the node
  * died after its first token) at its prompt — the node's count if its error frame carried one,
  * else the coordinator's bound, never above it — plus the completion tokens delivered. The answer
  * carries the cost; a stream still open gets its finish chunk (and usage chunk), or an error event.
@@ -50,18 +52,13 @@ export async function settleOutcome(
   sink: StreamSink | undefined,
   earlier?: BilledParts,
 ): Promise<InferenceResult> {
-  const { entry, hold } = attempt;
+  const { entry } = attempt;
   if (outcome.type !== 'result') {
     const parts = await billCutPart(deps, job, attempt, outcome, earlier);
     if (sink && !sink.closed) sink.finish({ error: mapJobError(outcome.error, job.kind).toBody().error });
-    const usage = {
-      prompt_tokens: parts.promptTokens,
-      completion_tokens: parts.completionTokens,
-      total_tokens: parts.promptTokens + parts.completionTokens,
-    };
     return {
       nodeId: entry.node.nodeId,
-      response: { usage: { ...usage, cost: nanoToUsd(parts.chargedNano) } },
+      response: { usage: clientUsage(job, parts) },
       chargedNano: parts.chargedNano,
       settlement: lastSettlement(parts),
     };
@@ -77,19 +74,12 @@ export async function settleOutcome(
         : completionBound({ maxTokens: job.maxTokens, deliveredBytes, choices: job.choices }),
   });
   if (counted.clamped) reportClamp(deps, job, entry, counted);
-  const promptTokens = job.continuation ? 0 : counted.promptTokens;
-  const { completionTokens } = counted;
-  const billed = await bill(
-    deps,
-    job,
-    entry,
-    hold,
-    promptTokens,
-    completionTokens,
-    USAGE_STATUS.completed,
-    finishReasonOf(outcome.response),
-  );
-  const parts = addPart(earlier, promptTokens, completionTokens, billed);
+  const parts = await billPart(deps, job, attempt, counted, {
+    claimedCached: cachedClaim(usage),
+    status: USAGE_STATUS.completed,
+    finishReason: finishReasonOf(outcome.response),
+    earlier,
+  });
   const withCost = {
     ...outcome.response,
     // The generation's id is the request's (GET /api/v1/generation?id=).
@@ -97,13 +87,7 @@ export async function settleOutcome(
     model: job.model,
     // OpenAI's member (null when unknown): the node's software and weights (hub/offer-fingerprint.ts).
     ...(TEXT_KINDS.has(job.kind) ? { system_fingerprint: entry.offer.fingerprint ?? null } : {}),
-    usage: {
-      ...usage,
-      prompt_tokens: parts.promptTokens,
-      completion_tokens: parts.completionTokens,
-      total_tokens: parts.promptTokens + parts.completionTokens,
-      cost: nanoToUsd(parts.chargedNano),
-    },
+    usage: { ...usage, ...clientUsage(job, parts) },
   };
   if (sink && !sink.closed) {
     sink.write(finishChunk(job, outcome.response));
@@ -129,7 +113,7 @@ export async function billCutPart(
   outcome: Extract<AttemptOutcome, { type: 'failed' }>,
   earlier?: BilledParts,
 ): Promise<BilledParts> {
-  const { entry, hold } = attempt;
+  const { entry } = attempt;
   attempt.endBilled();
   const { error, clientGone } = outcome;
   const status = clientGone ? USAGE_STATUS.clientDisconnected : USAGE_STATUS.nodeFailed;
@@ -153,25 +137,69 @@ export async function billCutPart(
     },
   );
   if (counted.clamped) reportClamp(deps, job, entry, counted);
-  const promptTokens = job.continuation ? 0 : counted.promptTokens;
-  const deliveredTokens = counted.completionTokens;
-  const billed = await bill(deps, job, entry, hold, promptTokens, deliveredTokens, status, null);
-  return addPart(earlier, promptTokens, deliveredTokens, billed);
+  return billPart(deps, job, attempt, counted, {
+    claimedCached: cachedClaim(error.usage),
+    status,
+    finishReason: null,
+    earlier,
+  });
 }
 
-/** The answer's parts with one more. */
-function addPart(
-  earlier: BilledParts | undefined,
-  promptTokens: number,
-  completionTokens: number,
-  billed: { chargedNano: bigint; settlement: Promise<SettleOutcome> },
-): BilledParts {
+/**
+ * Prices the attempt's bounded counts (pricing/price.ts: a continuing part bills no prompt; cached
+ * tokens up to what this coordinator sent the node before, sent-prefixes.ts), queues its bill, notes
+ * the prompt it sent the node, and adds the part to the answer's.
+ */
+async function billPart(
+  deps: RouteDeps,
+  job: InferenceJob,
+  attempt: Attempt,
+  counted: BoundedUsage,
+  part: { claimedCached: unknown; status: UsageStatus; finishReason: string | null; earlier?: BilledParts },
+): Promise<BilledParts> {
+  const { entry, hold } = attempt;
+  const now = deps.clock.now();
+  const keys = job.prefixKeys;
+  const priced = priceBill({
+    prices: pricesOf(entry, job.kind),
+    counted,
+    claimedCached: part.claimedCached,
+    cachedBound: keys ? deps.router.sentPrefixes.bound(entry.node.nodeId, keys, now) : 0,
+    continuation: job.continuation !== undefined,
+    feeBps: deps.settings.platformFeeBps,
+    heldNano: hold.amountNano,
+  });
+  const billed = await bill(deps, job, entry, hold, priced, part.status, part.finishReason);
+  if (keys && priced.promptTokens > 0)
+    deps.router.sentPrefixes.record(entry.node.nodeId, keys, priced.promptTokens, now);
+  const { earlier } = part;
   return {
-    promptTokens: (earlier?.promptTokens ?? 0) + promptTokens,
-    completionTokens: (earlier?.completionTokens ?? 0) + completionTokens,
+    promptTokens: (earlier?.promptTokens ?? 0) + priced.promptTokens,
+    cachedTokens: (earlier?.cachedTokens ?? 0) + priced.cachedTokens,
+    completionTokens: (earlier?.completionTokens ?? 0) + priced.completionTokens,
     chargedNano: (earlier?.chargedNano ?? 0n) + billed.chargedNano,
     settlements: [...(earlier?.settlements ?? []), billed.settlement],
   };
+}
+
+/**
+ * The usage the client sees for the answer's parts, with its cost; text answers also say how many
+ * prompt tokens were billed as cached (OpenAI's prompt_tokens_details.cached_tokens).
+ */
+export function clientUsage(job: InferenceJob, parts: BilledParts): UsageWithCost {
+  return {
+    prompt_tokens: parts.promptTokens,
+    completion_tokens: parts.completionTokens,
+    total_tokens: parts.promptTokens + parts.completionTokens,
+    ...(TEXT_KINDS.has(job.kind) ? { prompt_tokens_details: { cached_tokens: parts.cachedTokens } } : {}),
+    cost: nanoToUsd(parts.chargedNano),
+  };
+}
+
+/** The cached tokens a node's usage claims (protocol v0.5's prompt_tokens_details), as sent. */
+function cachedClaim(usage: unknown): unknown {
+  return (usage as { prompt_tokens_details?: { cached_tokens?: unknown } } | undefined)?.prompt_tokens_details
+    ?.cached_tokens;
 }
 
 /** Commits when every part's settlement did: the last part's outcome. */

@@ -1,7 +1,9 @@
 /** A request's next attempt: the best candidate not yet tried, its worst case held, its slot claimed. */
 import { Attempt, type Race } from './attempt.js';
 import { holdWorstCase, releaseHold } from './billing.js';
+import type { Entry } from './index-entry.js';
 import { pickOrWait, stayedAtCapacity } from './pick-or-wait.js';
+import { preferPrefix } from './prefer-prefix.js';
 import type { InferenceJob, RouteDeps, StreamSink } from './types.js';
 
 /**
@@ -21,7 +23,7 @@ export async function startAttempt(
 ): Promise<Attempt | undefined> {
   for (let front = false; ; front = true) {
     if (front && performance.now() >= options.deadline) throw stayedAtCapacity(job.model);
-    const picked = await pickOrWait(deps, job, tried, { ...options, front });
+    const picked = byPrefix(deps, job, await pickOrWait(deps, job, tried, { ...options, front }));
     const candidates = deps.probation ? deps.probation.order(job.model, picked) : picked;
     let full = false;
     for (const entry of candidates) {
@@ -41,8 +43,40 @@ export async function startAttempt(
       }
       tried.add(entry.node.nodeId);
       deps.probation?.note(job.model, entry.node.nodeId);
+      deps.router.recentPicks.note(job.model, entry.node.nodeId);
       return new Attempt(deps, slot, hold, job, race, sink);
     }
     if (!full || !options.wait) return undefined;
   }
+}
+
+/**
+ * A chat job's candidates with the node holding its longest prefix first, when prefix affinity is
+ * on (prefer-prefix.ts): held by what the node says it caches or what this coordinator sent it.
+ */
+function byPrefix(deps: RouteDeps, job: InferenceJob, picked: readonly Entry[]): readonly Entry[] {
+  const { affinity, sentPrefixes, recentPicks } = deps.router;
+  const keys = job.prefixKeys;
+  if (!affinity || !keys || job.continuation || picked.length < 2) return picked;
+  const now = deps.clock.now();
+  return preferPrefix(
+    picked,
+    {
+      kind: job.kind,
+      promptTokens: job.promptTokensBound,
+      completionTokens: job.maxTokens * job.choices,
+      provider: job.provider,
+    },
+    {
+      held: (entry) => {
+        const said = entry.node.prefixCache.get(entry.offer.modelId);
+        let longest = sentPrefixes.held(entry.node.nodeId, keys, now);
+        if (said) for (let i = keys.length - 1; i > longest; i--) if (said.has(keys[i]!)) longest = i;
+        return longest;
+      },
+      cachedBound: (entry) => sentPrefixes.bound(entry.node.nodeId, keys, now),
+      shareOf: (entry) => recentPicks.shareOf(job.model, entry.node.nodeId),
+    },
+    affinity,
+  );
 }

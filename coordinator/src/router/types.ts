@@ -142,6 +142,11 @@ export type InferenceJob = {
   client?: ClientPresence;
   /** Set on the job that continues an answer another node began (continue-stream.ts). */
   continuation?: Continuation;
+  /**
+   * A chat job's prefix keys (@gpumesh/protocol's prefixKeys: one per message boundary): what
+   * the coordinator records it sent (sent-prefixes.ts), bounds cached tokens by and routes by.
+   */
+  prefixKeys?: readonly string[];
 };
 
 /** What a continuing job carries: the answer so far and the weights it was made with. */
@@ -174,7 +179,11 @@ export type StreamSink = {
   onClose(fn: () => void): void;
 };
 
-export type UsageWithCost = JobUsage & { cost: number };
+export type UsageWithCost = JobUsage & {
+  cost: number;
+  /** Of prompt_tokens, those billed at the node's cached price (text answers). */
+  prompt_tokens_details?: { cached_tokens: number };
+};
 
 export type InferenceResult = {
   nodeId: string;

@@ -12,7 +12,7 @@
 import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
 import type { Store } from '../db/store.js';
 import type { Hub } from '../hub/hub.js';
-import { computeCost } from '../ledger/charges.js';
+import { computeCost } from '../pricing/price.js';
 import { deliveredText, streamedText } from '../router/delivered-text.js';
 import type { Entry } from '../router/pick-index.js';
 import type { Router } from '../router/router.js';

@@ -67,6 +67,9 @@ export async function generationRoute(
       const prompt = Number(sum((r) => r.prompt_tokens));
       const firstTtft = rows[0]!.ttft_ms;
       const cost = nanoToUsd(sum((r) => r.cost_nano));
+      // Of the prompt, the tokens billed at the node's cached price, and what that saved (fee included).
+      const cached = Number(sum((r) => r.cached_tokens ?? 0));
+      const cacheDiscount = nanoToUsd(sum((r) => r.cache_discount_nano ?? 0));
       const kind = row.kind;
       return {
         data: {
@@ -83,7 +86,7 @@ export async function generationRoute(
           // What the account was charged (OpenRouter's `usage`); no upstream or BYOK cost beside it.
           usage: cost,
           upstream_inference_cost: null,
-          cache_discount: null,
+          cache_discount: cached > 0 ? cacheDiscount : null,
           is_byok: false,
           latency_ms: latencyMs,
           tokens_per_second: tokensPerSecond(completion, latencyMs),
@@ -102,7 +105,7 @@ export async function generationRoute(
           moderation_latency: null,
           native_tokens_prompt: prompt,
           native_tokens_completion: completion,
-          native_tokens_cached: null,
+          native_tokens_cached: cached,
           native_tokens_reasoning: null,
           native_tokens_completion_images: null,
           // Counts of what the request used besides tokens: no web search or file fetch happens here;

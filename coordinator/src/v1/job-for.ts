@@ -2,7 +2,7 @@
  * The inference job of a /v1 request: the model's context decides max_tokens; the node gets the
  * body for that model, without the router's own fields.
  */
-import type { JobKind } from '@gpumesh/protocol';
+import { type JobKind, prefixKeys } from '@gpumesh/protocol';
 import type { FastifyRequest } from 'fastify';
 import type { CoordinatorConfig } from '../config.js';
 import { ApiError } from '../errors.js';
@@ -111,6 +111,10 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
         (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true ||
         (body.usage as { include?: unknown } | null | undefined)?.include === true,
       provider: withSort(toPreferences(body.provider), variant.sort),
+      // A chat prompt's prefixes, as the node is sent them (cached tokens' bound and affinity).
+      ...(kind === 'chat' && Array.isArray(nodeRequest.messages)
+        ? { prefixKeys: prefixKeys(model, nodeRequest.tools, nodeRequest.messages) }
+        : {}),
     };
   };
 }

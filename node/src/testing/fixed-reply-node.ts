@@ -36,8 +36,10 @@ export type FixedReplyNodeOptions = {
   models: ModelOffer[];
   /** The reply's tokens; one chunk each when streamed. */
   replyTokens?: string[];
-  /** prompt_tokens reported for every job. */
-  promptTokens?: number;
+  /** prompt_tokens reported for every job: a number, or one per message of a chat job. */
+  promptTokens?: number | { perMessage: number };
+  /** Claim every prompt token of a chat job as read from cache (v0.5 cached_tokens; a lying node). */
+  claimAllCached?: boolean;
   /** completion_tokens reported for every chat/completion job (a lying node); default the reply's. */
   completionTokens?: number;
   failBeforeFirstToken?: boolean;
@@ -86,7 +88,11 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
   const account = privateKeyToAccount(options.privateKey ?? generatePrivateKey());
   const owner = options.ownerPrivateKey ? privateKeyToAccount(options.ownerPrivateKey) : undefined;
   const tokens = options.replyTokens ?? DEFAULT_REPLY_TOKENS;
-  const promptTokens = options.promptTokens ?? 10;
+  const promptTokensOf = (request: Record<string, unknown>) => {
+    const count = options.promptTokens ?? 10;
+    if (typeof count === 'number') return count;
+    return count.perMessage * (Array.isArray(request.messages) ? request.messages.length : 1);
+  };
   const capacity = options.capacity ?? 64;
   const ws = new WebSocket(options.url);
   let jobs = 0;
@@ -128,12 +134,16 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
         return;
       }
       const created = Math.floor(Date.now() / 1000);
+      const promptTokens = promptTokensOf(job.request);
       const usage = (honest: number) => {
         const completion = job.kind === 'embedding' ? honest : (options.completionTokens ?? honest);
         return {
           prompt_tokens: promptTokens,
           completion_tokens: completion,
           total_tokens: promptTokens + completion,
+          ...(options.claimAllCached && job.kind === 'chat'
+            ? { prompt_tokens_details: { cached_tokens: promptTokens } }
+            : {}),
         };
       };
       if (job.kind === 'embedding') {

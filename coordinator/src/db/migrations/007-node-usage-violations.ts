@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** A count per node of usage reports over the coordinator's bound (ledger/bound-usage.ts). */
+/** A count per node of usage reports over the coordinator's bound (pricing/bound-usage.ts). */
 export const nodeUsageViolations007: Migration & { name: string } = {
   name: '007-node-usage-violations',
   async up(db: Kysely<unknown>) {

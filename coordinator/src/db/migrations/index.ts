@@ -23,6 +23,7 @@ import { usageRollups021 } from './021-usage-rollups.js';
 import { openRouterShapes022 } from './022-openrouter-shapes.js';
 import { stakingPool023 } from './023-staking-pool.js';
 import { poolMigration024 } from './024-pool-migration.js';
+import { cachedTokens025 } from './025-cached-tokens.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -53,4 +54,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   openRouterShapes022,
   stakingPool023,
   poolMigration024,
+  cachedTokens025,
 ];

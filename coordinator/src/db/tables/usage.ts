@@ -32,6 +32,14 @@ export interface UsageRecordsTable {
   ttft_ms: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
   /** 1 for a streamed request, 0 for one answered whole (null before migration 022). */
   streamed: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** Of prompt_tokens, those billed at the cached price (null: none, or before migration 024). */
+  cached_tokens: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** What the cached tokens saved against the input price, nanousd (null as cached_tokens). */
+  cache_discount_nano: ColumnType<
+    string | number | bigint | null,
+    number | bigint | null | undefined,
+    number | bigint | null
+  >;
 }
 
 /** Per node and UTC day (YYYY-MM-DD), the jobs it missed (router.ts MISSES, or no first token in time). */

@@ -3,7 +3,7 @@
  * /v1/audio/translations (multipart: the audio file and its fields), POST /v1/audio/speech (JSON in,
  * audio streamed out as the node produces it). Jobs go to voice models whose nodes serve the kind
  * (scope infer.voice, tier basic and up); billing in audio seconds and characters
- * (ledger/media-units.ts).
+ * (pricing/media-units.ts).
  */
 import {
   MAX_SPEECH_INPUT_CHARS,
@@ -17,7 +17,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { ApiError } from '../../errors.js';
-import { AUDIO_UNITS_PER_SECOND } from '../../ledger/media-units.js';
+import { AUDIO_UNITS_PER_SECOND } from '../../pricing/media-units.js';
 import { findModel } from '../../router/find-model.js';
 import { routeRequest } from '../../router/route-request.js';
 import type { InferenceJob, RouteDeps } from '../../router/types.js';

@@ -20,6 +20,8 @@ export type ChatUsage = {
   completion_tokens: number;
   total_tokens?: number;
   cost?: number;
+  /** Of prompt_tokens, those billed as cached (router/settle-outcome.ts). */
+  prompt_tokens_details?: { cached_tokens?: number };
 };
 
 /** The request's side of a response: its id, time, model and the request members it echoes. */
@@ -67,7 +69,7 @@ export function usageOf(usage: ChatUsage | undefined): Record<string, unknown> |
   if (!usage) return null;
   return {
     input_tokens: usage.prompt_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
     output_tokens: usage.completion_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,

@@ -1,0 +1,112 @@
+import { describe, expect, test } from 'vitest';
+import type { Entry, ModelOffer } from './pick-index.js';
+import { PickIndex } from './pick-index.js';
+import {
+  type AffinityRequest,
+  DEFAULT_AFFINITY_MAX_SHARE,
+  type PrefixView,
+  preferPrefix,
+} from './prefer-prefix.js';
+
+const USD = 1_000_000_000n;
+const OPTIONS = { marginBps: 1000, maxShare: DEFAULT_AFFINITY_MAX_SHARE };
+const REQUEST: AffinityRequest = {
+  kind: 'chat',
+  promptTokens: 2000,
+  completionTokens: 100,
+  provider: undefined,
+};
+
+/** Nodes a, b, c… serving model m at the given input prices (USD per million; output $1). */
+function candidates(...prices: { in: bigint; cached?: bigint }[]): Entry[] {
+  const index = new PickIndex({ nativeToUsdNano: (wei) => wei });
+  prices.forEach((price, i) => {
+    const offer: ModelOffer = {
+      modelId: 'm',
+      family: 'chat',
+      contextLength: 4096,
+      maxConcurrency: 2,
+      priceIn: price.in,
+      priceOut: USD,
+      ...(price.cached !== undefined ? { priceCachedIn: price.cached } : {}),
+      currency: 'USD',
+    };
+    const nodeId = String.fromCharCode(97 + i);
+    index.upsert({
+      nodeId,
+      owner: null,
+      tierRank: 0,
+      scopes: new Set(['infer.chat']),
+      state: 'online',
+      models: [offer],
+    });
+  });
+  const pick = index.pick({ modelId: 'm', limit: 10 });
+  if (!pick.ok) throw new Error('no pick');
+  return [...pick.candidates];
+}
+
+/** A view where `holder` holds the request's prefix (key index 3) with `bound` cached tokens. */
+function view(holder: string, bound: number, share = 0): PrefixView {
+  return {
+    held: (e) => (e.node.nodeId === holder ? 3 : -1),
+    cachedBound: (e) => (e.node.nodeId === holder ? bound : 0),
+    shareOf: (e) => (e.node.nodeId === holder ? share : 0),
+  };
+}
+
+const ids = (entries: readonly Entry[]) => entries.map((e) => e.node.nodeId);
+
+describe('preferPrefix', () => {
+  test('default: at equal prices the node holding the prefix goes first, the rest keep their order', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0), OPTIONS))).toEqual(['c', 'a', 'b']);
+  });
+
+  test('behavior: the longest prefix wins', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    const held: PrefixView = { ...view('b', 0), held: (e) => ({ a: 1, b: 4, c: 2 })[e.node.nodeId]! };
+    expect(ids(preferPrefix(list, REQUEST, held, OPTIONS))).toEqual(['b', 'a', 'c']);
+  });
+
+  test('behavior: a holder within the margin of the cheapest is preferred, one beyond it is not', () => {
+    // 2,000 prompt tokens and 100 out: $1.09 in vs $1 in is 8.5 % dearer; $1.20 is 19 %.
+    const near = candidates({ in: USD }, { in: 1_090_000_000n });
+    expect(ids(preferPrefix(near, REQUEST, view('b', 0), OPTIONS))).toEqual(['b', 'a']);
+    const far = candidates({ in: USD }, { in: 1_200_000_000n });
+    expect(ids(preferPrefix(far, REQUEST, view('b', 0), OPTIONS))).toEqual(['a', 'b']);
+  });
+
+  test('behavior: the cached price brings a dearer holder within the margin', () => {
+    // $1.50 in, $0.10 cached with 1,800 of 2,000 cached: 0.3 + 0.18 + 0.1 = 0.58 vs 2.1 µ$ per request.
+    const list = candidates({ in: USD }, { in: 1_500_000_000n, cached: 100_000_000n });
+    expect(ids(preferPrefix(list, REQUEST, view('b', 0), OPTIONS))).toEqual(['a', 'b']);
+    expect(ids(preferPrefix(list, REQUEST, view('b', 1800), OPTIONS))).toEqual(['b', 'a']);
+  });
+
+  test('behavior: a holder at its fair share, or with no free slot, is not preferred', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.6), OPTIONS))).toEqual(['a', 'b', 'c']);
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.59), OPTIONS))).toEqual(['c', 'a', 'b']);
+    list[2]!.inflight = list[2]!.offer.maxConcurrency;
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0), OPTIONS))).toEqual(['a', 'b', 'c']);
+  });
+
+  test('behavior: provider order and sort by latency or throughput rule', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    for (const provider of [{ order: ['a'] }, { sort: 'latency' as const }, { sort: 'throughput' as const }])
+      expect(ids(preferPrefix(list, { ...REQUEST, provider }, view('c', 0), OPTIONS))).toEqual([
+        'a',
+        'b',
+        'c',
+      ]);
+    expect(
+      ids(preferPrefix(list, { ...REQUEST, provider: { sort: 'price' } }, view('c', 0), OPTIONS)),
+    ).toEqual(['c', 'a', 'b']);
+  });
+
+  test('behavior: nobody holding the prefix leaves the order as it was', () => {
+    const list = candidates({ in: USD }, { in: USD });
+    expect(preferPrefix(list, REQUEST, view('z', 0), OPTIONS)).toBe(list);
+  });
+});

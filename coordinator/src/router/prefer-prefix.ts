@@ -1,0 +1,81 @@
+/**
+ * Prefix affinity (issue 44): a chat request goes first to the node that holds the longest prefix
+ * of its messages in its KV cache — that node reads it from cache, answers sooner and may bill it
+ * at its cached price — when that node's price for this request is within a margin of the
+ * cheapest candidate's. Bounded so one node does not take everything when prices are equal: only
+ * a node with a free slot and under a share of the model's recent picks is preferred. The
+ * request's own provider preferences rule: `order`, or a `sort` by latency or throughput, keep
+ * their order; `only`, `ignore` and `max_price` already chose the candidates.
+ */
+import { estimatePrice, pricesOf } from '../pricing/price.js';
+import { type Entry, isRoutable } from './index-entry.js';
+import type { ProviderPreferences } from './pick-request.js';
+
+/** A node is preferred only while it took less than this share of the model's recent picks. */
+export const DEFAULT_AFFINITY_MAX_SHARE = 0.6;
+
+/**
+ * Candidates a pick returns beyond its failover attempts when affinity may reorder them: the node
+ * holding the prefix need not be among the first few by price, load and latency.
+ */
+export const AFFINITY_EXTRA_CANDIDATES = 4;
+
+/** What affinity knows of each candidate for this request. */
+export type PrefixView = {
+  /** The index in the request's prefix keys of the longest prefix the node holds; -1 when none. */
+  held(entry: Entry): number;
+  /** The cached tokens the node could bill for this request at most (the coordinator's bound). */
+  cachedBound(entry: Entry): number;
+  /** The node's share of the model's recent picks, 0..1. */
+  shareOf(entry: Entry): number;
+};
+
+/** The request as affinity weighs it. */
+export type AffinityRequest = {
+  kind: Parameters<typeof pricesOf>[1];
+  promptTokens: number;
+  completionTokens: number;
+  provider: ProviderPreferences | undefined;
+};
+
+/**
+ * The candidates with the preferred one first (the rest in their order), or as they were: the
+ * node holding the longest prefix among those whose price for this request — its cached bound at
+ * the cached price, the rest of the prompt at the input price, the completion bound at the output
+ * price — is within `marginBps` of the cheapest, that has a free slot and less than `maxShare` of
+ * the model's recent picks.
+ */
+export function preferPrefix(
+  candidates: readonly Entry[],
+  request: AffinityRequest,
+  view: PrefixView,
+  options: { marginBps: number; maxShare: number },
+): readonly Entry[] {
+  if (candidates.length < 2) return candidates;
+  const p = request.provider;
+  if ((p?.order && p.order.length > 0) || p?.sort === 'latency' || p?.sort === 'throughput')
+    return candidates;
+  const prices = candidates.map((entry) =>
+    estimatePrice({
+      prices: pricesOf(entry, request.kind),
+      promptTokens: request.promptTokens,
+      cachedTokens: view.cachedBound(entry),
+      completionTokens: request.completionTokens,
+    }),
+  );
+  // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
+  const cheapest = prices.reduce((min, price) => (price < min ? price : min));
+  const ceiling = cheapest * (10_000n + BigInt(options.marginBps));
+  let best = -1;
+  let bestHeld = -1;
+  candidates.forEach((entry, i) => {
+    if (prices[i]! * 10_000n > ceiling) return;
+    const held = view.held(entry);
+    if (held > bestHeld && isRoutable(entry) && view.shareOf(entry) < options.maxShare) {
+      best = i;
+      bestHeld = held;
+    }
+  });
+  if (best <= 0) return candidates;
+  return [candidates[best]!, ...candidates.filter((_, i) => i !== best)];
+}

@@ -1,0 +1,56 @@
+import { prefixKeys } from '@gpumesh/protocol';
+import { describe, expect, test } from 'vitest';
+import { MAX_PREFIX_KEYS_PER_NODE, SentPrefixes } from './sent-prefixes.js';
+
+const system = { role: 'system', content: 'You are terse.' };
+const turn1 = [system, { role: 'user', content: 'hi' }];
+const turn2 = [...turn1, { role: 'assistant', content: 'hello' }, { role: 'user', content: 'again' }];
+const keys1 = prefixKeys('m', null, turn1);
+const keys2 = prefixKeys('m', null, turn2);
+
+describe('SentPrefixes', () => {
+  test('default: the bound is the prompt billed for the earlier job whose messages begin this one', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys1, 40, 1_000);
+    expect(sent.bound('a', keys2, 2_000)).toBe(40);
+    expect(sent.held('a', keys2, 2_000)).toBe(1);
+  });
+
+  test('behavior: another node, another model, other tools or another history have no bound', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys1, 40, 1_000);
+    expect(sent.bound('b', keys2, 2_000)).toBe(0);
+    expect(sent.bound('a', prefixKeys('other', null, turn2), 2_000)).toBe(0);
+    expect(sent.bound('a', prefixKeys('m', [{ type: 'function' }], turn2), 2_000)).toBe(0);
+    const edited = [system, { role: 'user', content: 'hi!' }, ...turn2.slice(2)];
+    expect(sent.bound('a', prefixKeys('m', null, edited), 2_000)).toBe(0);
+    // The system message alone was sent (a prefix, not a job's whole list): held, but no bound.
+    expect(sent.held('a', prefixKeys('m', null, edited), 2_000)).toBe(0);
+  });
+
+  test('behavior: the longest earlier job bounds; past the lifetime nothing does', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys1, 40, 1_000);
+    sent.record('a', keys2, 70, 2_000);
+    const turn3 = [...turn2, { role: 'assistant', content: 'yes' }, { role: 'user', content: 'bye' }];
+    expect(sent.bound('a', prefixKeys('m', null, turn3), 3_000)).toBe(70);
+    expect(sent.bound('a', prefixKeys('m', null, turn3), 62_001)).toBe(0);
+    expect(sent.held('a', prefixKeys('m', null, turn3), 62_001)).toBe(-1);
+  });
+
+  test('behavior: a prefix sent again keeps its bound and its time moves on', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys1, 40, 1_000);
+    sent.record('a', keys2, 70, 50_000);
+    // keys1's full list was sent again inside turn 2 at 50 s: still held, still bounding at 40.
+    expect(sent.bound('a', [...keys1, 'ffffffffffffffff'], 100_000)).toBe(40);
+  });
+
+  test('behavior: a node keeps at most MAX_PREFIX_KEYS_PER_NODE keys, the oldest dropped', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys1, 40, 1_000);
+    for (let i = 0; i < MAX_PREFIX_KEYS_PER_NODE; i++) sent.record('a', [`k${i}`], 1, 1_001);
+    expect(sent.bound('a', keys1, 1_002)).toBe(0);
+    expect(sent.bound('a', ['k5'], 1_002)).toBe(1);
+  });
+});
