@@ -120,7 +120,7 @@ test('behavior: two folders importing each other are caught, one way is not', ()
   const graph = new Map([
     [at('hub/hub.ts'), [at('router/pick-index.ts'), at('db/schema.ts'), at('config.ts')]],
     [at('router/attempt.ts'), [at('hub/jobs.ts')]],
-    [at('trust/judge.ts'), [at('hub/node-sessions.ts')]],
+    [at('trust/checks/judge.ts'), [at('hub/node-sessions.ts')]],
     [at('config.ts'), [at('hub/hub.ts')]],
   ]);
   expect(folderCycles(graph, '/src')).toEqual(['hub <-> router']);
@@ -129,8 +129,8 @@ test('behavior: two folders importing each other are caught, one way is not', ()
 test('behavior: an upward import is caught, type-only and sideways ones judged by layer', () => {
   const at = (file: string) => path.join('/src', file);
   const graph = new Map([
-    [at('router/attempt.ts'), [at('trust/judge.ts'), at('ledger/charges.ts'), at('router/jobs.ts')]],
-    [at('trust/judge.ts'), [at('keys/key-limits.ts'), at('router/types.ts'), at('config.ts')]],
+    [at('router/attempt.ts'), [at('trust/checks/judge.ts'), at('ledger/charges.ts'), at('router/jobs.ts')]],
+    [at('trust/checks/judge.ts'), [at('keys/key-limits.ts'), at('router/types.ts'), at('config.ts')]],
     [at('db/schema.ts'), [at('db/tables/usage.ts'), at('usage/tables.ts')]],
     [at('config.ts'), [at('ledger/money.ts')]],
     [at('compose/start-hub.ts'), [at('app.ts'), at('hub/hub.ts')]],
@@ -140,7 +140,7 @@ test('behavior: an upward import is caught, type-only and sideways ones judged b
   expect(upwardImports(graph, '/src')).toEqual([
     'config.ts -> ledger/money.ts',
     'db/schema.ts -> usage/tables.ts',
-    'router/attempt.ts -> trust/judge.ts',
+    'router/attempt.ts -> trust/checks/judge.ts',
     'v1/routes.ts -> compose/start-hub.ts',
   ]);
   expect(LAYER_NAMES[layerOf('new-helper.ts')]).toBe('base');

@@ -7,12 +7,12 @@ import { NodeSessionLog, SESSION_RENEW_MS } from '../hub/node-sessions.js';
 import { linkNode, ownerOfNode } from '../provider/link-node.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
-import type { Probation } from '../trust/probation.js';
-import { standingsOf, suspensionOf } from '../trust/trust-store.js';
+import type { Probation } from '../trust/standing/probation.js';
+import { standingsOf, suspensionOf } from '../trust/standing/trust-store.js';
 import { recordNodeMiss } from '../usage/record-node-miss.js';
 
 export type StartHubOptions = {
-  /** Told each connecting node's standing (trust/probation.ts). */
+  /** Told each connecting node's standing (trust/standing/probation.ts). */
   probation: Probation;
   /** A node owner's tier; default: the owner's stake (staking/tier-of.ts). */
   tierOf?: ((owner: string) => Promise<TierName>) | undefined;

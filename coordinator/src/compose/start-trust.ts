@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { CanaryRunner } from '../trust/canary-runner.js';
-import { type LocalVerifier, startLocalVerifier } from '../trust/local-verifier.js';
-import type { Probation } from '../trust/probation.js';
-import { ReplayPool } from '../trust/replay-pool.js';
-import { ReputationGuard } from '../trust/reputation-guard.js';
-import { TrafficShapes } from '../trust/traffic-shapes.js';
+import { ReplayPool } from '../trust/canaries/replay-pool.js';
+import { TrafficShapes } from '../trust/canaries/traffic-shapes.js';
+import { CanaryRunner } from '../trust/checks/canary-runner.js';
+import { type LocalVerifier, startLocalVerifier } from '../trust/checks/local-verifier.js';
+import type { Probation } from '../trust/standing/probation.js';
+import { ReputationGuard } from '../trust/standing/reputation-guard.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,7 +32,7 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
   const { config } = ctx;
   // Client jobs' shapes (never their text), that canaries are made like (issue 29).
   const shapes = new TrafficShapes();
-  // Shareable client jobs, replayed to other nodes as canaries (trust/replay-pool.ts).
+  // Shareable client jobs, replayed to other nodes as canaries (trust/canaries/replay-pool.ts).
   const replays = config.trust.replayTraffic ? new ReplayPool() : undefined;
   const canaries = new CanaryRunner({
     hub: app.hub,

@@ -26,7 +26,7 @@ export async function linkNode(
   const nodeId = params.nodeId.toLowerCase();
   const owner = params.owner.toLowerCase();
   await store.db.transaction().execute(async (trx) => {
-    // Not while it is being convicted (trust/convict.ts takes the same lock): either the conviction
+    // Not while it is being convicted (trust/slashing/convict.ts takes the same lock): either the conviction
     // finds the link and takes from the owner's account, or the link finds the node suspended.
     await lockInTransaction(trx, `node:${nodeId}`);
     await trx

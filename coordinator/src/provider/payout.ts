@@ -183,7 +183,7 @@ async function debit(
 ): Promise<string> {
   const accountId = providerAccountId(p.owner);
   return store.db.transaction().execute(async (trx) => {
-    // Not while a node of this owner is being convicted (trust/convict.ts takes the same lock and
+    // Not while a node of this owner is being convicted (trust/slashing/convict.ts takes the same lock and
     // counts on the account not shrinking under it).
     await lockInTransaction(trx, `earnings:${accountId}`);
     // One payout of an owner at a time (PostgreSQL; SQLite serializes writers): the cap and the

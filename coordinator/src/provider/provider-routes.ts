@@ -19,7 +19,7 @@ import type { Hub } from '../hub/hub.js';
 import { uptimeOf } from '../hub/node-sessions.js';
 import { nanoToUsd } from '../ledger/money.js';
 import type { PickIndex } from '../router/pick-index.js';
-import { slashesOf, trustSummaries, verificationHistory } from '../trust/trust-views.js';
+import { slashesOf, trustSummaries, verificationHistory } from '../trust/standing/trust-views.js';
 import { linkNode } from './link-node.js';
 import { nodeFigures } from './node-figures.js';
 import { NodeFigures, TrustSummary, Usd } from './node-figures-schema.js';

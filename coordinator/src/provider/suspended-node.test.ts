@@ -7,7 +7,7 @@ import { nodeLinkText } from '@gpumesh/protocol';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
-import { suspendNode } from '../trust/trust-store.js';
+import { suspendNode } from '../trust/standing/trust-store.js';
 
 describeBackends('suspended node', (backend) => {
   let t: TestApp;

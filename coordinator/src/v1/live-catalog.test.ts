@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type NodeInput, PickIndex } from '../router/pick-index.js';
-import { Probation } from '../trust/probation.js';
+import { Probation } from '../trust/standing/probation.js';
 import { liveCatalog } from './live-catalog.js';
 
 const USD = 1_000_000_000n;

@@ -7,7 +7,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import type { Router } from '../router/router.js';
-import type { Probation } from '../trust/probation.js';
+import type { Probation } from '../trust/standing/probation.js';
 import { liveCatalog } from './live-catalog.js';
 import { openRouterModelRoutes } from './openrouter-model-routes.js';
 

@@ -12,7 +12,7 @@ import type { CatalogModel } from '../router/build-catalog.js';
 import type { Entry } from '../router/pick-index.js';
 import { quantizationOf } from '../router/quantization.js';
 import type { Router } from '../router/router.js';
-import type { Probation } from '../trust/probation.js';
+import type { Probation } from '../trust/standing/probation.js';
 import {
   architectureOf,
   catalogCreated,
@@ -170,7 +170,7 @@ export async function openRouterModelRoutes(
               supported_parameters: parameters,
               supports_implicit_caching: false,
               supports_tool_choice: { auto: tools, function: tools, none: tools, required: tools },
-              // Ours: the trust layer's verdict (probation until verified, trust/probation.ts).
+              // Ours: the trust layer's verdict (probation until verified, trust/standing/probation.ts).
               verified: probation ? probation.trusted(e.node.nodeId) : true,
               weights_sha256: e.offer.sha256 ?? null,
             };

@@ -12,7 +12,7 @@ import { isOpenRouterRequest } from '../openrouter-error.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
-import type { Probation } from '../trust/probation.js';
+import type { Probation } from '../trust/standing/probation.js';
 import { accountRoutes } from './account-routes.js';
 import { checkPrompt } from './check-prompt.js';
 import { dropNullFields } from './drop-null-fields.js';
@@ -44,11 +44,11 @@ export type RouterRoutesOptions = {
   ctx: AppContext;
   /** Where picked jobs go (hub/hub-plugin.ts builds it). */
   router: Router;
-  /** New nodes' capped share of traffic (trust/probation.ts). */
+  /** New nodes' capped share of traffic (trust/standing/probation.ts). */
   probation?: Probation;
-  /** Spot checks of live completions (trust/canary-runner.ts). */
+  /** Spot checks of live completions (trust/checks/canary-runner.ts). */
   spotCheck?: RouteDeps['spotCheck'];
-  /** The shapes of client jobs canaries are made like (trust/traffic-shapes.ts). */
+  /** The shapes of client jobs canaries are made like (trust/canaries/traffic-shapes.ts). */
   noteTraffic?: RouteDeps['noteTraffic'];
 };
 

@@ -7,8 +7,8 @@
  * updated by every verification.
  */
 
-import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import type { Entry } from '../router/pick-index.js';
+import { TRUST_STATUS, type TrustStatus } from '../../db/tables/trust.js';
+import type { Entry } from '../../router/pick-index.js';
 
 /** How many of a model's latest routed requests the share is measured over. */
 export const PROBATION_WINDOW = 100;

@@ -7,8 +7,8 @@
 import { nodeLinkText } from '@gpumesh/protocol';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import { createTestApp, describeBackends, signIn, type TestApp } from '../../testing/index.js';
 import { reinstateCommand } from './reinstate-command.js';
 import { suspendNode } from './trust-store.js';
 

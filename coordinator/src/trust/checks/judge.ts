@@ -7,7 +7,7 @@
  * @gpumesh/protocol `completionEvidence`), whose false-positive bound holds for any model.
  */
 import { CHECK_CAP, completionEvidence, type EvidencePosition, MAX_VERIFY_TOKENS } from '@gpumesh/protocol';
-import type { JobTokenIds } from '../router/jobs.js';
+import type { JobTokenIds } from '../../router/jobs.js';
 import { isConstrained } from './sampling-of.js';
 
 export type Judgement = {

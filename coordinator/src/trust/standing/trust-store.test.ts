@@ -6,12 +6,12 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, test } from 'vitest';
-import { providerAccountId } from '../db/tables/ledger.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import { linkNode } from '../provider/link-node.js';
-import { describeBackends, expectBooksBalanced } from '../testing/index.js';
-import { ledgerFixture } from '../testing/ledger-fixture.js';
-import { failedCheck } from './judge.js';
+import { providerAccountId } from '../../db/tables/ledger.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import { linkNode } from '../../provider/link-node.js';
+import { describeBackends, expectBooksBalanced } from '../../testing/index.js';
+import { ledgerFixture } from '../../testing/ledger-fixture.js';
+import { failedCheck } from '../checks/judge.js';
 import { recordVerification, suspendNode } from './trust-store.js';
 
 const HOUR = 3_600_000;

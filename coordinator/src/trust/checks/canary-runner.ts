@@ -3,32 +3,32 @@
  * (exponential gaps, mean `trust.canaryIntervalMs` per node, from admission) the coordinator sends
  * each verifiable node a job shaped like the model's recent client traffic (make-canary.ts), paid
  * from the platform's fee income like any job. Spot checks: a share (`trust.spotCheckRate`) of live
- * client completions. Either way the node's claims must hold together (trust/judge.ts) and its
+ * client completions. Either way the node's claims must hold together (trust/checks/judge.ts) and its
  * token ids are scored teacher-forced, under the job's own sampling settings, by a verifier picked
  * at random among the network nodes holding the same weights (role `network`, scope `verify`), or
  * by the coordinator itself; failing verdicts and a sample of passing ones get a second opinion.
  * The verdict moves the node's standing (trust-store.ts). Nodes connected to this replica only.
  */
 import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
-import type { Store } from '../db/store.js';
-import type { Hub } from '../hub/hub.js';
-import { computeCost } from '../ledger/charges.js';
-import { deliveredText, streamedText } from '../router/delivered-text.js';
-import type { Entry } from '../router/pick-index.js';
-import type { Router } from '../router/router.js';
-import type { CheckedJob } from '../router/types.js';
+import type { Store } from '../../db/store.js';
+import type { Hub } from '../../hub/hub.js';
+import { computeCost } from '../../ledger/charges.js';
+import { deliveredText, streamedText } from '../../router/delivered-text.js';
+import type { Entry } from '../../router/pick-index.js';
+import type { Router } from '../../router/router.js';
+import type { CheckedJob } from '../../router/types.js';
+import { type Canary, makeCanary } from '../canaries/make-canary.js';
+import type { ReplayPool } from '../canaries/replay-pool.js';
+import { TrafficShapes } from '../canaries/traffic-shapes.js';
+import type { Probation } from '../standing/probation.js';
+import { recordVerification, type Standing } from '../standing/trust-store.js';
 import { CanaryTimer } from './canary-timer.js';
 import { type Claims, checkableRequest, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
-import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
-import type { Probation } from './probation.js';
-import type { ReplayPool } from './replay-pool.js';
 import { runCheckJob } from './run-check-job.js';
 import { scoreCompletion } from './score-completion.js';
 import { settleVerdict } from './settle-verdict.js';
-import { TrafficShapes } from './traffic-shapes.js';
-import { recordVerification, type Standing } from './trust-store.js';
 import {
   COORDINATOR_VERIFIER_ID,
   pickVerifier,

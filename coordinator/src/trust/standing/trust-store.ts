@@ -9,13 +9,13 @@
  */
 import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol';
 import { sql } from 'kysely';
-import { toBigInt } from '../db/bigint.js';
-import { newId } from '../db/ids.js';
-import type { Store } from '../db/store.js';
-import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import { convict } from './convict.js';
-import { evidenceHashOf } from './evidence-hash.js';
-import type { Judgement } from './judge.js';
+import { toBigInt } from '../../db/bigint.js';
+import { newId } from '../../db/ids.js';
+import type { Store } from '../../db/store.js';
+import { SLASH_STATUS, TRUST_STATUS, type TrustStatus } from '../../db/tables/trust.js';
+import type { Judgement } from '../checks/judge.js';
+import { convict } from '../slashing/convict.js';
+import { evidenceHashOf } from '../slashing/evidence-hash.js';
 
 export type TrustPolicy = {
   passesToTrust: number;

@@ -3,9 +3,9 @@
  * and suspends those below `trust.minReputation`: recorded with the figures as the reason, told
  * why in an `error` frame and disconnected (4012), refused when they come back.
  */
-import type { Store } from '../db/store.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import type { Hub } from '../hub/hub.js';
+import type { Store } from '../../db/store.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import type { Hub } from '../../hub/hub.js';
 import type { Probation } from './probation.js';
 import { reputationsOf } from './reputation.js';
 import { suspendNode } from './trust-store.js';
