@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { tinyModelPath } from '@gpumesh/node';
 import { type LlamaDaemon, startLlamaDaemon } from '@gpumesh/node/testing';
-import { CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 import type { FastifyInstance } from 'fastify';
 import { getLlama, type LlamaModel } from 'node-llama-cpp';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';

@@ -1,4 +1,5 @@
-import { NODE_ROLES, type PresenceState, TIER_NAMES } from '@gpumesh/protocol';
+import { NODE_ROLES, TIER_NAMES } from '@gpumesh/protocol';
+import type { PresenceState } from '@gpumesh/protocol/internal';
 import { formatUnits } from 'viem';
 import { nanoToUsd } from '../ledger/money.js';
 

@@ -7,7 +7,8 @@
  * node with its operator's consent (the node key's signature of `nodeLinkText`), its earlier
  * earnings following; the coordinator attaches the owner to the node at its next connection.
  */
-import { verifyNodeLink, verifyOwnerProof } from '@gpumesh/protocol';
+import { verifyOwnerProof } from '@gpumesh/protocol';
+import { verifyNodeLink } from '@gpumesh/protocol/internal';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { getAddress } from 'viem';

@@ -3,7 +3,7 @@
  * refused (403 `node_suspended`, param nodeId) and so is any payout of its owner (before the chain
  * is touched: this app has none), in the common error shape.
  */
-import { nodeLinkText } from '@gpumesh/protocol';
+import { nodeLinkText } from '@gpumesh/protocol/internal';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';

@@ -10,7 +10,7 @@
  * The verdict moves the node's standing, and may suspend it (standing/suspensions.ts). Nodes
  * connected to this replica only.
  */
-import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
+import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol/internal';
 import type { Store } from '../../db/store.js';
 import type { Hub } from '../../hub/hub.js';
 import { computeCost } from '../../ledger/charges.js';

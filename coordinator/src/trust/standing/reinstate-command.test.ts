@@ -4,7 +4,7 @@
  * (actor operator) and can be linked again; an unknown node, a node not suspended and a missing
  * reason are refused with a message, nothing changed.
  */
-import { nodeLinkText } from '@gpumesh/protocol';
+import { nodeLinkText } from '@gpumesh/protocol/internal';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { TRUST_STATUS } from '../../db/tables/trust.js';

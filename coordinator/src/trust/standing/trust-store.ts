@@ -1,12 +1,12 @@
 /**
  * Each node's evidence from its checks (NODE_PROTOCOL.md §9 "Deciding"): its running evidence is a
- * CUSUM of the checks' ln e-values (@gpumesh/protocol `accumulate`). At CONVICTION_THRESHOLD the
+ * CUSUM of the checks' ln e-values (@gpumesh/protocol/internal `accumulate`). At CONVICTION_THRESHOLD the
  * check convicts: this returns the conviction and suspensions.ts, in the same transaction, suspends
  * the node, refunds its clients and orders its owner's slash. A node on probation is trusted after
  * `passesToTrust` passed checks while its evidence is under half the threshold. A suspended node's
  * checks are recorded and move nothing.
  */
-import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 import { sql, type Transaction } from 'kysely';
 import { toBigInt } from '../../db/bigint.js';
 import { newId } from '../../db/ids.js';
