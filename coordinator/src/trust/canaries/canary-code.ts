@@ -49,7 +49,7 @@ const C_LIKE = [
   '};',
   '});',
   'for (const %noun% of %noun2%s) {',
-  'import { %verb%%Noun% } from "../%noun%";',
+  'import { %verb%%Noun% } from "./%noun%";',
   'console.log("%word%", %noun%);',
   'this.%noun% = %noun2%;',
   'export class %Noun%%Noun2% {',
