@@ -20,8 +20,8 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { credit } from '../coordinator/src/ledger/credit.js';
 import { testBackends } from '../coordinator/src/testing/test-backends.js';
 import { until } from '../coordinator/src/testing/until.js';
-import { ReplayPool } from '../coordinator/src/trust/replay-pool.js';
-import { TrafficShapes } from '../coordinator/src/trust/traffic-shapes.js';
+import { ReplayPool } from '../coordinator/src/trust/canaries/replay-pool.js';
+import { TrafficShapes } from '../coordinator/src/trust/canaries/traffic-shapes.js';
 import { USD } from './support/expected-charge.js';
 import { addNode, type Harness, startRouterHarness } from './support/router-harness.js';
 

@@ -15,7 +15,7 @@ import { TransferOutbox } from '../coordinator/src/chain/transfer-outbox.js';
 import { registerPoolTransfers } from '../coordinator/src/staking/pool-transfers.js';
 import { executeSlashes } from '../coordinator/src/staking/slash.js';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../coordinator/src/testing/index.js';
-import { evidenceHashOf } from '../coordinator/src/trust/evidence-hash.js';
+import { evidenceHashOf } from '../coordinator/src/trust/slashing/evidence-hash.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from './chain-fixture.js';
 
 let devnet: Devnet;

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { tinyModelPath } from '@gpumesh/node';
 import { type LlamaDaemon, startLlamaDaemon } from '@gpumesh/node/testing';
-import { CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 import type { FastifyInstance } from 'fastify';
 import { getLlama, type LlamaModel } from 'node-llama-cpp';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -40,9 +40,9 @@ import {
   testBackends,
   until,
 } from '../coordinator/src/testing/index.js';
-import type { CanaryOutcome } from '../coordinator/src/trust/canary-runner.js';
-import { startLocalVerifier } from '../coordinator/src/trust/local-verifier.js';
-import { PROBATION_WINDOW } from '../coordinator/src/trust/probation.js';
+import type { CanaryOutcome } from '../coordinator/src/trust/checks/canary-runner.js';
+import { startLocalVerifier } from '../coordinator/src/trust/checks/local-verifier.js';
+import { PROBATION_WINDOW } from '../coordinator/src/trust/standing/probation.js';
 import { newApiClient } from './support/api-client.js';
 import { arenaJob, seeded } from './support/arena-jobs.js';
 import { LIARS, type Lie } from './support/arena-liars.js';

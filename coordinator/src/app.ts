@@ -35,9 +35,10 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { peerPlugin } from './peer/peer-plugin.js';
 import { providerRoutes } from './provider/provider-routes.js';
-import { evidenceRoutes } from './trust/evidence-routes.js';
-import { checkableRequest } from './trust/judge.js';
-import { Probation } from './trust/probation.js';
+import { checkableRequest } from './trust/checks/judge.js';
+import { evidenceRoutes } from './trust/slashing/evidence-routes.js';
+import { Probation } from './trust/standing/probation.js';
+import { Standings } from './trust/standing/standings.js';
 import { activityRoutes } from './usage/activity-routes.js';
 import { keepUsageRolled } from './usage/keep-usage-rolled.js';
 import { userRoutes } from './users/routes.js';
@@ -94,11 +95,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (config.rateLimit.enabled) await registerRateLimit(app, ctx);
 
   await registerAccountRoutes(app, ctx);
-  const probation = new Probation(config.trust.probationShare);
-  await startHub(app, ctx, { probation, tierOf: options.tierOf });
+  // Each node's standing as its node_trust row says; probation and the catalog read it.
+  const standings = new Standings();
+  await startHub(app, ctx, { standings, tierOf: options.tierOf });
   await app.register(peerPlugin, ctx);
-  const trust = startTrust(app, ctx, probation);
-  await registerInferenceRoutes(app, ctx, probation, trust);
+  const trust = startTrust(app, ctx, standings);
+  await registerInferenceRoutes(app, ctx, standings, trust);
   startLedgerTimers(app, ctx);
   keepUsageRolled(app, ctx);
   await app.register(catalogRoutes, ctx);
@@ -134,13 +136,14 @@ async function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): Pro
 async function registerInferenceRoutes(
   app: FastifyInstance,
   ctx: AppContext,
-  probation: Probation,
+  standings: Standings,
   { canaries, shapes, replays }: Trust,
 ): Promise<void> {
   await app.register(routerRoutes, {
     ctx,
     router: app.router,
-    probation,
+    probation: new Probation(ctx.config.trust.probationShare, standings),
+    standings,
     spotCheck: (entry, job) => {
       canaries.spotCheck(entry, job);
     },

@@ -243,7 +243,7 @@ export const CoordinatorConfigSchema = Type.Object(
         spotCheckRate: Type.Number({ default: DEFAULT_SPOT_CHECK_RATE, minimum: 0, maximum: 1 }),
         /**
          * Canaries replay recent client jobs to other nodes of the model when there are any
-         * (trust/replay-pool.ts): never a job whose client said provider.data_collection "deny",
+         * (trust/canaries/replay-pool.ts): never a job whose client said provider.data_collection "deny",
          * never to the node (or owner) that served it. Off: every canary is made.
          */
         replayTraffic: Type.Boolean({ default: true }),
@@ -253,13 +253,13 @@ export const CoordinatorConfigSchema = Type.Object(
         maxVerifyFeeNano: Type.BigInt({ default: 100_000n, minimum: 0n }),
         /** Share of the owner's stake (basis points) slashed into the rewards vault when a node is suspended. */
         slashBps: Type.Integer({ default: 1_000, minimum: 0, maximum: 10_000 }),
-        /** A node whose reputation (0…100, trust/reputation.ts) falls below this is suspended. */
+        /** A node whose reputation (0…100, trust/standing/reputation.ts) falls below this is suspended. */
         minReputation: Type.Integer({ default: 25, minimum: 0, maximum: 100 }),
         /** How often each replica scores its nodes; 0 turns the check off. */
         reputationIntervalMs: Type.Integer({ default: 60_000, minimum: 0 }),
         /**
          * GGUF files the coordinator verifies with itself (CPU) when no network node holds the
-         * weights a node claims (trust/local-verifier.ts); unset: only network nodes verify.
+         * weights a node claims (trust/checks/local-verifier.ts); unset: only network nodes verify.
          */
         verifierModelsDir: Type.Optional(Type.String({ minLength: 1 })),
       },

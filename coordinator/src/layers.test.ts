@@ -29,7 +29,8 @@
  *
  * Within a layer, two folders never import each other (hub and router, provider and trust did): a
  * folder that needs another's types and is needed back is one capability split by file count, or
- * a type in the wrong folder.
+ * a type in the wrong folder. The same holds for the folders within a folder (trust/canaries,
+ * checks, standing and slashing: each phase imports only those after it).
  */
 import path from 'node:path';
 import { expect, test } from 'vitest';
@@ -100,18 +101,22 @@ test('default: no import reaches a layer above, but the listed exceptions', () =
   expect(listed.filter((edge) => !upward.includes(edge))).toEqual([]);
 });
 
-/** Every pair of folders (coordinator/src/<folder>/) that import each other, as `a <-> b`. */
+/**
+ * Every pair of sibling folders that import each other, as `a <-> b`: folders of coordinator/src,
+ * and folders within one (`trust/checks <-> trust/standing`).
+ */
 function folderCycles(graph: Map<string, string[]>, root: string): string[] {
-  const folderOf = (file: string) => {
-    const parts = path.relative(root, file).split('/');
-    return parts.length > 1 ? parts[0]! : undefined;
-  };
   const edges = new Set<string>();
   for (const [file, deps] of graph) {
-    const from = folderOf(file);
+    const from = path.relative(root, file).split('/');
     for (const dep of deps) {
-      const to = folderOf(dep);
-      if (from && to && from !== to) edges.add(`${from} -> ${to}`);
+      const to = path.relative(root, dep).split('/');
+      // Where the two paths part, when each goes on into a folder there: those two folders.
+      let i = 0;
+      while (i < from.length - 1 && i < to.length - 1 && from[i] === to[i]) i++;
+      if (i < from.length - 1 && i < to.length - 1) {
+        edges.add(`${from.slice(0, i + 1).join('/')} -> ${to.slice(0, i + 1).join('/')}`);
+      }
     }
   }
   const cycles = new Set<string>();
@@ -126,22 +131,25 @@ test('default: no two folders import each other', () => {
   expect(folderCycles(importGraph(ROOT), ROOT)).toEqual([]);
 });
 
-test('behavior: two folders importing each other are caught, one way is not', () => {
+test('behavior: two folders importing each other are caught, one way is not, within a folder too', () => {
   const at = (file: string) => path.join('/src', file);
   const graph = new Map([
     [at('hub/hub.ts'), [at('router/pick-index.ts'), at('db/schema.ts'), at('config.ts')]],
     [at('router/attempt.ts'), [at('hub/jobs.ts')]],
-    [at('trust/judge.ts'), [at('hub/node-sessions.ts')]],
+    [at('trust/checks/judge.ts'), [at('hub/node-sessions.ts'), at('trust/standing/standings.ts')]],
+    [at('trust/standing/trust-store.ts'), [at('trust/checks/judge.ts'), at('trust/slashing/convict.ts')]],
+    [at('trust/slashing/convict.ts'), [at('trust/slashing/evidence-hash.ts'), at('trust/index.ts')]],
+    [at('trust/index.ts'), [at('trust/slashing/convict.ts')]],
     [at('config.ts'), [at('hub/hub.ts')]],
   ]);
-  expect(folderCycles(graph, '/src')).toEqual(['hub <-> router']);
+  expect(folderCycles(graph, '/src')).toEqual(['hub <-> router', 'trust/checks <-> trust/standing']);
 });
 
 test('behavior: an upward import is caught, type-only and sideways ones judged by layer', () => {
   const at = (file: string) => path.join('/src', file);
   const graph = new Map([
-    [at('router/attempt.ts'), [at('trust/judge.ts'), at('ledger/charges.ts'), at('router/jobs.ts')]],
-    [at('trust/judge.ts'), [at('keys/key-limits.ts'), at('router/types.ts'), at('config.ts')]],
+    [at('router/attempt.ts'), [at('trust/checks/judge.ts'), at('ledger/charges.ts'), at('router/jobs.ts')]],
+    [at('trust/checks/judge.ts'), [at('keys/key-limits.ts'), at('router/types.ts'), at('config.ts')]],
     [at('db/schema.ts'), [at('db/tables/usage.ts'), at('usage/tables.ts')]],
     [at('config.ts'), [at('ledger/money.ts')]],
     [at('compose/start-hub.ts'), [at('app.ts'), at('hub/hub.ts')]],
@@ -151,7 +159,7 @@ test('behavior: an upward import is caught, type-only and sideways ones judged b
   expect(upwardImports(graph, '/src')).toEqual([
     'config.ts -> ledger/money.ts',
     'db/schema.ts -> usage/tables.ts',
-    'router/attempt.ts -> trust/judge.ts',
+    'router/attempt.ts -> trust/checks/judge.ts',
     'v1/routes.ts -> compose/start-hub.ts',
   ]);
   expect(LAYER_NAMES[layerOf('new-helper.ts')]).toBe('base');

@@ -9,7 +9,7 @@ import { type CoordinatorConfig, loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { openStore } from './db/store.js';
 import { reconcileCommand } from './reconcile/reconcile-command.js';
-import { reinstateCommand } from './trust/reinstate-command.js';
+import { reinstateCommand } from './trust/standing/reinstate-command.js';
 import { asksForHelp, USAGE } from './usage.js';
 
 export const EXIT_SIGINT = 130;

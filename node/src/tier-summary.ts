@@ -1,4 +1,5 @@
-import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS, TIER_NAMES, type TierName } from '@gpumesh/protocol';
+import { TIER_NAMES, type TierName } from '@gpumesh/protocol';
+import { DEFAULT_TIER_THRESHOLDS_WEI, TIER_BENEFITS } from '@gpumesh/protocol/internal';
 
 /**
  * What a node's tier means for it, in one line for the start log and `status`: how many jobs the

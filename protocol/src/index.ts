@@ -1,9 +1,11 @@
 /**
- * `@gpumesh/protocol`: the open node protocol v0 — frames (TypeBox schemas = types + JSON Schemas),
- * the validator every receiver applies, identity signatures, tiers, scopes and presence, and the
- * session engine both sides adapt: frame order per side (SessionOrder), typed job errors
- * (errorFrame, readJobError) and the token count of a streamed chunk (chunkTokens).
- * The conformance kit is `@gpumesh/protocol/conformance`. protocol/README.md lists every export
+ * `@gpumesh/protocol`: what an outside implementer of a node or a coordinator needs — frames
+ * (TypeBox schemas = types + JSON Schemas), the validator every receiver applies, identity
+ * signatures, scopes and tier names, and the session engine both sides adapt: frame order per side
+ * (SessionOrder), typed job errors (errorFrame, readJobError) and the token count of a streamed
+ * chunk (chunkTokens). The conformance kit is `@gpumesh/protocol/conformance`; what only gpumesh's
+ * own coordinator and node use (its verdict statistics, tier policy, presence bookkeeping, the
+ * owner-link text) is `@gpumesh/protocol/internal`. protocol/README.md lists every export
  * (src/public-exports.test.ts keeps the two in step): add one there when you add one here.
  */
 export { chunkTokens } from './chunk-tokens.js';
@@ -22,7 +24,6 @@ export {
 export { frameJsonSchema } from './frame-json-schema.js';
 export { canonicalJson } from './identity/canonical-json.js';
 export { challengeText } from './identity/challenge-text.js';
-export { nodeLinkText, verifyNodeLink } from './identity/node-link-text.js';
 export { ownerProofText } from './identity/owner-proof-text.js';
 export { signChallenge } from './identity/sign-challenge.js';
 export { signManifest } from './identity/sign-manifest.js';
@@ -37,7 +38,6 @@ export * from './messages.js';
 export { negotiateVersion } from './negotiate-version.js';
 export { type ParseFrameOptions, parseFrame, type RawFrame } from './parse-frame.js';
 export * from './prefix-keys.js';
-export * from './presence.js';
 export { Address, DecimalString, NODE_ROLES, type NodeRole, Signature, Timestamp } from './primitives.js';
 export { type JobError, readJobError } from './read-job-error.js';
 export {
@@ -56,5 +56,4 @@ export {
   type SessionPhase,
   type SessionSide,
 } from './session-order.js';
-export * from './tiers.js';
-export * from './verification-evidence.js';
+export { TIER_NAMES, type TierName } from './tiers.js';

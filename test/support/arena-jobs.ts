@@ -2,7 +2,7 @@
  * The trust arena's jobs (test/trust-arena.test.ts): every sampling setting a client can ask for,
  * cycled with temperatures, kinds and streaming over seeded prompts, so every run checks the same.
  */
-import type { Canary } from '../../coordinator/src/trust/make-canary.js';
+import type { Canary } from '../../coordinator/src/trust/canaries/make-canary.js';
 
 /** A seeded PRNG (mulberry32): the arena's jobs are the same every run. */
 export function seeded(seed: number): () => number {

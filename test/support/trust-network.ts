@@ -30,7 +30,7 @@ import {
   testBackends,
   until,
 } from '../../coordinator/src/testing/index.js';
-import { startLocalVerifier } from '../../coordinator/src/trust/local-verifier.js';
+import { startLocalVerifier } from '../../coordinator/src/trust/checks/local-verifier.js';
 import { chainOverrides, type Devnet, proxyAddressOf, startDevnet } from '../chain-fixture.js';
 import { USD } from './expected-charge.js';
 import { nodeIdOf } from './tiny-node-network.js';

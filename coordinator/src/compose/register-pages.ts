@@ -6,7 +6,7 @@ import { NODE_LIST_LIMIT } from '../pages/network-stats.js';
 import { NodePackages } from '../pages/node-packages.js';
 import { pagesRoutes } from '../pages/pages-routes.js';
 import { readTokensServed } from '../pages/read-tokens-served.js';
-import { recentSuspensions, suspendedNodeIds, trustSummaries } from '../trust/trust-views.js';
+import { recentSuspensions, suspendedNodeIds, trustSummaries } from '../trust/standing/trust-views.js';
 
 /**
  * The pages (pages/): the dashboard, /network and the install files, with what /network shows of

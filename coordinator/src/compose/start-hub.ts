@@ -7,13 +7,12 @@ import { NodeSessionLog, SESSION_RENEW_MS } from '../hub/node-sessions.js';
 import { linkNode, ownerOfNode } from '../provider/link-node.js';
 import { Router } from '../router/router.js';
 import { tierOf } from '../staking/tier-of.js';
-import type { Probation } from '../trust/probation.js';
-import { standingsOf, suspensionOf } from '../trust/trust-store.js';
+import { type Standings, suspensionOf } from '../trust/standing/standings.js';
 import { recordNodeMiss } from '../usage/record-node-miss.js';
 
 export type StartHubOptions = {
-  /** Told each connecting node's standing (trust/probation.ts). */
-  probation: Probation;
+  /** Loads each connecting node's standing (trust/standing/standings.ts). */
+  standings: Standings;
   /** A node owner's tier; default: the owner's stake (staking/tier-of.ts). */
   tierOf?: ((owner: string) => Promise<TierName>) | undefined;
 };
@@ -34,12 +33,16 @@ export async function startHub(
   const hub = new Hub({
     onNodeSession: (event, nodeId) => {
       sessions.note(event, nodeId, (err) => app.log.warn({ err, nodeId }, 'logging the node session failed'));
-      if (event === 'up') learnStanding(app, ctx, options.probation, nodeId);
+      if (event === 'up') {
+        options.standings
+          .load(ctx.store, nodeId)
+          .catch((err: unknown) => app.log.warn({ err, nodeId }, 'reading the node standing failed'));
+      }
     },
     coordinatorId: ctx.replicaId,
     catalog: ctx.catalog,
     ownerOf: (nodeId) => ownerOfNode(ctx.store, nodeId),
-    suspensionOf: (nodeId) => suspensionOf(ctx.store, nodeId),
+    suspensionOf: (nodeId) => suspensionOf(ctx.db, nodeId),
     onOwnerProved: (nodeId, owner) => linkOwner(app, ctx, nodeId, owner),
     nativeUsdPriceNano: ctx.config.chain.nativeUsdPriceNano,
     heartbeatIntervalMs: r.heartbeatIntervalMs,
@@ -72,13 +75,6 @@ export async function startHub(
       sessions.renew().catch((err: unknown) => app.log.warn({ err }, 'renewing node sessions failed'));
     }, SESSION_RENEW_MS).unref();
   });
-}
-
-/** Tells probation a node's standing as it connects (new nodes: on probation). */
-function learnStanding(app: FastifyInstance, ctx: AppContext, probation: Probation, nodeId: string): void {
-  standingsOf(ctx.store, [nodeId])
-    .then((standings) => probation.set(nodeId, standings.get(nodeId.toLowerCase())?.status ?? 'probation'))
-    .catch((err: unknown) => app.log.warn({ err, nodeId }, 'reading the node standing failed'));
 }
 
 /** Records a node's proved owner; whatever the node earned before follows (provider/link-node.ts). */

@@ -1,12 +1,13 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
-import { CanaryRunner } from '../trust/canary-runner.js';
-import { type LocalVerifier, startLocalVerifier } from '../trust/local-verifier.js';
-import type { Probation } from '../trust/probation.js';
-import { ReplayPool } from '../trust/replay-pool.js';
-import { ReputationGuard } from '../trust/reputation-guard.js';
-import { TrafficShapes } from '../trust/traffic-shapes.js';
+import { ReplayPool } from '../trust/canaries/replay-pool.js';
+import { TrafficShapes } from '../trust/canaries/traffic-shapes.js';
+import { CanaryRunner } from '../trust/checks/canary-runner.js';
+import { type LocalVerifier, startLocalVerifier } from '../trust/checks/local-verifier.js';
+import { ReputationGuard } from '../trust/standing/reputation-guard.js';
+import type { Standings } from '../trust/standing/standings.js';
+import { Suspensions } from '../trust/standing/suspensions.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,11 +29,19 @@ export type Trust = { canaries: CanaryRunner; shapes: TrafficShapes; replays: Re
  * closes; the coordinator's own verifier loads in the background when `trust.verifierModelsDir`
  * is set. Needs `app.hub` and `app.router` (compose/start-hub.ts).
  */
-export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Probation): Trust {
+export function startTrust(app: FastifyInstance, ctx: AppContext, standings: Standings): Trust {
   const { config } = ctx;
+  // The one writer of a suspension, and what acts on one here (trust/standing/suspensions.ts).
+  const suspensions = new Suspensions({
+    store: ctx.store,
+    policy: config.trust,
+    standings,
+    hub: app.hub,
+    log: app.log,
+  });
   // Client jobs' shapes (never their text), that canaries are made like (issue 29).
   const shapes = new TrafficShapes();
-  // Shareable client jobs, replayed to other nodes as canaries (trust/replay-pool.ts).
+  // Shareable client jobs, replayed to other nodes as canaries (trust/canaries/replay-pool.ts).
   const replays = config.trust.replayTraffic ? new ReplayPool() : undefined;
   const canaries = new CanaryRunner({
     hub: app.hub,
@@ -43,7 +52,7 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
     jobTimeoutMs: config.router.jobTimeoutMs,
     clock: { now: () => Date.now() },
     log: app.log,
-    probation,
+    suspensions,
     shapes,
     ...(replays ? { replays } : {}),
     maxTokensCap: config.router.maxTokensCap,
@@ -55,7 +64,7 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, probation: Pro
     store: ctx.store,
     settings: config.trust,
     clock: ctx.clock,
-    probation,
+    suspensions,
     log: app.log,
   });
   app.decorate('reputation', reputation);

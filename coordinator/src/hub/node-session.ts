@@ -14,24 +14,26 @@ import {
   errorFrame,
   type Frame,
   type FrameOf,
-  grantScopes,
   type Manifest,
   NORMAL_CLOSE_CODE,
   type NodeRole,
   negotiateVersion,
-  nextPresence,
-  PRESENCE_EVENT_FOR_STATUS,
-  type PresenceEvent,
-  type PresenceState,
   ProtocolError,
   parseFrame,
   readJobError,
   SessionOrder,
-  TIER_BENEFITS,
   type TierName,
   verifyChallenge,
 } from '@gpumesh/protocol';
-import { sendCoalesced } from '@gpumesh/protocol/internal';
+import {
+  grantScopes,
+  nextPresence,
+  PRESENCE_EVENT_FOR_STATUS,
+  type PresenceEvent,
+  type PresenceState,
+  sendCoalesced,
+  TIER_BENEFITS,
+} from '@gpumesh/protocol/internal';
 import WebSocket from 'ws';
 import type { JobHandle, JobHandlers, JobSpec } from '../router/jobs.js';
 import type { Entry, PickIndex } from '../router/pick-index.js';

@@ -1,4 +1,5 @@
-import { type Manifest, SCOPE_FOR_FAMILY, type Scope, TIER_BENEFITS, type TierName } from '@gpumesh/protocol';
+import { type Manifest, SCOPE_FOR_FAMILY, type Scope, type TierName } from '@gpumesh/protocol';
+import { TIER_BENEFITS } from '@gpumesh/protocol/internal';
 import type { ModelOffer } from '../router/pick-index.js';
 import { offerFingerprint } from './offer-fingerprint.js';
 import { supportedParameters } from './supported-parameters.js';

@@ -1,4 +1,5 @@
-import { NODE_ROLES, type PresenceState, TIER_NAMES } from '@gpumesh/protocol';
+import { NODE_ROLES, TIER_NAMES } from '@gpumesh/protocol';
+import type { PresenceState } from '@gpumesh/protocol/internal';
 import { formatUnits } from 'viem';
 import { nanoToUsd } from '../ledger/money.js';
 
@@ -59,7 +60,7 @@ export type NetworkStatsInput = {
   readonly now: number;
   /** Each node's share of the last 24 h it was connected, 0…1 (lowercase ids). */
   readonly uptime24h?: ReadonlyMap<string, number>;
-  /** Each node's verification standing (lowercase ids; trust/trust-views.ts). */
+  /** Each node's verification standing (lowercase ids; trust/standing/trust-views.ts). */
   readonly trust?: ReadonlyMap<string, NodeTrustView>;
   /** The latest suspensions, newest first. */
   readonly suspensions?: readonly SuspensionView[];
@@ -76,7 +77,7 @@ export type NodeTrustView = {
   readonly status: string;
   readonly reputation: number;
   readonly lastCheckAt: string | null;
-  /** Checks of the last 30 days (trust/trust-views.ts). */
+  /** Checks of the last 30 days (trust/standing/trust-views.ts). */
   readonly passed?: number;
   readonly failed?: number;
   /** The latest failed check: when, and why. */
@@ -305,10 +306,10 @@ export type NetworkSource = {
   tokensServed(): Promise<TokensServed>;
   /** Each node's share of the last 24 h it was connected (hub/node-sessions.ts). */
   uptime24h?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, number>>;
-  /** Each node's verification standing and reputation (trust/trust-views.ts). */
+  /** Each node's verification standing and reputation (trust/standing/trust-views.ts). */
   trust?(nodeIds: readonly string[]): Promise<ReadonlyMap<string, NodeTrustView>>;
   suspensions?(): Promise<readonly SuspensionView[]>;
-  /** Nodes suspended now (lowercase ids; trust/trust-views.ts). */
+  /** Nodes suspended now (lowercase ids; trust/standing/trust-views.ts). */
   suspendedNodes?(): Promise<readonly string[]>;
   spotCheckRate?: number;
 };

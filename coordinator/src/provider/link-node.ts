@@ -13,9 +13,9 @@ import { lockInTransaction } from '../db/lock-in-transaction.js';
 import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { ENTRY_KINDS, providerAccountId } from '../db/tables/ledger.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
 import { ApiError } from '../errors.js';
 import { applyEntry } from '../ledger/apply-entry.js';
+import { suspensionOf } from '../trust/standing/standings.js';
 
 export type LinkResult = { owner: string; movedNano: bigint };
 
@@ -26,7 +26,7 @@ export async function linkNode(
   const nodeId = params.nodeId.toLowerCase();
   const owner = params.owner.toLowerCase();
   await store.db.transaction().execute(async (trx) => {
-    // Not while it is being convicted (trust/convict.ts takes the same lock): either the conviction
+    // Not while it is being convicted (trust/slashing/convict.ts takes the same lock): either the conviction
     // finds the link and takes from the owner's account, or the link finds the node suspended.
     await lockInTransaction(trx, `node:${nodeId}`);
     await trx
@@ -85,12 +85,7 @@ async function moveEarnings(store: Store, nodeId: string, owner: string, now: nu
 class RetryMove extends Error {}
 
 async function isSuspended(trx: Kysely<Database>, nodeId: string): Promise<boolean> {
-  const trust = await trx
-    .selectFrom('node_trust')
-    .select('status')
-    .where('node_id', '=', nodeId)
-    .executeTakeFirst();
-  return trust?.status === TRUST_STATUS.suspended;
+  return (await suspensionOf(trx, nodeId)) !== undefined;
 }
 
 /** A suspended node's earnings are held (forfeited, if it was convicted): it is not linked. */

@@ -50,10 +50,10 @@ import type { Database } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { providerAccountId } from '../db/tables/ledger.js';
 import { OPEN_OR_PAID, PAYOUT_STATUS, type ProviderPayoutsTable } from '../db/tables/provider.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
 import { ApiError } from '../errors.js';
 import { nanoToUsd, usdToNano } from '../ledger/money.js';
 import { debitEarnings } from '../ledger/payout-entries.js';
+import { suspendedNodeOf } from '../trust/standing/standings.js';
 import { findManagedAddresses } from '../wallets/find-managed-addresses.js';
 import { assertTreasuryCovers, PAYOUT_PURPOSE } from './payout-transfers.js';
 
@@ -183,7 +183,7 @@ async function debit(
 ): Promise<string> {
   const accountId = providerAccountId(p.owner);
   return store.db.transaction().execute(async (trx) => {
-    // Not while a node of this owner is being convicted (trust/convict.ts takes the same lock and
+    // Not while a node of this owner is being convicted (trust/slashing/convict.ts takes the same lock and
     // counts on the account not shrinking under it).
     await lockInTransaction(trx, `earnings:${accountId}`);
     // One payout of an owner at a time (PostgreSQL; SQLite serializes writers): the cap and the
@@ -266,18 +266,11 @@ async function debit(
  * chain is touched (payout-routes.ts) and again in the debit's transaction.
  */
 export async function refuseWhileSuspended(db: Kysely<Database>, owner: string): Promise<void> {
-  const suspended = await db
-    .selectFrom('node_owners as o')
-    .innerJoin('node_trust as t', 't.node_id', 'o.node_id')
-    .select('o.node_id')
-    .where('o.owner', '=', owner.toLowerCase())
-    .where('t.status', '=', TRUST_STATUS.suspended)
-    .orderBy('o.node_id')
-    .executeTakeFirst();
+  const suspended = await suspendedNodeOf(db, owner);
   if (suspended) {
     throw new ApiError(
       'node_suspended',
-      `Your node ${suspended.node_id} is suspended: payouts are held until an operator reinstates it.`,
+      `Your node ${suspended} is suspended: payouts are held until an operator reinstates it.`,
     );
   }
 }

@@ -7,7 +7,8 @@
  * node with its operator's consent (the node key's signature of `nodeLinkText`), its earlier
  * earnings following; the coordinator attaches the owner to the node at its next connection.
  */
-import { verifyNodeLink, verifyOwnerProof } from '@gpumesh/protocol';
+import { verifyOwnerProof } from '@gpumesh/protocol';
+import { verifyNodeLink } from '@gpumesh/protocol/internal';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { getAddress } from 'viem';
@@ -19,7 +20,7 @@ import type { Hub } from '../hub/hub.js';
 import { uptimeOf } from '../hub/node-sessions.js';
 import { nanoToUsd } from '../ledger/money.js';
 import type { PickIndex } from '../router/pick-index.js';
-import { slashesOf, trustSummaries, verificationHistory } from '../trust/trust-views.js';
+import { slashesOf, trustSummaries, verificationHistory } from '../trust/standing/trust-views.js';
 import { linkNode } from './link-node.js';
 import { nodeFigures } from './node-figures.js';
 import { NodeFigures, TrustSummary, Usd } from './node-figures-schema.js';

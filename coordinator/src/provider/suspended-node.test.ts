@@ -3,11 +3,11 @@
  * refused (403 `node_suspended`, param nodeId) and so is any payout of its owner (before the chain
  * is touched: this app has none), in the common error shape.
  */
-import { nodeLinkText } from '@gpumesh/protocol';
+import { nodeLinkText } from '@gpumesh/protocol/internal';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
-import { suspendNode } from '../trust/trust-store.js';
+import { Suspensions } from '../trust/standing/suspensions.js';
 
 describeBackends('suspended node', (backend) => {
   let t: TestApp;
@@ -41,7 +41,11 @@ describeBackends('suspended node', (backend) => {
     // No chain here: an owner in good standing gets that far.
     expect((await payout()).json()).toMatchObject({ error: { code: 'chain_unavailable' } });
 
-    await suspendNode(t.store.store, nodeId, 'failed verification', Date.now());
+    await new Suspensions({ store: t.store.store, policy: t.config.trust }).suspendForReputation(
+      nodeId,
+      'failed verification',
+      Date.now(),
+    );
     const refused = await link();
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toEqual({

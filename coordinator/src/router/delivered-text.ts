@@ -1,6 +1,6 @@
 /**
  * The text a client got for choice 0 of a chat or completion answer — from the whole response, or
- * from the stream's chunks — which the node's token ids must detokenize to (trust/judge.ts).
+ * from the stream's chunks — which the node's token ids must detokenize to (trust/checks/judge.ts).
  * Undefined when the answer was not text (a tool call).
  */
 type Choice = {

@@ -30,7 +30,7 @@ export type ProviderPreferences = {
   readonly requireParameters?: boolean;
   /**
    * OpenRouter's data_collection: "deny" keeps the prompt from any third party — a spot check of
-   * the answer is then verified by the coordinator itself or not at all (trust/canary-runner.ts).
+   * the answer is then verified by the coordinator itself or not at all (trust/checks/canary-runner.ts).
    */
   readonly dataCollection?: 'allow' | 'deny';
   /**

@@ -12,7 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { HUB_PATH } from '../hub/hub-plugin.js';
 import { createTestApp, fundedApiKey, type TestApp, testBackends, until } from '../testing/index.js';
-import { TrafficShapes } from '../trust/traffic-shapes.js';
+import { TrafficShapes } from '../trust/canaries/traffic-shapes.js';
 
 describe('noteTraffic', () => {
   const note = vi.spyOn(TrafficShapes.prototype, 'note');

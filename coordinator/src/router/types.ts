@@ -31,7 +31,7 @@ export type KeyLimitGate = {
 };
 
 /**
- * New nodes' capped share of a model's traffic (trust/probation.ts): the candidates put in the
+ * New nodes' capped share of a model's traffic (trust/standing/probation.ts): the candidates put in the
  * order they may take the request, and each request a node took noted.
  */
 export type TrafficShare = {

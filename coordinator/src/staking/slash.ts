@@ -25,7 +25,7 @@ import type { PoolCall, StakingPool } from '../chain/staking-pool.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
 import { SLASH_STATUS, type SlashStatus } from '../db/tables/trust.js';
-import { evidenceHashOf } from '../trust/evidence-hash.js';
+import { evidenceHashOf } from '../trust/slashing/evidence-hash.js';
 import { applyPoolEvents } from './apply-pool-events.js';
 import { enqueuePoolCall } from './enqueue-pool-call.js';
 import { POOL_PURPOSES, TRANSFER_REF_PREFIX } from './pool-transfers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { nativeToUsdNano } from '../router/native-to-usd-nano.js';
 import { type NodeInput, PickIndex } from '../router/pick-index.js';
-import { Probation } from '../trust/probation.js';
+import { Standings } from '../trust/standing/standings.js';
 import { liveCatalog } from './live-catalog.js';
 
 const USD = 1_000_000_000n;
@@ -29,9 +29,9 @@ function node(nodeId: string, price: bigint): NodeInput {
 
 function setup() {
   const index = new PickIndex({ nativeToUsdNano: (wei) => nativeToUsdNano(wei, USD) });
-  const probation = new Probation(0.1);
+  const standings = new Standings();
   index.upsert(node('a', 2n * USD));
-  return { index, probation, catalog: liveCatalog(index, USD, probation) };
+  return { index, standings, catalog: liveCatalog(index, USD, standings) };
 }
 
 describe('liveCatalog', () => {
@@ -57,9 +57,9 @@ describe('liveCatalog', () => {
   });
 
   test('behavior: built again when a standing changes', () => {
-    const { probation, catalog } = setup();
+    const { standings, catalog } = setup();
     expect(catalog()[0]).toMatchObject({ verifiedNodes: 0, probationNodes: 1 });
-    probation.set('A', 'trusted');
+    standings.learn('A', 'trusted');
     expect(catalog()[0]).toMatchObject({ verifiedNodes: 1, probationNodes: 0 });
   });
 });

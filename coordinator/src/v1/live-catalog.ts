@@ -1,7 +1,7 @@
 import { buildCatalog, type CatalogModel } from '../router/build-catalog.js';
 import type { PickIndex } from '../router/pick-index.js';
 
-/** What the catalog's verified counts need of trust (trust/probation.ts's Probation is one). */
+/** What the catalog's verified counts need of trust (trust/standing/standings.ts's Standings is one). */
 export type Standings = { readonly version: number; trusted(nodeId: string): boolean };
 
 /**

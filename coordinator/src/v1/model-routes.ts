@@ -7,8 +7,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import type { Router } from '../router/router.js';
-import type { Probation } from '../trust/probation.js';
-import { liveCatalog } from './live-catalog.js';
+import { liveCatalog, type Standings } from './live-catalog.js';
 import { openRouterModelRoutes } from './openrouter-model-routes.js';
 
 const API_KEY = [{ apiKey: [] }];
@@ -19,12 +18,13 @@ export async function modelRoutes(
   options: {
     ctx: AppContext;
     router: Router;
-    probation?: Probation | undefined;
+    /** Who is verified (trust/standing/standings.ts): the catalog's counts. */
+    standings?: Standings | undefined;
     apiKey: onRequestHookHandler;
   },
 ): Promise<void> {
-  const { ctx, router, probation, apiKey } = options;
-  const catalog = liveCatalog(router.index, ctx.config.chain.nativeUsdPriceNano, probation);
+  const { ctx, router, standings, apiKey } = options;
+  const catalog = liveCatalog(router.index, ctx.config.chain.nativeUsdPriceNano, standings);
 
   /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
   const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
@@ -53,7 +53,7 @@ export async function modelRoutes(
     },
     async () => ({ object: 'list', data: catalog().map(modelObject) }),
   );
-  await openRouterModelRoutes(app, { ctx, router, probation, catalog });
+  await openRouterModelRoutes(app, { ctx, router, standings, catalog });
 
   const retrieveModel = async (id: string) => {
     const model = catalog().find((m) => m.id === id);

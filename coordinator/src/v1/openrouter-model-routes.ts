@@ -3,6 +3,7 @@
  * its SDK's `Model` shape, paged) and GET /api/v1/models/{author}/{slug}/endpoints (each node
  * serving the model as an endpoint: price, context, quantisation, uptime, verified status).
  */
+
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../app-context.js';
@@ -12,7 +13,7 @@ import type { CatalogModel } from '../router/build-catalog.js';
 import type { Entry } from '../router/pick-index.js';
 import { quantizationOf } from '../router/quantization.js';
 import type { Router } from '../router/router.js';
-import type { Probation } from '../trust/probation.js';
+import type { Standings } from './live-catalog.js';
 import {
   architectureOf,
   catalogCreated,
@@ -58,11 +59,11 @@ export async function openRouterModelRoutes(
   options: {
     ctx: AppContext;
     router: Router;
-    probation?: Probation | undefined;
+    standings?: Standings | undefined;
     catalog: () => readonly CatalogModel[];
   },
 ): Promise<void> {
-  const { ctx, router, probation, catalog } = options;
+  const { ctx, router, standings, catalog } = options;
   const index = router.index;
   /** When each model was first listed here: `created` for models the catalog has no date for. */
   const firstSeen = new Map<string, number>();
@@ -170,8 +171,8 @@ export async function openRouterModelRoutes(
               supported_parameters: parameters,
               supports_implicit_caching: false,
               supports_tool_choice: { auto: tools, function: tools, none: tools, required: tools },
-              // Ours: the trust layer's verdict (probation until verified, trust/probation.ts).
-              verified: probation ? probation.trusted(e.node.nodeId) : true,
+              // Ours: the trust layer's verdict (probation until verified, trust/standing/standings.ts).
+              verified: standings ? standings.trusted(e.node.nodeId) : true,
               weights_sha256: e.offer.sha256 ?? null,
             };
           }),

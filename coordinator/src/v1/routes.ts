@@ -3,6 +3,7 @@
  * routes /api/router/models and /api/router/usage (session JWT). Inference is here; the model lists
  * are model-routes.ts, usage usage-routes.ts, a key's own reads account-routes.ts.
  */
+
 import type { JobKind } from '@gpumesh/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../app-context.js';
@@ -12,11 +13,12 @@ import { isOpenRouterRequest } from '../openrouter-error.js';
 import { routeRequest } from '../router/route-request.js';
 import type { Router } from '../router/router.js';
 import type { RouteDeps } from '../router/types.js';
-import type { Probation } from '../trust/probation.js';
+import type { Probation } from '../trust/standing/probation.js';
 import { accountRoutes } from './account-routes.js';
 import { checkPrompt } from './check-prompt.js';
 import { dropNullFields } from './drop-null-fields.js';
 import { jobBuilder, modelVariant } from './job-for.js';
+import type { Standings } from './live-catalog.js';
 import { audioRoutes } from './media/audio-routes.js';
 import { hasImageParts, imageUrlBytes, resolveImages } from './media/resolve-images.js';
 import {
@@ -44,11 +46,13 @@ export type RouterRoutesOptions = {
   ctx: AppContext;
   /** Where picked jobs go (hub/hub-plugin.ts builds it). */
   router: Router;
-  /** New nodes' capped share of traffic (trust/probation.ts). */
+  /** New nodes' capped share of traffic (trust/standing/probation.ts). */
   probation?: Probation;
-  /** Spot checks of live completions (trust/canary-runner.ts). */
+  /** Who is verified (trust/standing/standings.ts): /v1/models' counts. */
+  standings?: Standings;
+  /** Spot checks of live completions (trust/checks/canary-runner.ts). */
   spotCheck?: RouteDeps['spotCheck'];
-  /** The shapes of client jobs canaries are made like (trust/traffic-shapes.ts). */
+  /** The shapes of client jobs canaries are made like (trust/canaries/traffic-shapes.ts). */
   noteTraffic?: RouteDeps['noteTraffic'];
 };
 
@@ -64,7 +68,7 @@ const FALLBACK_CODES: ReadonlySet<string> = new Set([
 ]);
 
 export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOptions): Promise<void> {
-  const { ctx, router, probation, spotCheck, noteTraffic } = options;
+  const { ctx, router, probation, standings, spotCheck, noteTraffic } = options;
   const { config } = ctx;
   const deps: RouteDeps = {
     db: ctx.db,
@@ -87,7 +91,7 @@ export async function routerRoutes(app: FastifyInstance, options: RouterRoutesOp
     log: app.log,
   };
   const apiKey = requireApiKey(ctx.db, ctx.acceptedKeys);
-  await modelRoutes(app, { ctx, router, probation, apiKey });
+  await modelRoutes(app, { ctx, router, standings, apiKey });
   await usageRoutes(app, { ctx });
 
   const jobFor = jobBuilder(router, config);

@@ -15,7 +15,7 @@ export async function link(config: NodeConfig, { values }: CommandInput): Promis
     });
   }
   const [{ nodeLinkText }, { nodeKeyPath }, { loadNodeIdentity }] = await Promise.all([
-    import('@gpumesh/protocol'),
+    import('@gpumesh/protocol/internal'),
     import('../daemon.js'),
     import('../identity.js'),
   ]);

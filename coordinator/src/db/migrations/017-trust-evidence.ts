@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Verification as evidence (protocol v0.2, trust/judge.ts): each check's ln e-value and why it
+ * Verification as evidence (protocol v0.2, trust/checks/judge.ts): each check's ln e-value and why it
  * failed outright, if it did; each node's running evidence (the CUSUM) and when it last rose from 0
  * (the start of the window a conviction refunds).
  */

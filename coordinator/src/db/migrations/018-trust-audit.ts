@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
- * Convictions and reinstatements, one audit row each (trust/convict.ts, trust/reinstate.ts), and
+ * Convictions and reinstatements, one audit row each (trust/slashing/convict.ts, trust/standing/reinstate.ts), and
  * an index that finds a node's billed jobs in a time window (the jobs a conviction refunds; usage
  * rows keep the node id as the node sent it, so the index is on its lowercase form).
  */

@@ -81,7 +81,7 @@ export const ENTRY_KINDS = {
   /** A canary's pay (or a verify job's fee), from the platform's fee income to the provider (trust/). */
   trustPayment: 'trust_payment',
   /**
-   * A convicted node's unpaid earnings, forfeited into the refund pool (trust/convict.ts; ref:
+   * A convicted node's unpaid earnings, forfeited into the refund pool (trust/slashing/convict.ts; ref:
    * `<conviction ref>:node|owner:from|to`).
    */
   earningsForfeit: 'earnings_forfeit',
@@ -100,7 +100,7 @@ export const PLATFORM_ACCOUNT_ID = 'platform';
 
 /**
  * Account id of the refund pool: a platform-side account fed by convicted nodes' forfeited earnings
- * (and the platform fee on their jobs), from which clients they served are refunded (trust/convict.ts).
+ * (and the platform fee on their jobs), from which clients they served are refunded (trust/slashing/convict.ts).
  */
 export const REFUND_POOL_ACCOUNT_ID = 'refund_pool';
 

@@ -72,7 +72,7 @@ export const SLASH_STATUS = {
 } as const;
 export type SlashStatus = (typeof SLASH_STATUS)[keyof typeof SLASH_STATUS];
 
-/** One conviction or reinstatement of a node: who, why, and what it moved (trust/convict.ts, reinstate.ts). */
+/** One conviction or reinstatement of a node: who, why, and what it moved (trust/slashing/convict.ts, reinstate.ts). */
 export interface TrustAuditTable {
   id: string;
   /** Lowercase. */

@@ -2,7 +2,7 @@
  * Character and word statistics of a text against fixed word lists: common English, and the
  * canary generator's own lists, as a node reading our source would have them.
  */
-import { ADJECTIVES, ADVERBS, NAMES, NOUNS, PLACES, TECH, VERBS } from '../../trust/canary-words.js';
+import { ADJECTIVES, ADVERBS, NAMES, NOUNS, PLACES, TECH, VERBS } from '../../trust/canaries/canary-words.js';
 
 const FUNCTION_WORDS = new Set(
   `the a an and or but if of to in on at by for with from as is are was were be been being it its this that

@@ -3,32 +3,33 @@
  * (exponential gaps, mean `trust.canaryIntervalMs` per node, from admission) the coordinator sends
  * each verifiable node a job shaped like the model's recent client traffic (make-canary.ts), paid
  * from the platform's fee income like any job. Spot checks: a share (`trust.spotCheckRate`) of live
- * client completions. Either way the node's claims must hold together (trust/judge.ts) and its
+ * client completions. Either way the node's claims must hold together (trust/checks/judge.ts) and its
  * token ids are scored teacher-forced, under the job's own sampling settings, by a verifier picked
  * at random among the network nodes holding the same weights (role `network`, scope `verify`), or
  * by the coordinator itself; failing verdicts and a sample of passing ones get a second opinion.
- * The verdict moves the node's standing (trust-store.ts). Nodes connected to this replica only.
+ * The verdict moves the node's standing, and may suspend it (standing/suspensions.ts). Nodes
+ * connected to this replica only.
  */
-import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol';
-import type { Store } from '../db/store.js';
-import type { Hub } from '../hub/hub.js';
-import { computeCost } from '../pricing/price.js';
-import { deliveredText, streamedText } from '../router/delivered-text.js';
-import type { Entry } from '../router/pick-index.js';
-import type { Router } from '../router/router.js';
-import type { CheckedJob } from '../router/types.js';
+import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol/internal';
+import type { Store } from '../../db/store.js';
+import type { Hub } from '../../hub/hub.js';
+import { computeCost } from '../../pricing/price.js';
+import { deliveredText, streamedText } from '../../router/delivered-text.js';
+import type { Entry } from '../../router/pick-index.js';
+import type { Router } from '../../router/router.js';
+import type { CheckedJob } from '../../router/types.js';
+import { type Canary, makeCanary } from '../canaries/make-canary.js';
+import type { ReplayPool } from '../canaries/replay-pool.js';
+import { TrafficShapes } from '../canaries/traffic-shapes.js';
+import type { Standing } from '../standing/standings.js';
+import type { Suspensions } from '../standing/suspensions.js';
 import { CanaryTimer } from './canary-timer.js';
 import { type Claims, checkableRequest, failedCheck, type Judgement, precheck } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
-import { type Canary, makeCanary } from './make-canary.js';
 import { payFromPlatform } from './pay-from-platform.js';
-import type { Probation } from './probation.js';
-import type { ReplayPool } from './replay-pool.js';
 import { runCheckJob } from './run-check-job.js';
 import { scoreCompletion } from './score-completion.js';
 import { settleVerdict } from './settle-verdict.js';
-import { TrafficShapes } from './traffic-shapes.js';
-import { recordVerification, type Standing } from './trust-store.js';
 import {
   COORDINATOR_VERIFIER_ID,
   pickVerifier,
@@ -41,13 +42,11 @@ import {
 export type TrustSettings = {
   canaryIntervalMs: number;
   topK: number;
-  passesToTrust: number;
   spotCheckRate: number;
   /** Share of passing verdicts put to a second verifier too. */
   secondOpinionRate: number;
   /** The most a network verifier is paid for one verify job (1e-9 USD). */
   maxVerifyFeeNano: bigint;
-  slashBps: number;
 };
 
 export type CanaryDeps = {
@@ -59,8 +58,8 @@ export type CanaryDeps = {
   jobTimeoutMs: number;
   clock: { now(): number };
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
-  /** Told each node's standing after a verification. */
-  probation?: Probation;
+  /** Where each verdict goes: the node's standing, and its suspension (standing/suspensions.ts). */
+  suspensions: Suspensions;
   /** The shapes of recent client traffic canaries copy (make-canary.ts); none recorded: a default mix. */
   shapes?: TrafficShapes;
   /** Recent shareable client jobs, replayed as canaries before any is made (replay-pool.ts). */
@@ -287,7 +286,7 @@ export class CanaryRunner {
     return scoreCompletion({ ...this.#deps, local: this.#local }, target, verifier, claims);
   }
 
-  /** Records a check of `entry`'s node and acts on its standing (suspended: disconnected). */
+  /** Records a check of `entry`'s node (a conviction suspends it, suspensions.ts). */
   async #record(
     entry: Entry,
     v: {
@@ -298,25 +297,14 @@ export class CanaryRunner {
       source: 'canary' | 'spot';
     },
   ): Promise<Standing> {
-    const { settings, store, clock } = this.#deps;
     await this.#deps.settled?.();
-    const standing = await recordVerification(
-      store,
-      {
-        nodeId: entry.node.nodeId,
-        model: entry.offer.modelId,
-        sha256: entry.offer.sha256 ?? '',
-        owner: entry.node.owner ?? undefined,
-        now: clock.now(),
-        ...v,
-      },
-      settings,
-    );
-    this.#deps.probation?.set(entry.node.nodeId, standing.status);
-    if (standing.status === 'suspended' && standing.reason) {
-      this.#deps.log.warn({ nodeId: entry.node.nodeId, reason: standing.reason }, 'node suspended');
-      this.#deps.hub.suspend(entry.node.nodeId, standing.reason);
-    }
-    return standing;
+    return this.#deps.suspensions.recordCheck({
+      nodeId: entry.node.nodeId,
+      model: entry.offer.modelId,
+      sha256: entry.offer.sha256 ?? '',
+      owner: entry.node.owner ?? undefined,
+      now: this.#deps.clock.now(),
+      ...v,
+    });
   }
 }

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { newId } from '../db/ids.js';
-import { lockInTransaction } from '../db/lock-in-transaction.js';
-import type { Store } from '../db/store.js';
-import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
+import { newId } from '../../db/ids.js';
+import { lockInTransaction } from '../../db/lock-in-transaction.js';
+import type { Store } from '../../db/store.js';
+import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../../db/tables/trust.js';
 
 export type ReinstateParams = {
   nodeId: string;

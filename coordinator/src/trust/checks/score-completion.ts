@@ -3,8 +3,8 @@
  * teacher-forced under the job's own sampling settings, on a network node (paid from the platform's
  * income) or on the coordinator's own verifier, and judged (judge.ts).
  */
-import type { Store } from '../db/store.js';
-import type { Entry } from '../router/pick-index.js';
+import type { Store } from '../../db/store.js';
+import type { Entry } from '../../router/pick-index.js';
 import { type Claims, failedCheck, judge } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 import { payFromPlatform } from './pay-from-platform.js';

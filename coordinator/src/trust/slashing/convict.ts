@@ -21,18 +21,18 @@
  * the audit row. Whatever the forfeit brought beyond the refunds stays in the pool: frozen.
  */
 import { sql, type Transaction } from 'kysely';
-import { toBigInt } from '../db/bigint.js';
-import { lockInTransaction } from '../db/lock-in-transaction.js';
-import type { Database } from '../db/schema.js';
+import { toBigInt } from '../../db/bigint.js';
+import { lockInTransaction } from '../../db/lock-in-transaction.js';
+import type { Database } from '../../db/schema.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
   providerAccountId,
   REFUND_POOL_ACCOUNT_ID,
-} from '../db/tables/ledger.js';
-import { OPEN_OR_PAID } from '../db/tables/provider.js';
-import { TRUST_ACTION } from '../db/tables/trust.js';
-import { type Funding, type Refund, refundChargesIn } from '../ledger/refund-charges.js';
+} from '../../db/tables/ledger.js';
+import { OPEN_OR_PAID } from '../../db/tables/provider.js';
+import { TRUST_ACTION } from '../../db/tables/trust.js';
+import { type Funding, type Refund, refundChargesIn } from '../../ledger/refund-charges.js';
 
 export type ConvictParams = {
   nodeId: string;

@@ -1,7 +1,7 @@
 /** What /network shows of the trust checks: each suspension with its own reason, failed checks. */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { SLASH_STATUS, TRUST_ACTION, TRUST_STATUS } from '../db/tables/trust.js';
-import { describeBackends, type TestDatabase } from '../testing/index.js';
+import { SLASH_STATUS, TRUST_ACTION, TRUST_STATUS } from '../../db/tables/trust.js';
+import { describeBackends, type TestDatabase } from '../../testing/index.js';
 import { recentSuspensions, suspendedNodeIds, trustSummaries } from './trust-views.js';
 
 const MIN = 60_000;

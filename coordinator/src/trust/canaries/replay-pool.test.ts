@@ -6,9 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import { REFERENCE_CHAT_MODEL, startReferenceNode } from '@gpumesh/protocol/conformance';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { HUB_PATH } from '../hub/hub-plugin.js';
-import type { JobSpec } from '../router/jobs.js';
-import { createTestApp, fundedApiKey, type TestApp, testBackends, until } from '../testing/index.js';
+import { HUB_PATH } from '../../hub/hub-plugin.js';
+import type { JobSpec } from '../../router/jobs.js';
+import { createTestApp, fundedApiKey, type TestApp, testBackends, until } from '../../testing/index.js';
 import { type Replayable, ReplayPool } from './replay-pool.js';
 
 const job = (content: string): Replayable => ({

@@ -6,7 +6,7 @@
  * clients only — the router then sets max_tokens, last; a system prompt in about half; one to five
  * turns; lengths drawn from wide log-normal spreads.
  */
-import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../config.js';
+import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../../config.js';
 import { pick } from './seeded-random.js';
 import type { LineShape, MessageShape, Scalar, TextShape, TrafficShape } from './traffic-shape.js';
 

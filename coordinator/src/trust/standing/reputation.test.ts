@@ -6,9 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import { startReferenceNode } from '@gpumesh/protocol/conformance';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { HUB_PATH } from '../hub/hub-plugin.js';
-import { recordUsageViolation } from '../router/record-usage-violation.js';
-import { createTestApp, describeBackends, type TestApp, until } from '../testing/index.js';
+import { HUB_PATH } from '../../hub/hub-plugin.js';
+import { recordUsageViolation } from '../../router/record-usage-violation.js';
+import { createTestApp, describeBackends, type TestApp, until } from '../../testing/index.js';
 import { reputationsOf, scoreOf } from './reputation.js';
 
 describe('scoreOf', () => {

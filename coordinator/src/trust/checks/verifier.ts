@@ -2,8 +2,8 @@
  * Who scores a checked completion (canary-runner.ts): a network node holding the same weights, or
  * the coordinator's own verifier (local-verifier.ts); and how one is picked.
  */
-import type { Hub } from '../hub/hub.js';
-import type { Entry } from '../router/pick-index.js';
+import type { Hub } from '../../hub/hub.js';
+import type { Entry } from '../../router/pick-index.js';
 import type { Judgement } from './judge.js';
 import type { LocalVerifier } from './local-verifier.js';
 

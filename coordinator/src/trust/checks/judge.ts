@@ -6,8 +6,9 @@
  * description of the job's own sampling distribution gives the evidence (an e-value,
  * @gpumesh/protocol `completionEvidence`), whose false-positive bound holds for any model.
  */
-import { CHECK_CAP, completionEvidence, type EvidencePosition, MAX_VERIFY_TOKENS } from '@gpumesh/protocol';
-import type { JobTokenIds } from '../router/jobs.js';
+import { MAX_VERIFY_TOKENS } from '@gpumesh/protocol';
+import { CHECK_CAP, completionEvidence, type EvidencePosition } from '@gpumesh/protocol/internal';
+import type { JobTokenIds } from '../../router/jobs.js';
 import { isConstrained } from './sampling-of.js';
 
 export type Judgement = {

@@ -1,6 +1,6 @@
-import type { Store } from '../db/store.js';
-import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID, providerAccountId } from '../db/tables/ledger.js';
-import { applyEntry } from '../ledger/apply-entry.js';
+import type { Store } from '../../db/store.js';
+import { ENTRY_KINDS, PLATFORM_ACCOUNT_ID, providerAccountId } from '../../db/tables/ledger.js';
+import { applyEntry } from '../../ledger/apply-entry.js';
 
 /**
  * Pays a provider for a canary or a verification from the platform's fee income, in one ledger

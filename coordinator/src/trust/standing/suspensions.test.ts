@@ -1,18 +1,19 @@
 /**
- * A node suspended by a verdict (recordVerification) is convicted in the same transaction — its
- * clients refunded for the jobs since its last clear check, on SQLite and PostgreSQL with the real
- * ledger — while one suspended on reputation alone (suspendNode) is not. The conviction itself:
- * convict.test.ts.
+ * A node suspended by a verdict (Suspensions.recordCheck) is convicted in the same transaction —
+ * its clients refunded for the jobs since its last clear check, on SQLite and PostgreSQL with the
+ * real ledger — while one suspended on reputation alone (suspendForReputation) is not; either way
+ * its standing here says suspended. The conviction itself: slashing/convict.test.ts.
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, test } from 'vitest';
-import { providerAccountId } from '../db/tables/ledger.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import { linkNode } from '../provider/link-node.js';
-import { describeBackends, expectBooksBalanced } from '../testing/index.js';
-import { ledgerFixture } from '../testing/ledger-fixture.js';
-import { failedCheck } from './judge.js';
-import { recordVerification, suspendNode } from './trust-store.js';
+import { providerAccountId } from '../../db/tables/ledger.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import { linkNode } from '../../provider/link-node.js';
+import { describeBackends, expectBooksBalanced } from '../../testing/index.js';
+import { ledgerFixture } from '../../testing/ledger-fixture.js';
+import { failedCheck } from '../checks/judge.js';
+import { Standings } from './standings.js';
+import { Suspensions } from './suspensions.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 0, 10);
@@ -29,6 +30,8 @@ describeBackends('trust-store', (backend) => {
 
   test('behavior: suspended by a verdict: convicted in the same transaction, the window from its last clear check', async () => {
     const [node, owner, alice] = [address(), address(), 'u-alice'];
+    const standings = new Standings();
+    const suspensions = new Suspensions({ store: books.store, policy: POLICY, standings });
     await linkNode(books.store, { nodeId: node, owner, now: T0 });
     await fund(alice, 10_000_000n);
     const kept = await serve({
@@ -40,45 +43,36 @@ describeBackends('trust-store', (backend) => {
       at: T0,
     });
     const verify = (verifyJobId: string, now: number) =>
-      recordVerification(
-        books.store,
-        {
-          nodeId: node,
-          verifierId: 'coordinator',
-          model: 'acme/liar-7b',
-          sha256: 'ab'.repeat(32),
-          jobId: `job-${verifyJobId}`,
-          verifyJobId,
-          judgement: FAIL,
-          owner,
-          now,
-        },
-        POLICY,
-      );
-    // A check that left no evidence: what the node served before it was vouched for.
-    await recordVerification(
-      books.store,
-      {
+      suspensions.recordCheck({
         nodeId: node,
         verifierId: 'coordinator',
         model: 'acme/liar-7b',
         sha256: 'ab'.repeat(32),
-        jobId: 'job-clear',
-        verifyJobId: 'vj-0',
-        judgement: {
-          tokens: 32,
-          logE: -2,
-          meanExcess: 0,
-          meanLogprob: -1,
-          topKFraction: 1,
-          scored: true,
-          passed: true,
-        },
+        jobId: `job-${verifyJobId}`,
+        verifyJobId,
+        judgement: FAIL,
         owner,
-        now: T0 + HOUR / 2,
+        now,
+      });
+    // A check that left no evidence: what the node served before it was vouched for.
+    await suspensions.recordCheck({
+      nodeId: node,
+      verifierId: 'coordinator',
+      model: 'acme/liar-7b',
+      sha256: 'ab'.repeat(32),
+      jobId: 'job-clear',
+      verifyJobId: 'vj-0',
+      judgement: {
+        tokens: 32,
+        logE: -2,
+        meanLogprob: -1,
+        topKFraction: 1,
+        scored: true,
+        passed: true,
       },
-      POLICY,
-    );
+      owner,
+      now: T0 + HOUR / 2,
+    });
     expect((await verify('vj-1', T0 + HOUR)).status).toBe(TRUST_STATUS.probation);
     const refunded = await serve({
       userId: alice,
@@ -91,6 +85,7 @@ describeBackends('trust-store', (backend) => {
     const before = await balance(alice);
     expect((await verify('vj-2', T0 + 2 * HOUR)).status).toBe(TRUST_STATUS.suspended);
     expect(await balance(alice)).toBe(before + refunded);
+    expect(standings.statusOf(node)).toBe(TRUST_STATUS.suspended);
     expect(kept).toBeGreaterThan(0n);
     expect(await balance(providerAccountId(owner))).toBe(0n);
     const audit = await books.db
@@ -107,8 +102,9 @@ describeBackends('trust-store', (backend) => {
     await fund(bobs, 1_000_000n);
     await serve({ userId: bobs, nodeId: slow, providerNano: 10_000n, feeNano: 500n, at: T0 + 3 * HOUR });
     const bobBefore = await balance(bobs);
-    await suspendNode(books.store, slow, 'reputation 12 < 25', T0 + 4 * HOUR);
+    await suspensions.suspendForReputation(slow, 'reputation 12 < 25', T0 + 4 * HOUR);
     expect(await balance(bobs)).toBe(bobBefore);
+    expect(standings.statusOf(slow)).toBe(TRUST_STATUS.suspended);
     expect(await balance(providerAccountId(slow))).toBe(10_000n);
     expect(
       await books.db.selectFrom('trust_audit').select('id').where('node_id', '=', slow).execute(),

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import type { Entry } from '../router/pick-index.js';
+import type { Entry } from '../../router/pick-index.js';
 import { CanaryTimer, type CanaryTimerOptions } from './canary-timer.js';
 
 /** random() 0.5 makes every gap ln 2 × the mean: 693 ms at a mean of 1 s (ticks every 250 ms). */

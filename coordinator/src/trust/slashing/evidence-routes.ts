@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../app-context.js';
-import { ApiError } from '../errors.js';
+import type { AppContext } from '../../app-context.js';
+import { ApiError } from '../../errors.js';
 import { EVIDENCE_PATH } from './evidence-hash.js';
 
 /** How long a client may keep an evidence document: its content is fixed by its hash. */

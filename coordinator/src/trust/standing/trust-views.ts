@@ -4,10 +4,10 @@
  */
 import type { Kysely } from 'kysely';
 import { formatEther } from 'viem';
-import type { Database } from '../db/schema.js';
-import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import { CONVICTION_ID_PREFIX } from './convict.js';
-import { evidencePath } from './evidence-hash.js';
+import type { Database } from '../../db/schema.js';
+import { TRUST_ACTION, TRUST_STATUS, type TrustStatus } from '../../db/tables/trust.js';
+import { CONVICTION_ID_PREFIX } from '../slashing/convict.js';
+import { evidencePath } from '../slashing/evidence-hash.js';
 import { reputationsOf } from './reputation.js';
 
 /** Verifications listed per node in /api/provider/nodes. */

@@ -16,14 +16,14 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, test } from 'vitest';
-import { clientTraffic } from '../testing/client-traffic/client-traffic.js';
-import { auc } from '../testing/job-classifier/auc.js';
-import { type FeatureFamily, only } from '../testing/job-classifier/feature-families.js';
-import { type Features, JobFeatureExtractor } from '../testing/job-classifier/job-features.js';
-import { type Job, oldCanary } from '../testing/job-classifier/old-canary.js';
-import { trainLogistic } from '../testing/job-classifier/train-logistic.js';
-import { trainNaiveBayes } from '../testing/job-classifier/train-naive-bayes.js';
-import { ChatCompletionBody, CompletionBody } from '../v1/schemas.js';
+import { clientTraffic } from '../../testing/client-traffic/client-traffic.js';
+import { auc } from '../../testing/job-classifier/auc.js';
+import { type FeatureFamily, only } from '../../testing/job-classifier/feature-families.js';
+import { type Features, JobFeatureExtractor } from '../../testing/job-classifier/job-features.js';
+import { type Job, oldCanary } from '../../testing/job-classifier/old-canary.js';
+import { trainLogistic } from '../../testing/job-classifier/train-logistic.js';
+import { trainNaiveBayes } from '../../testing/job-classifier/train-naive-bayes.js';
+import { ChatCompletionBody, CompletionBody } from '../../v1/schemas.js';
 import { makeCanary } from './make-canary.js';
 import { ReplayPool } from './replay-pool.js';
 import { seededRandom } from './seeded-random.js';

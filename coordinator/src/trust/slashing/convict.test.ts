@@ -9,19 +9,19 @@
 import { sql } from 'kysely';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, test } from 'vitest';
-import { toBigInt } from '../db/bigint.js';
-import { newId } from '../db/ids.js';
+import { toBigInt } from '../../db/bigint.js';
+import { newId } from '../../db/ids.js';
 import {
   ENTRY_KINDS,
   PLATFORM_ACCOUNT_ID,
   providerAccountId,
   REFUND_POOL_ACCOUNT_ID,
-} from '../db/tables/ledger.js';
-import { PAYOUT_STATUS } from '../db/tables/provider.js';
-import { applyEntry } from '../ledger/apply-entry.js';
-import { linkNode } from '../provider/link-node.js';
-import { describeBackends, expectBooksBalanced } from '../testing/index.js';
-import { ledgerFixture } from '../testing/ledger-fixture.js';
+} from '../../db/tables/ledger.js';
+import { PAYOUT_STATUS } from '../../db/tables/provider.js';
+import { applyEntry } from '../../ledger/apply-entry.js';
+import { linkNode } from '../../provider/link-node.js';
+import { describeBackends, expectBooksBalanced } from '../../testing/index.js';
+import { ledgerFixture } from '../../testing/ledger-fixture.js';
 import { type ConvictParams, convict } from './convict.js';
 
 const HOUR = 3_600_000;

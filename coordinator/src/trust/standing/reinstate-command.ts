@@ -1,6 +1,6 @@
-import { loadConfig } from '../config.js';
-import { migrate } from '../db/migrate.js';
-import { openStore } from '../db/store.js';
+import { loadConfig } from '../../config.js';
+import { migrate } from '../../db/migrate.js';
+import { openStore } from '../../db/store.js';
 import { reinstate } from './reinstate.js';
 
 /** The audit log's actor for the command line. */
@@ -8,7 +8,7 @@ export const OPERATOR_ACTOR = 'operator';
 
 /**
  * `gpumesh-coordinator reinstate <nodeId> --reason "…" [config flags]`: puts a suspended node back on
- * probation (trust/reinstate.ts) in the store the configuration names (the same flags and
+ * probation (trust/standing/reinstate.ts) in the store the configuration names (the same flags and
  * environment as the server), with an audit row whose actor is `operator`. Returns the exit code:
  * 0 reinstated, 1 refused (unknown node, or not suspended), 2 a usage error.
  */

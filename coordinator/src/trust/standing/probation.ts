@@ -3,38 +3,27 @@
  * at most `trust.probationShare` of a model's recent requests while a trusted node could take
  * them: once over its share it is moved behind the trusted candidates (never removed, so a model
  * served only by new nodes still works). A cheap liar therefore earns at most its share until
- * canaries suspend it. The standings live here in memory, loaded when a node connects and
- * updated by every verification.
+ * canaries suspend it. Who is trusted it reads from the nodes' standings (standings.ts).
  */
 
-import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import type { Entry } from '../router/pick-index.js';
+import type { Entry } from '../../router/pick-index.js';
+import type { Standings } from './standings.js';
 
 /** How many of a model's latest routed requests the share is measured over. */
 export const PROBATION_WINDOW = 100;
 
 export class Probation {
   readonly #share: number;
-  readonly #status = new Map<string, TrustStatus>();
+  readonly #standings: Standings;
   readonly #recent = new Map<string, string[]>();
 
-  constructor(share: number) {
+  constructor(share: number, standings: Standings) {
     this.#share = share;
-  }
-
-  /** Bumped whenever a standing changes (what depends on them, such as the catalog, can tell). */
-  version = 0;
-
-  /** A node's standing (lowercase id); unknown nodes are on probation. */
-  set(nodeId: string, status: TrustStatus): void {
-    const id = nodeId.toLowerCase();
-    if (this.#status.get(id) === status) return;
-    this.#status.set(id, status);
-    this.version++;
+    this.#standings = standings;
   }
 
   trusted(nodeId: string): boolean {
-    return this.#status.get(nodeId.toLowerCase()) === TRUST_STATUS.trusted;
+    return this.#standings.trusted(nodeId);
   }
 
   /** Share of the model's recent requests this node took, 0…1. */

@@ -3,10 +3,10 @@
  * a verify job on the coordinator's own verifier; its answer, or why there is none.
  */
 import { randomUUID } from 'node:crypto';
-import type { Hub } from '../hub/hub.js';
-import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../router/jobs.js';
-import type { Entry } from '../router/pick-index.js';
-import type { Router, Slot } from '../router/router.js';
+import type { Hub } from '../../hub/hub.js';
+import type { JobError, JobSpec, JobTokenIds, JobUsage } from '../../router/jobs.js';
+import type { Entry } from '../../router/pick-index.js';
+import type { Router, Slot } from '../../router/router.js';
 import type { LocalVerifier } from './local-verifier.js';
 
 /** How long a check waits for a slot on a full node before it gives up (a client waits as long). */

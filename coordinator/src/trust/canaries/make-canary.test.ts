@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, test } from 'vitest';
-import { ChatCompletionBody, CompletionBody } from '../v1/schemas.js';
+import { ChatCompletionBody, CompletionBody } from '../../v1/schemas.js';
 import { makeCanary } from './make-canary.js';
 import { seededRandom } from './seeded-random.js';
 import { lineKindOf } from './text-shape.js';

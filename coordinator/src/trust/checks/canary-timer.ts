@@ -1,4 +1,4 @@
-import type { Entry } from '../router/pick-index.js';
+import type { Entry } from '../../router/pick-index.js';
 
 export type CanaryTimerOptions = {
   /** The mean gap between one node's canaries, ms (`trust.canaryIntervalMs`); 0 or less: none. */

@@ -1,4 +1,4 @@
-import type { Entry } from '../router/pick-index.js';
+import type { Entry } from '../../router/pick-index.js';
 import { failedCheck, type Judgement } from './judge.js';
 import { type Scored, type Verifier, verifierIdOf } from './verifier.js';
 

@@ -1,21 +1,21 @@
 /**
  * Every `trust.reputationIntervalMs`, scores the nodes connected to this replica (reputation.ts)
- * and suspends those below `trust.minReputation`: recorded with the figures as the reason, told
- * why in an `error` frame and disconnected (4012), refused when they come back.
+ * and suspends those below `trust.minReputation` (suspensions.ts): recorded with the figures as the
+ * reason, told why in an `error` frame and disconnected (4012), refused when they come back.
  */
-import type { Store } from '../db/store.js';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import type { Hub } from '../hub/hub.js';
-import type { Probation } from './probation.js';
+import type { Store } from '../../db/store.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import type { Hub } from '../../hub/hub.js';
 import { reputationsOf } from './reputation.js';
-import { suspendNode } from './trust-store.js';
+import type { Suspensions } from './suspensions.js';
 
 export type ReputationGuardDeps = {
   hub: Hub;
   store: Store;
   settings: { minReputation: number; reputationIntervalMs: number };
   clock: { now(): number };
-  probation?: Probation;
+  /** Writes the suspension and acts on it (suspensions.ts). */
+  suspensions: Suspensions;
   log: { warn(obj: object, msg: string): void };
 };
 
@@ -67,10 +67,7 @@ export class ReputationGuard {
         `reputation ${r.score} is below ${settings.minReputation}: verifications ${r.verifications.passed} passed / ` +
         `${r.verifications.failed} failed, ${r.violations} usage reports over the bound, jobs ` +
         `${r.jobs.completed} completed / ${r.jobs.failed} failed / ${r.jobs.missed} missed in 7 days, uptime ${(r.uptime7d * 100).toFixed(1)}%`;
-      await suspendNode(store, node.nodeId, reason, now);
-      this.#deps.probation?.set(node.nodeId, TRUST_STATUS.suspended);
-      this.#deps.log.warn({ nodeId: node.nodeId, reason }, 'node suspended');
-      hub.suspend(node.nodeId, reason);
+      await this.#deps.suspensions.suspendForReputation(node.nodeId, reason, now);
       suspended.push(node.nodeId);
     }
     return suspended;

@@ -4,13 +4,13 @@
  * (actor operator) and can be linked again; an unknown node, a node not suspended and a missing
  * reason are refused with a message, nothing changed.
  */
-import { nodeLinkText } from '@gpumesh/protocol';
+import { nodeLinkText } from '@gpumesh/protocol/internal';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { TRUST_STATUS } from '../db/tables/trust.js';
-import { createTestApp, describeBackends, signIn, type TestApp } from '../testing/index.js';
+import { TRUST_STATUS } from '../../db/tables/trust.js';
+import { createTestApp, describeBackends, signIn, type TestApp } from '../../testing/index.js';
 import { reinstateCommand } from './reinstate-command.js';
-import { suspendNode } from './trust-store.js';
+import { Suspensions } from './suspensions.js';
 
 describeBackends('reinstate command', (backend) => {
   let t: TestApp;
@@ -34,7 +34,11 @@ describeBackends('reinstate command', (backend) => {
           nodeSignature: await nodeKey.signMessage({ message: nodeLinkText(nodeId, ownerKey.address) }),
         },
       });
-    await suspendNode(t.store.store, nodeId, 'failed verification', Date.now());
+    await new Suspensions({ store: t.store.store, policy: t.config.trust }).suspendForReputation(
+      nodeId,
+      'failed verification',
+      Date.now(),
+    );
     expect((await link()).statusCode).toBe(403);
 
     // The operator's command, on the app's store (the same flags a server would take).

@@ -1,4 +1,4 @@
-import { CHECK_CAP } from '@gpumesh/protocol';
+import { CHECK_CAP } from '@gpumesh/protocol/internal';
 import { describe, expect, test } from 'vitest';
 import { type Claims, checkableRequest, judge, precheck } from './judge.js';
 

@@ -14,10 +14,10 @@
  * reaches it, so routing is "the cheapest of the nodes above the threshold".
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { TRUST_STATUS, type TrustStatus } from '../db/tables/trust.js';
-import { uptimeOf } from '../hub/node-sessions.js';
-import { readNodeJobs } from '../usage/read-node-jobs.js';
+import type { Database } from '../../db/schema.js';
+import { TRUST_STATUS, type TrustStatus } from '../../db/tables/trust.js';
+import { uptimeOf } from '../../hub/node-sessions.js';
+import { readNodeJobs } from '../../usage/read-node-jobs.js';
 
 const DAY_MS = 86_400_000;
 
