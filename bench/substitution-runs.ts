@@ -4,7 +4,7 @@
  * result is cached by the sha256 of the files, the job source and the seed, so re-running the
  * command on the same files reuses it, and a run cut short resumes where its last chunk ended.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../coordinator/src/config-schema.js';
 import { type Canary, makeCanary } from '../coordinator/src/trust/make-canary.js';
@@ -28,7 +28,14 @@ export type Checked = CheckEvidence & { tokens: number; scored: boolean; failure
 export type Run = { checks: Checked[]; empty: number; skipped: string[] };
 
 /** What a run needs: the bench, the files by sha256, where results are cached. */
-export type RunContext = { bench: Bench; cacheDir: string; model: string; seed: number };
+export type RunContext = {
+  bench: Bench;
+  cacheDir: string;
+  model: string;
+  seed: number;
+  /** Report what is cached only (no check is run): the tables of runs made before. */
+  cachedOnly?: boolean;
+};
 
 /** The canaries of a setting, the same sequence for every liar (seeded by setting and seed). */
 export function canaries(model: string, setting: Setting, seed: number): () => Canary {
@@ -43,9 +50,18 @@ export function canaries(model: string, setting: Setting, seed: number): () => C
   };
 }
 
+const cacheFile = (ctx: RunContext, key: string) =>
+  path.join(ctx.cacheDir, `${key.replace(/[^\w.-]+/g, '_')}.json`);
+
+function cachedValue<T>(ctx: RunContext, key: string): T | undefined {
+  const file = cacheFile(ctx, key);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : undefined;
+}
+
 function cached<T>(ctx: RunContext, key: string, make: () => Promise<T>): Promise<T> {
-  const file = path.join(ctx.cacheDir, `${key.replace(/[^\w.-]+/g, '_')}.json`);
-  if (existsSync(file)) return Promise.resolve(JSON.parse(readFileSync(file, 'utf8')) as T);
+  const file = cacheFile(ctx, key);
+  const value = cachedValue<T>(ctx, key);
+  if (value !== undefined) return Promise.resolve(value);
   return make().then((value) => {
     mkdirSync(ctx.cacheDir, { recursive: true });
     writeFileSync(file, JSON.stringify(value));
@@ -79,8 +95,9 @@ export function liarRun(
   setting: Setting,
   files: { served: string; claimed: string; cheaper: readonly string[] },
   maxChecks: number,
-): Promise<Run> {
+): Promise<Run | undefined> {
   const key = `liar-${files.served.slice(0, 12)}-as-${files.claimed.slice(0, 12)}-${setting.name}-s${ctx.seed}-n${maxChecks}`;
+  if (ctx.cachedOnly) return Promise.resolve(cachedValue<Run>(ctx, key));
   return cached(ctx, key, async () => {
     const next = canaries(ctx.model, setting, ctx.seed);
     const run: Run = { checks: [], empty: 0, skipped: [] };
@@ -110,16 +127,10 @@ export async function honestRun(
   const chunk = Math.min(CHUNK, checks);
   for (let start = 0; start < checks; start += chunk) {
     const key = `honest-${files.served.slice(0, 12)}-s${ctx.seed}-c${start}-${chunk}`;
-    const part = await cached(ctx, key, async () => {
-      const run: Run = { checks: [], empty: 0, skipped: [] };
-      const random = seeded(ctx.seed * 104_729 + start);
-      const next = canaries(ctx.model, SETTINGS[0]!, ctx.seed * 31 + start);
-      for (let i = start; i < start + chunk; i++) {
-        const canary = i % 2 === 0 ? arenaJob(ctx.model, i >> 1, random) : next();
-        await checkOne(ctx, run, canary, files);
-      }
-      return run;
-    });
+    const part = ctx.cachedOnly
+      ? cachedValue<Run>(ctx, key)
+      : await cached(ctx, key, () => honestChunk(ctx, files, start, chunk, key));
+    if (!part) break;
     total.checks.push(...part.checks);
     total.empty += part.empty;
     total.skipped.push(...part.skipped);
@@ -127,3 +138,35 @@ export async function honestRun(
   }
   return total;
 }
+
+/** Checks start … start + size − 1 of an honest run, saved every PROGRESS_EVERY checks so a cut run resumes. */
+async function honestChunk(
+  ctx: RunContext,
+  files: { served: string; claimed: string; cheaper: readonly string[] },
+  start: number,
+  size: number,
+  key: string,
+): Promise<Run> {
+  const progress = path.join(ctx.cacheDir, `${key.replace(/[^\w.-]+/g, '_')}.partial`);
+  const saved = existsSync(progress)
+    ? (JSON.parse(readFileSync(progress, 'utf8')) as Run & { next: number })
+    : undefined;
+  const run: Run = saved ? { checks: saved.checks, empty: saved.empty, skipped: saved.skipped } : emptyRun();
+  const random = seeded(ctx.seed * 104_729 + start);
+  const next = canaries(ctx.model, SETTINGS[0]!, ctx.seed * 31 + start);
+  for (let i = start; i < start + size; i++) {
+    // Jobs are drawn in order even when already checked, so a resumed run checks the same jobs.
+    const canary = i % 2 === 0 ? arenaJob(ctx.model, i >> 1, random) : next();
+    if (saved && i < saved.next) continue;
+    await checkOne(ctx, run, canary, files);
+    if ((i + 1 - start) % PROGRESS_EVERY === 0) {
+      mkdirSync(ctx.cacheDir, { recursive: true });
+      writeFileSync(progress, JSON.stringify({ ...run, next: i + 1 }));
+    }
+  }
+  rmSync(progress, { force: true });
+  return run;
+}
+
+const PROGRESS_EVERY = 25;
+const emptyRun = (): Run => ({ checks: [], empty: 0, skipped: [] });

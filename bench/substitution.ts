@@ -48,6 +48,10 @@ const { values } = parseArgs({
     'honest-checks': { type: 'string', default: '10000' },
     'max-checks': { type: 'string', default: '60' },
     part: { type: 'string', default: 'all' },
+    /** Liars to run, by slug: q8,q4,noise,checkpoint,small,other-seed (all by default). */
+    only: { type: 'string' },
+    /** Print the tables of the runs cached before, running no check. */
+    'cached-only': { type: 'boolean', default: false },
     seed: { type: 'string', default: '1' },
     work: { type: 'string', default: path.join(ROOT, '.bench/substitution') },
     cache: { type: 'string' },
@@ -75,11 +79,12 @@ for (const f of [f16, q8, q4]) copyFileSync(f.path, path.join(modelsDir, `pinned
 const noiseShare = Number(values.noise);
 const noisy = path.join(modelsDir, 'liar-noise.gguf');
 writeNoisyCopy(f16.path, noisy, noiseShare, seed);
-type Liar = { name: string; sha: string; detail: string };
+type Liar = { slug: string; name: string; sha: string; detail: string };
 const liars: Liar[] = [
-  { name: 'Q8_0 for F16', sha: q8.sha256, detail: 'the pinned Q8_0 file' },
-  { name: 'Q4_0 for F16', sha: q4.sha256, detail: 'the pinned Q4_0 file' },
+  { slug: 'q8', name: 'Q8_0 for F16', sha: q8.sha256, detail: 'the pinned Q8_0 file' },
+  { slug: 'q4', name: 'Q4_0 for F16', sha: q4.sha256, detail: 'the pinned Q4_0 file' },
   {
+    slug: 'noise',
     name: `F16 + ${noiseShare * 100} % noise`,
     sha: sha256Of(noisy),
     detail: `Gaussian noise of ${noiseShare * 100} % of each tensor's RMS on every weight`,
@@ -98,7 +103,7 @@ for (const [name, file, slug] of optional) {
   }
   const copy = path.join(modelsDir, `liar-${slug}.gguf`);
   copyFileSync(file, copy);
-  liars.push({ name, sha: sha256Of(copy), detail: path.basename(file) });
+  liars.push({ slug, name, sha: sha256Of(copy), detail: path.basename(file) });
 }
 
 const bench = await startBench(modelsDir, path.join(work, 'state'));
@@ -107,6 +112,7 @@ const ctx: RunContext = {
   cacheDir: path.resolve(values.cache ?? path.join(work, 'cache')),
   model: values.model!,
   seed,
+  cachedOnly: values['cached-only']!,
 };
 const cheaperThan = { F16: [q8.sha256, q4.sha256], Q8_0: [q4.sha256], Q4_0: [] } as Record<string, string[]>;
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -120,10 +126,13 @@ const report: Record<string, unknown> = {
 try {
   if (part === 'all' || part === 'liars') {
     const cells = [];
-    for (const liar of liars) {
+    const only = values.only?.split(',');
+    const chosen = only ? only.flatMap((slug) => liars.filter((l) => l.slug === slug)) : liars;
+    for (const liar of chosen) {
       for (const setting of SETTINGS) {
         const files = { served: liar.sha, claimed: f16.sha256, cheaper: cheaperThan.F16! };
         const run = await liarRun(ctx, setting, files, Number(values['max-checks']));
+        if (!run) continue; // --cached-only, and not run before
         cells.push(liarCell(liar, setting.name, run));
         log(`${liar.name} · ${setting.name}: ${run.checks.length} checks`);
       }
