@@ -70,7 +70,7 @@ export function honestTable(rows: HonestRow[]): string {
   for (const r of rows) {
     const pair = (f: (s: HonestStatistic) => number | string) => `${f(r.current)} / ${f(r.proposed)}`;
     lines.push(
-      `| ${r.quant} under its own claim | ${thousands(r.checks)} (${thousands(r.scored)}) | ${thousands(r.tokens)} | ${r.empty} | ${r.failed.length} | ${pair((s) => s.convictions)} | ${pair((s) => s.overFivePercent)} | ${pair((s) => s.worst.toFixed(2))} | ${pair((s) => s.highest.toFixed(2))} |`,
+      `| ${r.quant} under its own claim | ${thousands(r.checks)} (${thousands(r.scored)}) | ${thousands(r.tokens)} | ${r.empty} | ${r.failed.length} | ${pair((s) => s.convictions)} | ${pair((s) => s.overFivePercent)} | ${r.scored === 0 ? '—' : pair((s) => s.worst.toFixed(2))} | ${pair((s) => s.highest.toFixed(2))} |`,
     );
   }
   return lines.join('\n');
