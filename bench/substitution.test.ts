@@ -5,7 +5,8 @@
  * statistic (the likelihood ratio against the pinned Q4_0 file beside today's e-value) within
  * MAX_CHECKS default-mix canaries at temperature 0.7; an honest node serving Q4_0 under its own
  * claim, checked HONEST_CHECKS times with F16 as the other file, stays below half the threshold.
- * Seeded, so the same every run.
+ * The jobs are seeded; the sampling is not (a canary names a seed only as clients do), so the
+ * check that convicts varies a little from run to run.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ import { type CheckEvidence, honestRuns, proposedConvictedAt } from './substitut
 import { type PinnedFile, pinnedFiles } from './substitution-files.js';
 import { canaries, SETTINGS } from './substitution-runs.js';
 
-/** The full study convicts it at check 16 at T 0.7 (bench/RESULTS.md, these jobs); this bounds a run. */
+/** The study convicts it at check 16 at T 0.7 (bench/RESULTS.md, these jobs), this test at 16–20; a bound. */
 const MAX_CHECKS = 40;
 /** Honest checks (the study's 10,000-check runs are in bench/RESULTS.md; this is their small version). */
 const HONEST_CHECKS = 20;
