@@ -53,8 +53,9 @@ export function canaries(model: string, setting: Setting, seed: number): () => C
 const cacheFile = (ctx: RunContext, key: string) =>
   path.join(ctx.cacheDir, `${key.replace(/[^\w.-]+/g, '_')}.json`);
 
-function cachedValue<T>(ctx: RunContext, key: string): T | undefined {
-  const file = cacheFile(ctx, key);
+/** A cached run (`.json`), or with `.partial` the checks of a chunk cut short. */
+function cachedValue<T>(ctx: RunContext, key: string, extension = '.json'): T | undefined {
+  const file = cacheFile(ctx, key).replace(/\.json$/, extension);
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as T) : undefined;
 }
 
@@ -128,13 +129,14 @@ export async function honestRun(
   for (let start = 0; start < checks; start += chunk) {
     const key = `honest-${files.served.slice(0, 12)}-s${ctx.seed}-c${start}-${chunk}`;
     const part = ctx.cachedOnly
-      ? cachedValue<Run>(ctx, key)
+      ? (cachedValue<Run>(ctx, key) ?? cachedValue<Run>(ctx, key, '.partial'))
       : await cached(ctx, key, () => honestChunk(ctx, files, start, chunk, key));
     if (!part) break;
     total.checks.push(...part.checks);
     total.empty += part.empty;
     total.skipped.push(...part.skipped);
     onChunk(Math.min(checks, start + chunk));
+    if (ctx.cachedOnly && 'next' in part) break; // a chunk cut short: the run ends there
   }
   return total;
 }

@@ -18,7 +18,7 @@ import { type CheckEvidence, honestRuns, proposedConvictedAt } from './substitut
 import { type PinnedFile, pinnedFiles } from './substitution-files.js';
 import { canaries, SETTINGS } from './substitution-runs.js';
 
-/** The study convicts it at check 16 at T 0.7 (bench/RESULTS.md, these jobs), this test at 16–20; a bound. */
+/** The study convicts it at check 11 at T 0.7 (bench/RESULTS.md, these jobs; 16–20 on the v1 files); a bound. */
 const MAX_CHECKS = 40;
 /** Honest checks (the study's 10,000-check runs are in bench/RESULTS.md; this is their small version). */
 const HONEST_CHECKS = 20;

@@ -50,6 +50,8 @@ const { values } = parseArgs({
     part: { type: 'string', default: 'all' },
     /** Liars to run, by slug: q8,q4,noise,checkpoint,small,other-seed (all by default). */
     only: { type: 'string' },
+    /** Job settings to run, by name: "default,T 0,T 0.7,T 1.5" (all by default). */
+    settings: { type: 'string' },
     /** Print the tables of the runs cached before, running no check. */
     'cached-only': { type: 'boolean', default: false },
     seed: { type: 'string', default: '1' },
@@ -129,7 +131,9 @@ try {
     const only = values.only?.split(',');
     const chosen = only ? only.flatMap((slug) => liars.filter((l) => l.slug === slug)) : liars;
     for (const liar of chosen) {
-      for (const setting of SETTINGS) {
+      for (const setting of SETTINGS.filter(
+        (x) => !values.settings || values.settings.split(',').includes(x.name),
+      )) {
         const files = { served: liar.sha, claimed: f16.sha256, cheaper: cheaperThan.F16! };
         const run = await liarRun(ctx, setting, files, Number(values['max-checks']));
         if (!run) continue; // --cached-only, and not run before
