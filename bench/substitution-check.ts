@@ -10,9 +10,15 @@ import path from 'node:path';
 import { createRuntime, loadConfig } from '@gpumesh/node';
 import { deliveredText, streamedText } from '../coordinator/src/router/delivered-text.js';
 import type { JobTokenIds } from '../coordinator/src/router/jobs.js';
-import { type Claims, failedCheck, type Judgement, judge, precheck } from '../coordinator/src/trust/judge.js';
-import type { Canary } from '../coordinator/src/trust/make-canary.js';
-import { samplingOf } from '../coordinator/src/trust/sampling-of.js';
+import type { Canary } from '../coordinator/src/trust/canaries/make-canary.js';
+import {
+  type Claims,
+  failedCheck,
+  type Judgement,
+  judge,
+  precheck,
+} from '../coordinator/src/trust/checks/judge.js';
+import { samplingOf } from '../coordinator/src/trust/checks/sampling-of.js';
 import type { Runtime } from '../node/src/runtimes/runtime.js';
 import { logRatio } from './substitution-evidence.js';
 

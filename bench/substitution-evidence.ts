@@ -18,7 +18,7 @@
  * Against q's own tokens the ratio grows by KL(q_s‖p_s) a token, the most any test can (Wald): the
  * fewest tokens that can convict are about (T + ln k) / KL.
  */
-import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 
 /** One check's statistics: ln E (current), and ln q_s/p_s for each cheaper quantization (proposed). */
 export type CheckEvidence = { logE: number; ratios: readonly number[] };

@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../coordinator/src/config-schema.js';
-import { type Canary, makeCanary } from '../coordinator/src/trust/make-canary.js';
-import { TrafficShapes } from '../coordinator/src/trust/traffic-shapes.js';
+import { type Canary, makeCanary } from '../coordinator/src/trust/canaries/make-canary.js';
+import { TrafficShapes } from '../coordinator/src/trust/canaries/traffic-shapes.js';
 import { arenaJob, seeded } from '../test/support/arena-jobs.js';
 import type { Bench } from './substitution-check.js';
 import { type CheckEvidence, convictedAt, proposedConvictedAt } from './substitution-evidence.js';

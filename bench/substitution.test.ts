@@ -11,7 +11,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Bench, startBench } from './substitution-check.js';
 import { type CheckEvidence, honestRuns, proposedConvictedAt } from './substitution-evidence.js';

@@ -19,7 +19,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CONVICTION_THRESHOLD } from '@gpumesh/protocol';
+import { CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
 import { seeded } from '../test/support/arena-jobs.js';
 import { startBench } from './substitution-check.js';
 import {
