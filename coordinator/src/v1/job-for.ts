@@ -113,10 +113,22 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       provider: withSort(toPreferences(body.provider), variant.sort),
       // A chat prompt's prefixes, as the node is sent them (cached tokens' bound and affinity).
       ...(kind === 'chat' && Array.isArray(nodeRequest.messages)
-        ? { prefixKeys: prefixKeys(model, nodeRequest.tools, nodeRequest.messages) }
+        ? keysOf(model, nodeRequest.tools, nodeRequest.messages)
         : {}),
     };
   };
+}
+
+/**
+ * The prompt's prefix keys, or none when the body holds a number JSON cannot carry (`-1e400` parses
+ * to -Infinity; the node receives it as null, so no key computed here could match the node's).
+ */
+function keysOf(model: string, tools: unknown, messages: unknown[]): { prefixKeys?: string[] } {
+  try {
+    return { prefixKeys: prefixKeys(model, tools, messages) };
+  } catch {
+    return {};
+  }
 }
 
 /** The prompts of a completion's `prompt`: strings or token-id lists count one each. */
