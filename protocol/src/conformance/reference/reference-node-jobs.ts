@@ -164,8 +164,9 @@ async function runTextJob(session: ReferenceNodeSession, job: JobFrame) {
     if (breaks === 'presence_order' && i === 0) session.reportPresence();
   }
   // v0.5: a chat job's prompt tokens its (fake) prefix cache held.
-  const cache = job.kind === 'chat' ? session.settings.prefixCache : undefined;
   const { model, tools, messages } = job.request;
+  // A chat job without a message list (a continuation's or a broken peer's) holds no prefix.
+  const cache = job.kind === 'chat' && Array.isArray(messages) ? session.settings.prefixCache : undefined;
   const cached = cache?.serve(
     typeof model === 'string' ? model : job.model,
     tools,
