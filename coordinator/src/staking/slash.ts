@@ -19,10 +19,12 @@
  * still in the vault) is the vault migration's (staking/migrate-vault.ts), never the pool's.
  * Errors are logged per slash, and the pass goes on.
  */
+import type { Transaction } from 'kysely';
 import { getAddress, type Hex, keccak256, toBytes } from 'viem';
 import { refusedUntil } from '../chain/refusal-backoff.js';
 import type { PoolCall, StakingPool } from '../chain/staking-pool.js';
 import type { OutboxLog } from '../chain/transfer-types.js';
+import type { Database } from '../db/schema.js';
 import { OPEN_TRANSFER, TRANSFER_STATUS } from '../db/tables/chain.js';
 import { SLASH_STATUS, type SlashStatus } from '../db/tables/trust.js';
 import { evidenceHashOf } from '../trust/slashing/evidence-hash.js';
@@ -137,30 +139,13 @@ async function order(
       .executeTakeFirst();
     return result.numUpdatedRows === 1n ? 'none' : undefined;
   }
-  const transferId = await deps.db.transaction().execute(async (trx) => {
-    const transferId = await enqueuePoolCall(trx, {
-      purpose: POOL_PURPOSES.slash,
-      ref: id,
-      from: pool.slasher!.address,
-      pool,
-      call,
-      now,
-    });
-    const taken = await trx
-      .updateTable('slashes')
-      .set({
-        status: SLASH_STATUS.signing,
-        raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`,
+  const transferId = await deps.db
+    .transaction()
+    .execute((trx) =>
+      enqueueSlash(trx, pool, { id, status: SLASH_STATUS.pending }, call, now, {
         evidence_hash: evidenceHash,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', SLASH_STATUS.pending)
-      .executeTakeFirst();
-    if (taken.numUpdatedRows === 1n) return transferId;
-    await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
-    return undefined;
-  });
+      }),
+    );
   return transferId ? { transferId } : undefined;
 }
 
@@ -199,25 +184,49 @@ async function openTransfer(deps: SlashDeps, pool: StakingPool, id: string): Pro
         .execute();
       return undefined;
     }
-    const transferId = await enqueuePoolCall(trx, {
-      purpose: POOL_PURPOSES.slash,
-      ref: id,
-      from: pool.slasher!.address,
-      pool,
-      call,
-      now,
-    });
-    const taken = await trx
-      .updateTable('slashes')
-      .set({ status: SLASH_STATUS.signing, raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`, updated_at: now })
-      .where('id', '=', id)
-      .where('status', '=', slash.status)
-      .where((eb) => (slash.raw_tx === null ? eb('raw_tx', 'is', null) : eb('raw_tx', '=', slash.raw_tx)))
-      .executeTakeFirst();
-    if (taken.numUpdatedRows === 1n) return transferId;
-    await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
-    return undefined;
+    return enqueueSlash(trx, pool, slash, call, now);
   });
+}
+
+/**
+ * The pool call of a slash put in the outbox, and the slash taken for it (signing, naming the
+ * transfer) — only if the row is still as read (`status`, and `raw_tx` when given); otherwise the
+ * transfer is dropped and nothing is taken.
+ */
+async function enqueueSlash(
+  trx: Transaction<Database>,
+  pool: StakingPool,
+  slash: { id: string; status: SlashStatus; raw_tx?: string | null },
+  call: PoolCall,
+  now: number,
+  extra: { evidence_hash?: string } = {},
+): Promise<string | undefined> {
+  const transferId = await enqueuePoolCall(trx, {
+    purpose: POOL_PURPOSES.slash,
+    ref: slash.id,
+    from: pool.slasher!.address,
+    pool,
+    call,
+    now,
+  });
+  let update = trx
+    .updateTable('slashes')
+    .set({
+      status: SLASH_STATUS.signing,
+      raw_tx: `${TRANSFER_REF_PREFIX}${transferId}`,
+      ...extra,
+      updated_at: now,
+    })
+    .where('id', '=', slash.id)
+    .where('status', '=', slash.status);
+  if (slash.raw_tx !== undefined) {
+    const rawTx = slash.raw_tx;
+    update = update.where((eb) => (rawTx === null ? eb('raw_tx', 'is', null) : eb('raw_tx', '=', rawTx)));
+  }
+  const taken = await update.executeTakeFirst();
+  if (taken.numUpdatedRows === 1n) return transferId;
+  await trx.deleteFrom('chain_transfers').where('id', '=', transferId).execute();
+  return undefined;
 }
 
 /**
