@@ -139,13 +139,11 @@ async function order(
       .executeTakeFirst();
     return result.numUpdatedRows === 1n ? 'none' : undefined;
   }
-  const transferId = await deps.db
-    .transaction()
-    .execute((trx) =>
-      enqueueSlash(trx, pool, { id, status: SLASH_STATUS.pending }, call, now, {
-        evidence_hash: evidenceHash,
-      }),
-    );
+  const transferId = await deps.db.transaction().execute((trx) =>
+    enqueueSlash(trx, pool, { id, status: SLASH_STATUS.pending }, call, now, {
+      evidence_hash: evidenceHash,
+    }),
+  );
   return transferId ? { transferId } : undefined;
 }
 
