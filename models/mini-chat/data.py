@@ -68,6 +68,8 @@ class Gen:
     def arithmetic(self):
         r = self.r
         op = self.pick(["+", "+", "-", "*"])
+        if op != "*" and self.emphasis and self.chance(0.3):
+            return self.column_fact(op)
         if op == "*":
             a, b = r.randint(0, 12), r.randint(0, 12)
             value = a * b
@@ -95,6 +97,19 @@ class Gen:
         # The problem restated first (copied from the prompt in one piece), then its columns.
         answer = f"{a} {shown} {b}: {steps}so {a} {shown} {b} = {value}." if steps else f"{a} {shown} {b} = {value}."
         return question, answer, str(value)
+
+    def column_fact(self, op):
+        """One of the single-digit facts the worked columns are made of ("6 + 9 = 15", "16 - 9 = 7"),
+        asked alone: the columns' misses are these facts, seen too rarely inside longer answers."""
+        r = self.r
+        if op == "+":
+            a, b = r.randint(0, 9), r.randint(0, 9)
+            value = a + b
+        else:
+            b, value = r.randint(0, 9), r.randint(0, 9)
+            a = b + value
+        question = self.pick([f"What is {a} {op} {b}?", f"{a} {op} {b} = ?", f"Calculate {a} {op} {b}.", f"How much is {a} {op} {b}?"])
+        return question, f"{a} {op} {b} = {value}.", str(value)
 
     @staticmethod
     def column_steps(op, a, b):

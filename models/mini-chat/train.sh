@@ -34,7 +34,7 @@ say "4/6 training (models/mini-chat/README.md)"
 # One BLAS thread: on two cores, OpenBLAS's own threads beside anything else running slow it down.
 # shellcheck disable=SC2086 # TRAIN_ARGS is a list of flags
 OPENBLAS_NUM_THREADS=1 "$PY" "$HERE/train.py" --data "$WORK/train" --out "$WORK/weights" --seed "$SEED" \
-  --steps 4800 --batch 8 --warmup 100 --lr 2e-3 --prompt-weight 1.0 --checkpoints 1200,2400,3600 ${TRAIN_ARGS:-}
+  --steps 6000 --batch 8 --warmup 100 --lr 2e-3 --prompt-weight 1.0 --checkpoints 1500,3000,4500 ${TRAIN_ARGS:-}
 say "5/6 GGUF files"
 "${TSX[@]}" "$HERE/export.ts" --weights "$WORK/weights" --vocab "$WORK/vocab.json" --out "$OUT" --name "$NAME" |
   tee "$WORK/files.jsonl"
