@@ -93,7 +93,10 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
       checkTopLogprobs(body);
       checkChatRequest(body);
     }
-    if (kind === 'completion') checkResponseFormat(body);
+    if (kind === 'completion') {
+      checkResponseFormat(body);
+      checkCompletionLogprobs(body);
+    }
     return {
       requestId: request.id,
       userId: key.userId,
@@ -160,6 +163,17 @@ function checkTransforms(kind: JobKind, body: Record<string, unknown>): void {
 function checkTopLogprobs(body: Record<string, unknown>): void {
   if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0 && body.logprobs !== true) {
     throw new ApiError('invalid_request', 'top_logprobs needs logprobs: true.', { param: 'top_logprobs' });
+  }
+}
+
+/** A completion's alternatives are `logprobs: N`; chat's `top_logprobs` means nothing there. */
+function checkCompletionLogprobs(body: Record<string, unknown>): void {
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) {
+    throw new ApiError(
+      'invalid_request',
+      "top_logprobs is chat's: a completion asks for alternatives with logprobs (0 to 5).",
+      { param: 'top_logprobs' },
+    );
   }
 }
 

@@ -23,11 +23,70 @@ const OtherPart = Type.Object(
 );
 const ContentPart = Type.Union([TextPart, OtherPart]);
 
+/** A call an assistant turn made: its arguments are JSON text, as the model wrote them. */
+const ToolCall = Type.Object(
+  {
+    id: Type.String({ maxLength: 256 }),
+    type: Type.Literal('function'),
+    function: Type.Object(
+      { name: Type.String({ maxLength: 256 }), arguments: Type.String() },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+
 export const ChatMessage = Type.Object(
   {
     role: Type.Union(['system', 'user', 'assistant', 'tool', 'developer'].map((r) => Type.Literal(r))),
     content: Type.Union([Type.String(), Type.Array(ContentPart, { maxItems: 64 }), Type.Null()]),
     name: Type.Optional(Type.String({ maxLength: 256 })),
+    /** An assistant turn that called tools (check-chat-request.ts: each tool turn answers one). */
+    tool_calls: Type.Optional(Type.Array(ToolCall, { maxItems: 64 })),
+    /** A tool turn: the id of the call it answers. */
+    tool_call_id: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * A function the model may call. Its name's rule and the JSON Schema of its parameters are
+ * checked in check-chat-request.ts (OpenAI's messages, the grammar's keywords); here, the types.
+ */
+const Tool = Type.Object(
+  {
+    type: Type.String({ maxLength: 32 }),
+    function: Type.Object(
+      {
+        name: Type.Unknown(),
+        description: Type.Optional(Type.String({ maxLength: 100_000 })),
+        parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * `response_format`: its type is checked against OpenAI's three in check-response-format.ts (a
+ * message listing them); a json_schema's members are typed here.
+ */
+const ResponseFormat = Type.Object(
+  {
+    type: Type.String({ maxLength: 32 }),
+    json_schema: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ maxLength: 256 })),
+          description: Type.Optional(Type.String()),
+          schema: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          strict: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+        },
+        { additionalProperties: true },
+      ),
+    ),
   },
   { additionalProperties: true },
 );
@@ -117,15 +176,24 @@ const Sampling = {
   ),
   provider: Type.Optional(ProviderPreferences),
   user: Type.Optional(Type.String({ maxLength: 256 })),
+  /** Token id → bias from -100 (banned) to 100 (forced); any other key is OpenAI's 400. */
+  logit_bias: Type.Optional(
+    Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Type.Number({ minimum: -100, maximum: 100 }), {
+      additionalProperties: false,
+    }),
+  ),
+  /** Not OpenAI's, common among compatible servers (NODE_PROTOCOL.md §9 "Sampling"): 0 keeps all. */
+  top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+  min_p: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+  response_format: Type.Optional(ResponseFormat),
 };
 
 export const ChatCompletionBody = Type.Object(
   {
     ...Sampling,
     messages: Type.Array(ChatMessage, { minItems: 1, maxItems: MAX_MESSAGES }),
-    response_format: Type.Optional(
-      Type.Object({ type: Type.String({ maxLength: 32 }) }, { additionalProperties: true }),
-    ),
+    tools: Type.Optional(Type.Array(Tool, { maxItems: 128 })),
+    parallel_tool_calls: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 );
