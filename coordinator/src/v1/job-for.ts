@@ -89,6 +89,10 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
     )
       nodeRequest.prompt = body.prompt[0];
     if (body.transforms !== undefined && kind !== 'embedding') checkTransforms(kind, body);
+    if (body.min_p === 1)
+      throw new ApiError('invalid_request', 'min_p must be below 1 (0 keeps every token).', {
+        param: 'min_p',
+      });
     if (kind === 'chat' || kind === 'vision') {
       checkTopLogprobs(body);
       checkChatRequest(body);

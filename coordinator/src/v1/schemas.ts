@@ -184,7 +184,8 @@ const Sampling = {
   ),
   /** Not OpenAI's, common among compatible servers (NODE_PROTOCOL.md §9 "Sampling"): 0 keeps all. */
   top_k: Type.Optional(Type.Integer({ minimum: 0 })),
-  min_p: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+  /** Likewise; below 1 (job-for.ts: OpenAPI 3.0 has no numeric exclusiveMaximum). */
+  min_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   response_format: Type.Optional(ResponseFormat),
 };
 
