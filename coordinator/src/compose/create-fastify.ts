@@ -62,8 +62,12 @@ export function createFastify(
   return app;
 }
 
-/** OpenRouter's own /api/v1 paths (v1/account-routes.ts); any other /api/v1 path is its /v1 route. */
-const OPENROUTER_OWN = /^\/api\/v1\/(key|generation|credits|models|models\/[^?#]+\/endpoints)(?:[?#]|$)/;
+/**
+ * OpenRouter's own /api/v1 paths (v1/account-routes.ts, v1/openrouter-model-routes.ts); any other
+ * /api/v1 path is its /v1 route.
+ */
+const OPENROUTER_OWN =
+  /^\/api\/v1\/(key|generation|credits|models|models\/(count|user)|model\/[^?#]+|embeddings\/models|models\/[^?#]+\/endpoints)(?:[?#]|$)/;
 
 function openRouterPath(url: string): string {
   return url.startsWith('/api/v1/') && !OPENROUTER_OWN.test(url) ? url.slice(4) : url;

@@ -8,6 +8,7 @@ import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import type { Router } from '../router/router.js';
 import { liveCatalog, type Standings } from './live-catalog.js';
+import { catalogCreated } from './open-router-model.js';
 import { openRouterModelRoutes } from './openrouter-model-routes.js';
 
 const API_KEY = [{ apiKey: [] }];
@@ -25,12 +26,21 @@ export async function modelRoutes(
 ): Promise<void> {
   const { ctx, router, standings, apiKey } = options;
   const catalog = liveCatalog(router.index, ctx.config.chain.nativeUsdPriceNano, standings);
+  /** When each model was first listed here: `created` for the models the catalog has no date for. */
+  const firstSeen = new Map<string, number>();
+  /** A listed model's `created` (unix seconds): the catalog's date of its weights, else its first listing. */
+  const createdOf = (id: string): number => {
+    const dated = catalogCreated(ctx.catalog, id);
+    if (dated !== undefined) return dated;
+    if (!firstSeen.has(id)) firstSeen.set(id, Math.floor(ctx.clock.now() / 1000));
+    return firstSeen.get(id)!;
+  };
 
   /** A catalog entry as OpenAI's model object, with our fields beside (family, context, pricing). */
   const modelObject = (m: ReturnType<typeof catalog>[number]) => ({
     id: m.id,
     object: 'model',
-    created: 0,
+    created: createdOf(m.id),
     owned_by: 'gpumesh',
     family: m.family,
     context_length: m.contextLength,
@@ -53,7 +63,7 @@ export async function modelRoutes(
     },
     async () => ({ object: 'list', data: catalog().map(modelObject) }),
   );
-  await openRouterModelRoutes(app, { ctx, router, standings, catalog });
+  await openRouterModelRoutes(app, { ctx, router, standings, catalog, createdOf, apiKey });
 
   const retrieveModel = async (id: string) => {
     const model = catalog().find((m) => m.id === id);

@@ -1,11 +1,13 @@
 /**
  * OpenRouter's model routes, public as OpenRouter's are: GET /api/v1/models (the live models, in
- * its SDK's `Model` shape, paged) and GET /api/v1/models/{author}/{slug}/endpoints (each node
- * serving the model as an endpoint: price, context, quantisation, uptime, verified status).
+ * its SDK's `Model` shape, paged), /api/v1/models/count, /api/v1/model/{author}/{slug} (one),
+ * /api/v1/embeddings/models (those that embed) and GET /api/v1/models/{author}/{slug}/endpoints
+ * (each node serving the model as an endpoint: price, context, quantisation, uptime, verified
+ * status); /api/v1/models/user (the same list, with the caller's key: no per-user filters here).
  */
 
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppContext } from '../app-context.js';
 import { ApiError } from '../errors.js';
 import { uptimeOf } from '../hub/node-sessions.js';
@@ -16,8 +18,6 @@ import type { Router } from '../router/router.js';
 import type { Standings } from './live-catalog.js';
 import {
   architectureOf,
-  catalogCreated,
-  type ModelFacts,
   nanoPerMillionToUsd,
   openRouterModel,
   unionOfParameters,
@@ -28,6 +28,7 @@ const MAX_PAGE = 1000;
 const MINUTE_MS = 60_000;
 /** Presence states a listed endpoint is up in (EndpointStatus 0); any other is -1 (degraded). */
 const UP_STATES: ReadonlySet<string> = new Set(['online', 'busy']);
+const API_KEY = [{ apiKey: [] }];
 const Digits = Type.String({ pattern: '^[0-9]{1,6}$' });
 const CommaList = Type.String({ maxLength: 512 });
 /**
@@ -46,7 +47,20 @@ const ModelsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const EndpointsParams = Type.Object(
+/** The filters OpenRouter's count, user list and embeddings list take. */
+const CountQuery = Type.Object(
+  { output_modalities: Type.Optional(CommaList) },
+  { additionalProperties: false },
+);
+const PageQuery = Type.Object(
+  {
+    offset: Type.Optional(Digits),
+    limit: Type.Optional(Digits),
+    output_modalities: Type.Optional(CommaList),
+  },
+  { additionalProperties: false },
+);
+const ModelParams = Type.Object(
   {
     author: Type.String({ minLength: 1, maxLength: 128 }),
     slug: Type.String({ minLength: 1, maxLength: 256 }),
@@ -61,32 +75,38 @@ export async function openRouterModelRoutes(
     router: Router;
     standings?: Standings | undefined;
     catalog: () => readonly CatalogModel[];
+    /** A listed model's `created` (model-routes.ts: the catalog's date, else its first listing). */
+    createdOf: (id: string) => number;
+    apiKey: onRequestHookHandler;
   },
 ): Promise<void> {
-  const { ctx, router, standings, catalog } = options;
+  const { ctx, router, standings, catalog, createdOf, apiKey } = options;
   const index = router.index;
-  /** When each model was first listed here: `created` for models the catalog has no date for. */
-  const firstSeen = new Map<string, number>();
   let built: { models: readonly CatalogModel[]; list: Record<string, unknown>[] } | undefined;
   /** The list, made again only when the catalog was (liveCatalog's versions), not per request. */
   const list = (): Record<string, unknown>[] => {
     const models = catalog();
     if (built?.models === models) return built.list;
-    const now = Math.floor(ctx.clock.now() / 1000);
-    const facts = (m: CatalogModel): ModelFacts => {
-      if (!firstSeen.has(m.id)) firstSeen.set(m.id, now);
-      const named = ctx.catalog.models.find((c) => c.id === m.id);
-      return {
-        created: catalogCreated(ctx.catalog, m.id) ?? firstSeen.get(m.id)!,
-        name: named?.name,
-        supportedParameters: unionOfParameters(live(m.id)),
-      };
-    };
+    const facts = (m: CatalogModel) => ({
+      created: createdOf(m.id),
+      name: ctx.catalog.models.find((c) => c.id === m.id)?.name,
+      supportedParameters: unionOfParameters(live(m.id)),
+    });
     built = { models, list: models.map((m) => openRouterModel(m, facts(m))) };
     return built.list;
   };
   const live = (id: string): Entry[] =>
     [...(index.offers(id)?.values() ?? [])].filter((e) => UP_STATES.has(e.node.state));
+  /** One page of the list as OpenRouter's `ModelsListResponse`: data, total_count, links.next. */
+  const page = (query: Static<typeof ModelsQuery>, path: string) => {
+    const all = list().filter(matches(query));
+    const offset = Number(query.offset ?? 0);
+    const limit = Math.min(MAX_PAGE, Math.max(1, Number(query.limit ?? MAX_PAGE)));
+    const data = all.slice(offset, offset + limit);
+    const rest = offset + data.length < all.length;
+    const next = rest ? `${path}?offset=${offset + data.length}&limit=${limit}` : null;
+    return { data, total_count: all.length, links: { next } };
+  };
 
   app.get(
     '/api/v1/models',
@@ -98,15 +118,73 @@ export async function openRouterModelRoutes(
         querystring: ModelsQuery,
       },
     },
+    async (request) => page(request.query as Static<typeof ModelsQuery>, '/api/v1/models'),
+  );
+
+  app.get(
+    '/api/v1/models/user',
+    {
+      onRequest: apiKey,
+      schema: {
+        tags: ['v1'],
+        operationId: 'listModelsUser',
+        summary: "The models list for the caller's key (no per-user filters here: the public list)",
+        security: API_KEY,
+        querystring: PageQuery,
+      },
+    },
+    async (request) => page(request.query as Static<typeof PageQuery>, '/api/v1/models/user'),
+  );
+
+  app.get(
+    '/api/v1/models/count',
+    {
+      schema: {
+        tags: ['v1'],
+        operationId: 'countModels',
+        summary: 'How many models live nodes serve now (public)',
+        querystring: CountQuery,
+      },
+    },
+    async (request) => ({
+      data: { count: list().filter(matches(request.query as Static<typeof CountQuery>)).length },
+    }),
+  );
+
+  app.get(
+    '/api/v1/embeddings/models',
+    {
+      schema: {
+        tags: ['v1'],
+        operationId: 'listEmbeddingsModels',
+        summary: "The live models that give embeddings, in the models list's shape (public)",
+        querystring: PageQuery,
+      },
+    },
+    async (request) =>
+      page(
+        { ...(request.query as Static<typeof PageQuery>), output_modalities: 'embeddings' },
+        '/api/v1/embeddings/models',
+      ),
+  );
+
+  app.get(
+    '/api/v1/model/:author/:slug',
+    {
+      schema: {
+        tags: ['v1'],
+        operationId: 'getModelOpenRouter',
+        summary: "One live model in OpenRouter's shape (public)",
+        params: ModelParams,
+      },
+    },
     async (request) => {
-      const query = request.query as Static<typeof ModelsQuery>;
-      const all = list().filter(matches(query));
-      const offset = Number(query.offset ?? 0);
-      const limit = Math.min(MAX_PAGE, Math.max(1, Number(query.limit ?? MAX_PAGE)));
-      const data = all.slice(offset, offset + limit);
-      const rest = offset + data.length < all.length;
-      const next = rest ? `/api/v1/models?offset=${offset + data.length}&limit=${limit}` : null;
-      return { data, total_count: all.length, links: { next } };
+      const { author, slug } = request.params as Static<typeof ModelParams>;
+      const id = `${author}/${slug}`;
+      const model = list().find((m) => m.id === id);
+      if (!model)
+        throw new ApiError('model_not_found', `No live node serves the model "${id}".`, { param: 'model' });
+      return { data: model };
     },
   );
 
@@ -117,11 +195,11 @@ export async function openRouterModelRoutes(
         tags: ['v1'],
         operationId: 'listEndpoints',
         summary: 'Each node serving a model: price, context, quantization, uptime, verified status',
-        params: EndpointsParams,
+        params: ModelParams,
       },
     },
     async (request) => {
-      const { author, slug } = request.params as Static<typeof EndpointsParams>;
+      const { author, slug } = request.params as Static<typeof ModelParams>;
       const id = `${author}/${slug}`;
       const model = catalog().find((m) => m.id === id);
       const entries = live(id);
@@ -139,7 +217,7 @@ export async function openRouterModelRoutes(
         data: {
           id,
           name: catalogModel?.name ?? id,
-          created: catalogCreated(ctx.catalog, id) ?? firstSeen.get(id) ?? Math.floor(now / 1000),
+          created: createdOf(id),
           description: `${model.family} model served by ${entries.length} gpumesh node${entries.length === 1 ? '' : 's'}`,
           architecture: architectureOf(model.family),
           endpoints: entries.map((e) => {
