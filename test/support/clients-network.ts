@@ -6,7 +6,11 @@
  */
 import { z } from 'zod';
 import { newApiClient } from './api-client.js';
-import { startTinyNodeNetwork, type TinyNodeNetwork } from './tiny-node-network.js';
+import {
+  startTinyNodeNetwork,
+  type TinyNodeNetwork,
+  type TinyNodeNetworkOptions,
+} from './tiny-node-network.js';
 
 const USD = 1_000_000_000n;
 
@@ -20,7 +24,7 @@ export type ClientsNetwork = TinyNodeNetwork & {
 
 export async function startClientsNetwork(
   label: string,
-  options: { modelFile?: string } = {},
+  options: Pick<TinyNodeNetworkOptions, 'modelFile' | 'backend'> = {},
 ): Promise<ClientsNetwork> {
   const net = await startTinyNodeNetwork(label, { embeddings: true, tierOf: async () => 'gold', ...options });
   try {
