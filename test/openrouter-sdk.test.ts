@@ -42,8 +42,15 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
   let sdk: OpenRouter;
   /** A user with a key and no credits: every paid request is a 402. */
   let brokeKey: string;
+  /** An app that says who it is, as OpenRouter asks apps to (its HTTP-Referer header). */
+  const REFERER = 'https://app.example/chat';
   const sdkWith = (apiKey?: string) =>
-    new OpenRouter({ apiKey, serverURL: `${net.base}/api/v1`, retryConfig: { strategy: 'none' } });
+    new OpenRouter({
+      apiKey,
+      serverURL: `${net.base}/api/v1`,
+      retryConfig: { strategy: 'none' },
+      httpReferer: REFERER,
+    });
   /** The one node serving `model` and its offer, as the coordinator's index holds them. */
   const entryOf = (model: string) => [...net.app.hub.index.offers(model)!.values()][0]!;
   const offerOf = (model: string) => entryOf(model).offer;
@@ -60,7 +67,7 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
 
   test('default: chat.send, then generations.getGeneration of its id', async () => {
     const chat = (await sdk.chat.send({
-      chatRequest: { model: net.model, messages: hi, maxTokens: 8, temperature: 0 },
+      chatRequest: { model: net.model, messages: hi, maxTokens: 8, temperature: 0, user: 'end-user-7' },
     })) as ChatResult;
     expect(chat.object).toBe('chat.completion');
     // The serving node's software, runtime and weights (hub/offer-fingerprint.ts), as its offer says.
@@ -80,10 +87,34 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
       finishReason: chat.choices[0]!.finishReason,
       providerName: entryOf(net.model).node.nodeId,
       isByok: false,
+      // Who sent it: the SDK's referer and user agent, the request's `user`.
+      origin: 'https://app.example',
+      httpReferer: REFERER,
+      userAgent: expect.stringContaining('@openrouter/sdk'),
+      externalUser: 'end-user-7',
     });
     expect(generation.data.totalCost).toBeCloseTo(chat.usage!.cost!, 9);
     expect(generation.data.usage).toBeCloseTo(chat.usage!.cost!, 9);
     expect(generation.data.generationTime).toBeGreaterThan(0);
+  });
+
+  test('behavior: with provider.zdr nothing of who sent it is kept', async () => {
+    const chat = (await sdk.chat.send({
+      chatRequest: {
+        model: net.model,
+        messages: hi,
+        maxTokens: 4,
+        user: 'end-user-7',
+        provider: { zdr: true },
+      },
+    })) as ChatResult;
+    await net.app.ctx.ledger.idle();
+    expect((await sdk.generations.getGeneration({ id: chat.id })).data).toMatchObject({
+      origin: '',
+      httpReferer: null,
+      userAgent: null,
+      externalUser: null,
+    });
   });
 
   test('default: a streamed chat.send validates chunk by chunk, usage last', async () => {
@@ -103,6 +134,7 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
     await net.app.ctx.ledger.idle();
     const generation = await sdk.generations.getGeneration({ id: chunks[0]!.id });
     expect(generation.data.streamed).toBe(true);
+    expect(generation.data).toMatchObject({ origin: 'https://app.example', externalUser: null });
     expect(generation.data.tokensCompletion).toBe(chunks.at(-1)!.usage!.completionTokens);
   });
 

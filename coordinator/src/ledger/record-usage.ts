@@ -10,8 +10,9 @@ export type RecordUsageParams = UsageRow & { outcome: SettleOutcome };
 const insertUsage = new Statement(
   `insert into usage_records (id, request_id, user_id, key_id, model, node_id, kind, prompt_tokens,
      completion_tokens, cost_nano, provider_nano, fee_nano, status, created_at, day, latency_ms,
-     finish_reason, ttft_ms, streamed, cached_tokens, cache_discount_nano)
-   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     finish_reason, ttft_ms, streamed, cached_tokens, cache_discount_nano, origin, http_referer,
+     user_agent, external_user)
+   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 const addKeySpend = new Statement(
   'update api_keys set spend_nano = spend_nano + ?, last_used_at = ? where id = ?',
@@ -55,6 +56,10 @@ export async function recordUsage(tx: Tx, p: RecordUsageParams): Promise<void> {
     p.streamed === undefined ? null : p.streamed ? 1 : 0,
     p.cachedTokens ?? null,
     p.cacheDiscountNano ?? null,
+    p.origin?.origin ?? null,
+    p.origin?.httpReferer ?? null,
+    p.origin?.userAgent ?? null,
+    p.origin?.externalUser ?? null,
   ]);
   if (p.keyId) keySpend.add(tx, p.keyId, { keyId: p.keyId, spendNano: p.outcome.chargedNano, now: p.now });
 }

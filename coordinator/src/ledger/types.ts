@@ -41,6 +41,21 @@ export type UsageRow = {
   finishReason?: string | null;
   /** The request was streamed (OpenRouter's `streamed`). */
   streamed?: boolean;
+  /** Who sent it (absent: nothing kept, as with `provider.zdr`). */
+  origin?: RequestOrigin;
+};
+
+/**
+ * Who sent a request, as its headers and body say: OpenRouter's `origin`, `http_referer`,
+ * `user_agent` and `external_user` of a generation (v1/request-origin.ts reads them).
+ */
+export type RequestOrigin = {
+  /** The Origin header, else the scheme and host of the referer; "" when neither was sent. */
+  origin: string;
+  httpReferer: string | null;
+  userAgent: string | null;
+  /** The body's `user`. */
+  externalUser: string | null;
 };
 
 /** A settlement as data (its time decided), as the ledger writer thread receives it. */

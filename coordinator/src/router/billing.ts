@@ -97,6 +97,7 @@ export async function bill(
         ...(job.firstTokenMs !== undefined ? { ttftMs: job.firstTokenMs } : {}),
         finishReason,
         streamed: job.stream,
+        ...(job.origin ? { origin: job.origin } : {}),
       },
     })
     .then((settled) => {

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { ApiError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { SettleOutcome } from '../ledger/types.js';
+import type { RequestOrigin, SettleOutcome } from '../ledger/types.js';
 import type { JobTokenIds, JobUsage } from './jobs.js';
 import type { Entry, ProviderPreferences } from './pick-index.js';
 import type { Router } from './router.js';
@@ -142,6 +142,8 @@ export type InferenceJob = {
   client?: ClientPresence;
   /** Set on the job that continues an answer another node began (continue-stream.ts). */
   continuation?: Continuation;
+  /** Who sent the request (v1/request-origin.ts), kept with its usage row; absent under zdr. */
+  origin?: RequestOrigin;
   /**
    * A chat job's prefix keys (@gpumesh/protocol's prefixKeys: one per message boundary): what
    * the coordinator records it sent (sent-prefixes.ts), bounds cached tokens by and routes by.

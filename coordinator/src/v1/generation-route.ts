@@ -115,11 +115,12 @@ export async function generationRoute(
           num_media_prompt: kind === 'vision' ? null : 0,
           num_media_completion: kind === 'speech' ? 1 : 0,
           num_input_audio_prompt: kind === 'transcription' || kind === 'translation' ? 1 : 0,
-          // Not recorded per request (the paid path writes one usage row, without client headers).
-          origin: '',
-          http_referer: null,
-          user_agent: null,
-          external_user: null,
+          // Who sent it, as its headers and `user` said (v1/request-origin.ts; null under zdr).
+          origin: row.origin ?? '',
+          http_referer: row.http_referer,
+          user_agent: row.user_agent,
+          external_user: row.external_user,
+          // No apps, presets, workspaces or service tiers here.
           app_id: null,
           preset_id: null,
           service_tier: null,

@@ -15,6 +15,7 @@ import type { InferenceJob } from '../router/types.js';
 import { checkChatRequest } from './check-chat-request.js';
 import { checkResponseFormat } from './check-response-format.js';
 import { estimatePromptTokens } from './estimate-prompt-tokens.js';
+import { requestOrigin } from './request-origin.js';
 import type { ProviderPreferencesBody } from './schemas.js';
 
 /** Fields of our own that never reach a node. */
@@ -118,6 +119,7 @@ export function jobBuilder(router: Router, config: CoordinatorConfig): JobFor {
         (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true ||
         (body.usage as { include?: unknown } | null | undefined)?.include === true,
       provider: withSort(toPreferences(body.provider), variant.sort),
+      origin: requestOrigin(request, body),
       // A chat prompt's prefixes, as the node is sent them (cached tokens' bound and affinity).
       ...(kind === 'chat' && Array.isArray(nodeRequest.messages)
         ? keysOf(model, nodeRequest.tools, nodeRequest.messages)

@@ -24,6 +24,7 @@ import { openRouterShapes022 } from './022-openrouter-shapes.js';
 import { stakingPool023 } from './023-staking-pool.js';
 import { poolMigration024 } from './024-pool-migration.js';
 import { cachedTokens025 } from './025-cached-tokens.js';
+import { usageRequestOrigin026 } from './026-usage-request-origin.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -55,4 +56,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   stakingPool023,
   poolMigration024,
   cachedTokens025,
+  usageRequestOrigin026,
 ];

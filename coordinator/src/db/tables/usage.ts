@@ -40,6 +40,12 @@ export interface UsageRecordsTable {
     number | bigint | null | undefined,
     number | bigint | null
   >;
+  /** Who sent the request (migration 026; null: not said, zdr, or before it). */
+  origin: ColumnType<string | null, string | null | undefined, string | null>;
+  http_referer: ColumnType<string | null, string | null | undefined, string | null>;
+  user_agent: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The request body's `user` (OpenAI's end-user id). */
+  external_user: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Per node and UTC day (YYYY-MM-DD), the jobs it missed (router.ts MISSES, or no first token in time). */

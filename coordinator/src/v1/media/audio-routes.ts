@@ -21,6 +21,7 @@ import { AUDIO_UNITS_PER_SECOND } from '../../pricing/media-units.js';
 import { findModel } from '../../router/find-model.js';
 import { routeRequest } from '../../router/route-request.js';
 import type { InferenceJob, RouteDeps } from '../../router/types.js';
+import { requestOrigin } from '../request-origin.js';
 import { audioDurationBound } from './audio-duration-bound.js';
 import { openAudioStream } from './audio-stream.js';
 import { parseMultipart } from './parse-multipart.js';
@@ -104,6 +105,8 @@ export async function audioRoutes(app: FastifyInstance, options: AudioRoutesOpti
     choices: 1,
     startedAt,
     provider: undefined,
+    // Audio bodies carry neither `user` nor `provider`: the headers say who sent it.
+    origin: requestOrigin(request, {}),
   });
 
   const transcribe =
