@@ -92,6 +92,8 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
       httpReferer: REFERER,
       userAgent: expect.stringContaining('@openrouter/sdk'),
       externalUser: 'end-user-7',
+      // The id the node knew the job by (the hub's job frames), not ours.
+      upstreamId: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
     });
     expect(generation.data.totalCost).toBeCloseTo(chat.usage!.cost!, 9);
     expect(generation.data.usage).toBeCloseTo(chat.usage!.cost!, 9);

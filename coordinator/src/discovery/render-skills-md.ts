@@ -81,7 +81,8 @@ per_million_characters). Limits: audio files ${s.limits.maxAudioBytes} bytes, im
 request and ${s.limits.maxImageBytes} bytes together.
 
 OpenRouter's clients (its official SDK, \`@openrouter/sdk\`, included) take \`${s.urls.router}/api/v1\` as their
-base URL: every /v1 route answers there, and OpenRouter's own — \`GET /api/v1/models\` and
+base URL: every /v1 route answers there, and OpenRouter's own — \`GET /api/v1/models\` (with \`/count\`,
+\`/user\`, \`/api/v1/model/{author}/{slug}\` and \`/api/v1/embeddings/models\`) and
 \`GET /api/v1/models/{author}/{slug}/endpoints\` (public: each node serving a model, its price, context,
 quantization, uptime and verified status), \`/api/v1/key\`, \`/api/v1/credits\`, \`/api/v1/generation?id=\` — in
 OpenRouter's shapes; errors there carry OpenRouter's numeric \`code\` (the HTTP status). \`transforms:

@@ -11,8 +11,8 @@ const insertUsage = new Statement(
   `insert into usage_records (id, request_id, user_id, key_id, model, node_id, kind, prompt_tokens,
      completion_tokens, cost_nano, provider_nano, fee_nano, status, created_at, day, latency_ms,
      finish_reason, ttft_ms, streamed, cached_tokens, cache_discount_nano, origin, http_referer,
-     user_agent, external_user)
-   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     user_agent, external_user, upstream_id)
+   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 const addKeySpend = new Statement(
   'update api_keys set spend_nano = spend_nano + ?, last_used_at = ? where id = ?',
@@ -60,6 +60,7 @@ export async function recordUsage(tx: Tx, p: RecordUsageParams): Promise<void> {
     p.origin?.httpReferer ?? null,
     p.origin?.userAgent ?? null,
     p.origin?.externalUser ?? null,
+    p.upstreamId ?? null,
   ]);
   if (p.keyId) keySpend.add(tx, p.keyId, { keyId: p.keyId, spendNano: p.outcome.chargedNano, now: p.now });
 }

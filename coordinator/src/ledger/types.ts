@@ -41,6 +41,8 @@ export type UsageRow = {
   finishReason?: string | null;
   /** The request was streamed (OpenRouter's `streamed`). */
   streamed?: boolean;
+  /** The id the serving node knew the job by (its frames' jobId). */
+  upstreamId?: string;
   /** Who sent it (absent: nothing kept, as with `provider.zdr`). */
   origin?: RequestOrigin;
 };

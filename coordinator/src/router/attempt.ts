@@ -167,6 +167,11 @@ export class Attempt {
     this.hedgeAt = performance.now() + this.#deadlineMs / 2;
   }
 
+  /** The id the node knows this job by (its frames' jobId), once dispatched. */
+  get jobId(): string | undefined {
+    return this.#handle?.jobId;
+  }
+
   /** Whether it answers the request (showed the first sign). */
   won(): boolean {
     return this.#race.winner === this;

@@ -71,6 +71,8 @@ export async function bill(
   priced: Bill,
   status: UsageStatus,
   finishReason: string | null,
+  /** The id the node knew the job by (OpenRouter's `upstream_id`), when it was dispatched. */
+  upstreamId?: string,
 ): Promise<{ chargedNano: bigint; settlement: Promise<SettleOutcome> }> {
   const { promptTokens, completionTokens, chargedNano } = priced;
   const settlement = deps.ledger
@@ -98,6 +100,7 @@ export async function bill(
         finishReason,
         streamed: job.stream,
         ...(job.origin ? { origin: job.origin } : {}),
+        ...(upstreamId ? { upstreamId } : {}),
       },
     })
     .then((settled) => {

@@ -169,7 +169,7 @@ async function billPart(
     feeBps: deps.settings.platformFeeBps,
     heldNano: hold.amountNano,
   });
-  const billed = await bill(deps, job, entry, hold, priced, part.status, part.finishReason);
+  const billed = await bill(deps, job, entry, hold, priced, part.status, part.finishReason, attempt.jobId);
   if (keys && priced.promptTokens > 0)
     deps.router.sentPrefixes.record(entry.node.nodeId, keys, priced.promptTokens, now);
   const { earlier } = part;

@@ -98,7 +98,8 @@ export async function generationRoute(
           cancelled: row.status === USAGE_STATUS.clientDisconnected,
           // OpenRouter's names for the same: the provider is the node; native tokens are the model's own.
           provider_name: row.node_id,
-          upstream_id: row.request_id,
+          // The id the node that finished it knew the job by (null before migration 026).
+          upstream_id: row.upstream_id,
           router: null,
           generation_time: latencyMs,
           latency: firstTtft === null ? null : Number(firstTtft),

@@ -46,6 +46,8 @@ export interface UsageRecordsTable {
   user_agent: ColumnType<string | null, string | null | undefined, string | null>;
   /** The request body's `user` (OpenAI's end-user id). */
   external_user: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The id the serving node knew the job by (its frames' jobId; migration 026). */
+  upstream_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Per node and UTC day (YYYY-MM-DD), the jobs it missed (router.ts MISSES, or no first token in time). */
