@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { OpenRouter } from '@openrouter/sdk';
-import type { ChatResult, ChatStreamChunk } from '@openrouter/sdk/models';
+import type { ChatResult, ChatStreamChunk, OpenResponsesResult } from '@openrouter/sdk/models';
 import {
   NotFoundResponseError,
   PaymentRequiredResponseError,
@@ -138,6 +138,20 @@ describeBackends('@openrouter/sdk against /api/v1', (backend) => {
     expect(generation.data.streamed).toBe(true);
     expect(generation.data).toMatchObject({ origin: 'https://app.example', externalUser: null });
     expect(generation.data.tokensCompletion).toBe(chunks.at(-1)!.usage!.completionTokens);
+  });
+
+  test('default: responses.send, whole and streamed (the SDK sends service_tier auto)', async () => {
+    const response = (await sdk.responses.send({
+      responsesRequest: { model: net.model, input: 'What is 12 + 30?', maxOutputTokens: 8 },
+    })) as OpenResponsesResult;
+    expect(response.object).toBe('response');
+    expect(response.completedAt).toBeGreaterThanOrEqual(response.createdAt);
+    const stream = await sdk.responses.send({
+      responsesRequest: { model: net.model, input: 'What is 12 + 30?', maxOutputTokens: 8, stream: true },
+    });
+    const types: string[] = [];
+    for await (const event of stream as AsyncIterable<{ type: string }>) types.push(event.type);
+    expect(types.at(-1)).toBe('response.completed');
   });
 
   test('default: models.list (public, no key), count, get, listForUser and embeddings.listModels', async () => {

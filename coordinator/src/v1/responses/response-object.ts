@@ -25,7 +25,14 @@ export type ChatUsage = {
 };
 
 /** The request's side of a response: its id, time, model and the request members it echoes. */
-export type ResponseMeta = { id: string; createdAt: number; body: ResponsesBody };
+export type ResponseMeta = {
+  id: string;
+  /** Unix seconds. */
+  createdAt: number;
+  body: ResponsesBody;
+  /** The coordinator's clock, ms: when a completed response completed. */
+  now: () => number;
+};
 
 /** An id of OpenAI's shape: `prefix_` and 48 hex digits. */
 export const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
@@ -130,6 +137,8 @@ export function responseObject(
     object: 'response',
     created_at: meta.createdAt,
     status: done ? (cut ? 'incomplete' : 'completed') : 'in_progress',
+    // When it completed (unix seconds; null until then), as OpenAI and OpenRouter's SDK have it.
+    completed_at: done ? Math.floor(meta.now() / 1000) : null,
     error: null,
     incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
     instructions: body.instructions ?? null,
@@ -144,6 +153,11 @@ export function responseObject(
     previous_response_id: body.previous_response_id ?? null,
     store: body.store !== false,
     temperature: body.temperature ?? 1,
+    // Not taken by this API (nor OpenAI's): the nodes apply none (OpenRouter's SDK requires them).
+    frequency_penalty: 0,
+    presence_penalty: 0,
+    // One tier of service here (a request's `service_tier` may say auto or default).
+    service_tier: 'default',
     text: { format: body.text?.format ?? { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',
     tools: (body.tools ?? []).map((t) => ({

@@ -89,7 +89,8 @@ export async function responsesRoutes(app: FastifyInstance, options: ResponsesRo
       : [];
     const input = await resolveReferences(db, userId, body.input);
     const job = jobFor('chat', request, toChat({ ...body, input }, history), body.model, startedAt);
-    const meta = { id: itemId('resp'), createdAt: Math.floor(ctx.clock.now() / 1000), body };
+    const now = () => ctx.clock.now();
+    const meta = { id: itemId('resp'), createdAt: Math.floor(now() / 1000), body, now };
     const conversation = [...history, ...inputMessages(input)];
     const inputItems = inputItemsOf(input, meta.id);
     if (!body.stream) {

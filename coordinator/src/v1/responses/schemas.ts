@@ -117,6 +117,8 @@ export const ResponsesBody = Type.Object(
     store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     truncation: Type.Optional(Type.Literal('disabled')),
+    // One tier of service here: OpenAI's `auto` and `default` (OpenRouter's SDK sends `auto`).
+    service_tier: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('default'), Type.Null()])),
     // Extra output to include: there is none we add, so only an empty list (the Agents SDK's default).
     include: Type.Optional(Type.Union([Type.Array(Type.String(), { maxItems: 0 }), Type.Null()])),
     user: Type.Optional(Type.String({ maxLength: 256 })),
