@@ -10,7 +10,8 @@
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/gateway-load.ts [--duration 5] [--pg postgres://…]
  *   --cpu-profile <file.cpuprofile>: only load the coordinator, and write a CPU profile of that run.
- *   --phases max,steady: which measurements to run (maximum throughput, fixed rate).
+ *   --phases max,steady: which measurements to run (maximum throughput, fixed rate); `paid` is the
+ *     max phase with only the echo and the coordinator (quick A/B runs). --threads: CPU by thread.
  *   --rounds 6: fixed-rate rounds each way (each --duration / 2 s), alternating.
  *   --guard: exit 1 when the max phase's CPU per paid request ÷ the echo's, measured in this run,
  *     is more than 1.5 × the ratio the README records (its "gateway-load guard" line); .ci/run.
@@ -40,7 +41,7 @@ import { credit } from '../coordinator/src/ledger/credit.js';
 import { signIn } from '../coordinator/src/testing/sign-in.js';
 import { autocannonLoad, spawnFixedReplyNode, stopProcess } from './load-tools.js';
 import { type OpenLoopResult, openLoop, percentile } from './open-loop.js';
-import { readThreads, type ThreadReading, usedBetween } from './thread-times.js';
+import { readThreads, type ThreadReading, usedBetween, usedByThread } from './thread-times.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     phases: { type: 'string', default: 'max,steady' },
     'ledger-thread': { type: 'string', default: 'on' },
     guard: { type: 'boolean', default: false },
+    threads: { type: 'boolean', default: false },
   },
 });
 const DURATION_S = Number(values.duration);
@@ -80,6 +82,8 @@ type Figures = {
   non2xx: number;
   /** CPU per request, µs: this process's main thread, its other threads, the peer process. */
   cpu?: { main: number; others: number; peer: number; loader?: number };
+  /** With --threads: this process's CPU per request by thread name, µs. */
+  threads?: string;
 };
 
 async function load(url: string, headers: Record<string, string>, peerPid?: number): Promise<Figures> {
@@ -93,7 +97,16 @@ async function load(url: string, headers: Record<string, string>, peerPid?: numb
     durationS: DURATION_S,
   });
   const figures = cpuPerRequest(self, peer, peerPid, result.requests.total);
+  const after = values.threads ? readThreads(process.pid) : null;
+  const threads =
+    self && after && result.requests.total > 0
+      ? usedByThread(process.pid, self, after)
+          .slice(0, 6)
+          .map(([name, ns]) => `${name} ${(ns / 1000 / result.requests.total).toFixed(0)}`)
+          .join(', ')
+      : undefined;
   return {
+    ...(threads ? { threads } : {}),
     rps: result.requests.average,
     p50: result.latency.p50,
     p90: result.latency.p90,
@@ -253,7 +266,8 @@ const fmt = (f: Figures) =>
   (f.errors || f.non2xx ? `  (errors ${f.errors}, non-2xx ${f.non2xx})` : '') +
   (f.cpu
     ? `\n                        CPU per request: main thread ${f.cpu.main.toFixed(0)} µs, other threads ${f.cpu.others.toFixed(0)} µs (ledger writer, checkpoints, libuv), peer process ${f.cpu.peer.toFixed(0)} µs, load generator ${f.cpu.loader?.toFixed(0)} µs`
-    : '');
+    : '') +
+  (f.threads ? `\n                        by thread (µs): ${f.threads}` : '');
 
 if (values['cpu-profile']) {
   const session = new Session();
@@ -278,16 +292,17 @@ if (values['cpu-profile']) {
 }
 
 const phases = new Set(values.phases.split(','));
-if (phases.has('max')) {
+if (phases.has('max') || phases.has('paid')) {
   console.log(
     `\nMax throughput, ${CONNECTIONS} connections, ${DURATION_S} s each (${values.pg ? 'PostgreSQL' : 'SQLite'} ledger):`,
   );
   const e = await load(`${echoUrl}/echo`, {});
   console.log(`  fastify echo          ${fmt(e)}`);
-  const r = await load(`${relayUrl}/relay`, {}, relayPeerProcess.pid);
-  console.log(`  bare relay            ${fmt(r)}`);
-  const d = await load(`${directUrl}/direct`, {}, directNode.pid);
-  console.log(`  straight to the node  ${fmt(d)}`);
+  const paidOnly = phases.has('paid');
+  const r = paidOnly ? e : await load(`${relayUrl}/relay`, {}, relayPeerProcess.pid);
+  if (!paidOnly) console.log(`  bare relay            ${fmt(r)}`);
+  const d = paidOnly ? e : await load(`${directUrl}/direct`, {}, directNode.pid);
+  if (!paidOnly) console.log(`  straight to the node  ${fmt(d)}`);
   const c = await load(`${coordUrl}/v1/chat/completions`, keyHeader, node.pid);
   console.log(`  through coordinator   ${fmt(c)}`);
   console.log(

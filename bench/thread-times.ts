@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Per thread id: CPU time and run-queue wait, ns. */
-export type ThreadReading = Map<number, { run: number; wait: number }>;
+/** Per thread id: CPU time and run-queue wait, ns, and the thread's name. */
+export type ThreadReading = Map<number, { run: number; wait: number; name?: string }>;
 
 /** Linux: CPU time and run-queue wait of each thread of a process (/proc/…/schedstat); null elsewhere. */
 export function readThreads(pid: number): ThreadReading | null {
@@ -9,7 +9,8 @@ export function readThreads(pid: number): ThreadReading | null {
     const reading: ThreadReading = new Map();
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
-      reading.set(Number(tid), { run: run!, wait: wait! });
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      reading.set(Number(tid), { run: run!, wait: wait!, name });
     }
     return reading;
   } catch {
@@ -33,4 +34,14 @@ export function usedBetween(
     used.waited += wait - start.wait;
   }
   return used;
+}
+
+/** CPU used between two readings (ns) by thread, most first: "main" or the thread's name and id. */
+export function usedByThread(pid: number, before: ThreadReading, after: ThreadReading): [string, number][] {
+  const used: [string, number][] = [];
+  for (const [tid, { run, name = '?' }] of after) {
+    const ns = run - (before.get(tid)?.run ?? 0);
+    if (ns > 0) used.push([tid === pid ? 'main' : `${name}#${tid}`, ns]);
+  }
+  return used.sort((a, b) => b[1] - a[1]);
 }

@@ -35,6 +35,7 @@ import { metricsRoutes } from './metrics/metrics-routes.js';
 import { listHubNodes } from './pages/list-hub-nodes.js';
 import { peerPlugin } from './peer/peer-plugin.js';
 import { providerRoutes } from './provider/provider-routes.js';
+import { TrafficSample } from './trust/canaries/traffic-sample.js';
 import { checkableRequest } from './trust/checks/judge.js';
 import { evidenceRoutes } from './trust/slashing/evidence-routes.js';
 import { Probation } from './trust/standing/probation.js';
@@ -139,6 +140,7 @@ async function registerInferenceRoutes(
   standings: Standings,
   { canaries, shapes, replays }: Trust,
 ): Promise<void> {
+  const learnt = new TrafficSample();
   await app.register(routerRoutes, {
     ctx,
     router: app.router,
@@ -148,9 +150,12 @@ async function registerInferenceRoutes(
       canaries.spotCheck(entry, job);
     },
     noteTraffic: ({ model, kind, request, stream, shareable, node, tried }) => {
+      // A sample of a busy model's jobs (trust/canaries/traffic-sample.ts).
+      const now = Date.now();
+      if (!learnt.take(model, now)) return;
       shapes.note(model, kind, request, stream, { shareable });
       if (shareable && checkableRequest(kind, request))
-        replays?.note(model, { kind, request, stream }, { ...node, tried }, Date.now());
+        replays?.note(model, { kind, request, stream }, { ...node, tried }, now);
     },
   });
   await app.register(activityRoutes, ctx);
