@@ -34,10 +34,13 @@ export type PrefixCache = Static<typeof PrefixCacheSchema>;
  */
 export function prefixKeys(modelId: string, tools: unknown, messages: readonly unknown[]): string[] {
   // canonicalJson(messages[0..i]) is "[" + m0 + "," + … + mi + "]": hash the common part once
-  // and finish a copy of the hash per boundary, so a long conversation costs one pass.
+  // and finish a copy of the hash per boundary (the last boundary finishes the hash itself), so a
+  // long conversation costs one pass.
   const running: Hash = createHash('sha256').update(`${modelId}\n${canonicalJson(tools ?? null)}\n[`);
+  const last = messages.length - 1;
   return messages.map((message, i) => {
     running.update(`${i === 0 ? '' : ','}${canonicalJson(message ?? null)}`);
-    return running.copy().update(']').digest('hex').slice(0, PREFIX_KEY_HEX_CHARS);
+    const finished = i === last ? running : running.copy();
+    return finished.update(']').digest('hex').slice(0, PREFIX_KEY_HEX_CHARS);
   });
 }
