@@ -3,7 +3,9 @@
  * path that a busy machine cannot bias (both sides see the same noise), for changes measured one
  * at a time (issue 42). Each root is a checkout (a git worktree) whose coordinator/src is imported
  * as is; each gets its own SQLite file, its own fixed-reply node process and a funded key. A plain
- * fastify echo is loaded in the same rotation. Prints, per side, CPU per request (this process's
+ * fastify echo is loaded in the same rotation, and an idle slice (no load) measures what the process
+ * uses by itself (timers, checkpoints, every app's), subtracted from each slice for its wall
+ * time: on a busy machine few requests carry it. Prints, per side, CPU per request (this process's
  * main thread, and its other threads: ledger writer, GC, libuv) summed over its slices.
  *
  * Run: node --conditions=gpumesh-source --import tsx bench/gateway-ab.ts --builds A=<root>,B=<root>[,…] [--slices 6] [--duration 3]
@@ -35,7 +37,7 @@ const BODY = JSON.stringify({
   max_tokens: 6,
 });
 
-type Side = { name: string; url: string; headers: Record<string, string>; stop(): Promise<void> };
+type Side = { name: string; url?: string; headers: Record<string, string>; stop(): Promise<void> };
 
 async function coordinator(name: string, root: string): Promise<Side> {
   const src = path.resolve(root, 'coordinator/src');
@@ -81,6 +83,7 @@ const echo = Fastify({ logger: false });
 echo.post('/echo', async (request) => ({ ok: true, echo: request.body }));
 await echo.listen({ port: 0, host: '127.0.0.1' });
 const sides: Side[] = [
+  { name: 'idle', headers: {}, stop: async () => {} },
   {
     name: 'echo',
     url: `http://127.0.0.1:${(echo.server.address() as AddressInfo).port}/echo`,
@@ -89,22 +92,27 @@ const sides: Side[] = [
   },
 ];
 for (const [name, root] of builds) sides.push(await coordinator(name, root));
-const totals = new Map(sides.map((s) => [s.name, { requests: 0, main: 0, others: 0 }]));
+const totals = new Map(sides.map((s) => [s.name, { requests: 0, main: 0, others: 0, wallMs: 0 }]));
 
 async function slice(
   side: Side,
   durationS: number,
-): Promise<{ requests: number; main: number; others: number }> {
+): Promise<{ requests: number; main: number; others: number; wallMs: number }> {
   const before = readThreads(process.pid)!;
-  const result = await autocannonLoad({
-    url: side.url,
-    headers: side.headers,
-    body: BODY,
-    connections: Number(values.connections),
-    durationS,
-  });
+  const started = performance.now();
+  let requests = 0;
+  if (side.url) {
+    const result = await autocannonLoad({
+      url: side.url,
+      headers: side.headers,
+      body: BODY,
+      connections: Number(values.connections),
+      durationS,
+    });
+    requests = result.requests.total;
+  } else await new Promise((resolve) => setTimeout(resolve, durationS * 1000));
   const used = usedBetween(process.pid, before, readThreads(process.pid)!);
-  return { requests: result.requests.total, main: used.main, others: used.others };
+  return { requests, main: used.main, others: used.others, wallMs: performance.now() - started };
 }
 
 for (const side of sides) await slice(side, 2); // warm-up
@@ -118,18 +126,32 @@ for (let i = 0; i < slices; i++) {
     total.requests += got.requests;
     total.main += got.main;
     total.others += got.others;
+    total.wallMs += got.wallMs;
+    if (!side.url) {
+      console.log(`slice ${i + 1} idle ${((got.main + got.others) / got.wallMs).toFixed(0)} µs CPU a second`);
+      continue;
+    }
     const µs = (ns: number) => (ns / 1000 / got.requests).toFixed(0);
     console.log(
       `slice ${i + 1} ${side.name.padEnd(4)} ${got.requests} requests  main ${µs(got.main)} µs  others ${µs(got.others)} µs`,
     );
   }
 }
+const idle = totals.get('idle')!;
+/** The idle process's CPU per ms of wall time, ns: main thread and others. */
+const idleRate = { main: idle.main / idle.wallMs, others: idle.others / idle.wallMs };
 const perRequest = (name: string) => {
   const t = totals.get(name)!;
-  return { main: t.main / 1000 / t.requests, others: t.others / 1000 / t.requests, requests: t.requests };
+  return {
+    main: (t.main - idleRate.main * t.wallMs) / 1000 / t.requests,
+    others: (t.others - idleRate.others * t.wallMs) / 1000 / t.requests,
+    requests: t.requests,
+  };
 };
 const e = perRequest('echo');
-console.log(`\nCPU per request over ${slices} slices of ${values.duration} s (main + other threads, µs):`);
+console.log(
+  `\nCPU per request over ${slices} slices of ${values.duration} s, less the idle process's ${(idleRate.main + idleRate.others).toFixed(0)} µs a second (main + other threads, µs):`,
+);
 for (const name of ['echo', ...builds.map(([n]) => n)]) {
   const p = perRequest(name);
   const all = p.main + p.others;
