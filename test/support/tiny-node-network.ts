@@ -17,7 +17,11 @@ import { type BuildAppOptions, buildApp } from '../../coordinator/src/app.js';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { HUB_PATH } from '../../coordinator/src/hub/hub-plugin.js';
 import { expectBooksBalanced } from '../../coordinator/src/testing/expect-books-balanced.js';
-import { type TestDatabase, testBackends } from '../../coordinator/src/testing/test-backends.js';
+import {
+  type TestBackend,
+  type TestDatabase,
+  testBackends,
+} from '../../coordinator/src/testing/test-backends.js';
 
 const NODE_BIN = path.resolve(import.meta.dirname, '../../node/bin/gpumesh-node.js');
 
@@ -47,6 +51,8 @@ export type TestCoordinatorOptions = {
   /** Config overrides beside the test ones (data dir, a fresh master key, silent, no rate limit). */
   overrides?: Record<string, unknown>;
   tierOf?: BuildAppOptions['tierOf'];
+  /** The database (testBackends()); default the first, SQLite. */
+  backend?: TestBackend;
 };
 
 /** A coordinator on a fresh test database (labelled `label`), listening on a free port. */
@@ -54,7 +60,7 @@ export async function startCoordinator(
   label: string,
   options: TestCoordinatorOptions = {},
 ): Promise<TestCoordinator> {
-  const store = await testBackends()[0]!.open(label);
+  const store = await (options.backend ?? testBackends()[0]!).open(label);
   let app: FastifyInstance | undefined;
   const close = async () => {
     if (app) await expectBooksBalanced(app.ctx);
