@@ -154,7 +154,8 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
             ? { prompt_tokens_details: { cached_tokens: promptTokens } }
             : {}),
           ...('cachedClaim' in options && job.kind === 'chat'
-            ? { prompt_tokens_details: { cached_tokens: options.cachedClaim } }
+            ? // Typed as the frame's number; it may be anything (the lie is the point).
+              { prompt_tokens_details: { cached_tokens: options.cachedClaim as number } }
             : {}),
         };
       };
