@@ -106,7 +106,7 @@ describe('preferPrefix', () => {
     ).toEqual(['c', 'a', 'b']);
   });
 
-  test('behavior: between nodes sent the same prefix, the one with the smaller share of recent picks goes first', () => {
+  test('behavior: between nodes sent the same prefix, the less loaded, then the smaller share of recent picks, goes first', () => {
     const list = candidates({ in: USD }, { in: USD }, { in: USD });
     // Every node was sent the agent's system prompt (key 0); c took fewest of the recent picks.
     const shares: Record<string, number> = { a: 0.5, b: 0.3, c: 0.2 };
@@ -118,6 +118,9 @@ describe('preferPrefix', () => {
     // Nobody holding anything: the order stands.
     const none: PrefixView = { ...same, sent: () => -1 };
     expect(preferPrefix(list, REQUEST, none, OPTIONS)).toBe(list);
+    // Load before share: c busy with a job (of its 2 slots), b the next smallest share.
+    list[2]!.inflight = 1;
+    expect(ids(preferPrefix(list, REQUEST, same, OPTIONS))).toEqual(['b', 'a', 'c']);
   });
 
   test('behavior: a node saying it holds a prefix breaks a tie at the cheapest price, nothing more', () => {

@@ -14,7 +14,7 @@
  * advertises keys it was never sent (to draw traffic) gains at most what a tie would give it.
  */
 import { estimatePrice, pricesOf } from '../pricing/price.js';
-import { type Entry, isRoutable } from './index-entry.js';
+import { type Entry, isRoutable, loadOf } from './index-entry.js';
 import type { ProviderPreferences } from './pick-request.js';
 
 /** A node is preferred only while it took less than this share of the model's recent picks. */
@@ -52,8 +52,8 @@ export type AffinityRequest = {
  * at the input price, the completion bound at the output price — is within `marginBps` of the
  * cheapest, that have a free slot and less than `maxShare` of the model's recent picks, the node
  * this coordinator sent the longest prefix; between equals (or when it sent none), the one that
- * says it holds the longest, counted only at the cheapest price; between equals still, the one
- * with the smaller share of recent picks.
+ * says it holds the longest, counted only at the cheapest price; between equals still, the less
+ * loaded, then the one with the smaller share of recent picks.
  */
 export function preferPrefix(
   candidates: readonly Entry[],
@@ -79,6 +79,7 @@ export function preferPrefix(
   let best = -1;
   let bestSent = -1;
   let bestSaid = -1;
+  let bestLoad = 1;
   let bestShare = 1;
   candidates.forEach((entry, i) => {
     const share = view.shareOf(entry);
@@ -87,13 +88,17 @@ export function preferPrefix(
     // The node's word is no bill the coordinator can stand behind: at the cheapest price only.
     const said = prices[i] === cheapest ? view.said(entry) : -1;
     // Between nodes holding the same prefix (an agent's system prompt and tools, held by every
-    // node that served one of its conversations), the one with the smaller share of recent picks:
-    // a new conversation stays where it starts, so where it starts is what spreads them.
+    // node that served one of its conversations): the less loaded, then the one with the smaller
+    // share of recent picks — a new conversation stays where it starts, so where it starts is what
+    // spreads them.
+    const load = loadOf(entry);
     const tie = sent === bestSent && said === bestSaid;
-    if (sent > bestSent || (sent === bestSent && said > bestSaid) || (tie && share < bestShare)) {
+    const lighter = load < bestLoad || (load === bestLoad && share < bestShare);
+    if (sent > bestSent || (sent === bestSent && said > bestSaid) || (tie && lighter)) {
       best = i;
       bestSent = sent;
       bestSaid = said;
+      bestLoad = load;
       bestShare = share;
     }
   });
