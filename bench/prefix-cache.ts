@@ -14,8 +14,8 @@
  * node's share of the requests. Goals: later turns' TTFT p50 ≥ 3× lower with affinity on, cost
  * ≥ 40 % lower, no node above 60 % of the traffic.
  *
- * Run: npm run -w bench prefix-cache -- [--conversations 6] [--turns 6] [--rounds 3] [--max-tokens 12]
- *   [--threads 1] [--concurrency 3] [--rules 40] [--think-ms 1000-3000] [--stagger-ms 500]
+ * Run: npm run -w bench prefix-cache -- [--conversations 4] [--turns 6] [--rounds 3] [--max-tokens 12]
+ *   [--threads 1] [--concurrency 3] [--rules 40] [--think-ms 1000-3000] [--stagger-ms 3000]
  *   [--prefix-cache-bytes N] [--verbose]
  */
 import { parseArgs } from 'node:util';
@@ -27,7 +27,7 @@ import { mulberry32 } from './ratio-summary.js';
 
 const { values } = parseArgs({
   options: {
-    conversations: { type: 'string', default: '6' },
+    conversations: { type: 'string', default: '4' },
     turns: { type: 'string', default: '6' },
     rounds: { type: 'string', default: '3' },
     'max-tokens': { type: 'string', default: '12' },
@@ -36,7 +36,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '3' },
     rules: { type: 'string', default: '40' },
     'think-ms': { type: 'string', default: '1000-3000' },
-    'stagger-ms': { type: 'string', default: '500' },
+    'stagger-ms': { type: 'string', default: '3000' },
     'prefix-cache-bytes': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
