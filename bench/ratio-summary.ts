@@ -54,7 +54,7 @@ function quantile(sorted: ArrayLike<number>, q: number): number {
 }
 
 /** A small seeded PRNG (uniform in [0, 1)). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

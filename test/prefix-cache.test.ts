@@ -5,7 +5,9 @@
  * reports the tokens it read from its KV cache, and the coordinator bills them at the node's cached
  * price for exactly the prompt it had sent that node (its record, router/sent-prefixes.ts). A node
  * claiming more cached tokens than that (a fixed-reply stand-in: no honest daemon lies) is billed
- * the coordinator's count. The openai SDK sees cached_tokens in chat, streamed chat and responses.
+ * the coordinator's count, and so is a real daemon whose cache outlived its session (it connects
+ * again and truly reads the old prompt from cache, but this session was sent none of it: 0). The
+ * openai SDK sees cached_tokens in chat, streamed chat and responses.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -230,6 +232,41 @@ describe('prefix cache: the next turn on the same node, its cached tokens billed
       max_output_tokens: 8,
     });
     expect(r2.usage?.input_tokens_details.cached_tokens).toBe(r1.usage!.input_tokens);
+  }, 120_000);
+
+  test('behavior: a real daemon whose cache outlived its session reports cached tokens no longer sent it: billed 0 cached', async () => {
+    const turn1: Message[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name two lakes.' },
+    ];
+    const first = await chat(turn1);
+    const nodeId = [...app.hub.index.offers(model)!.keys()].find((id) => id.toLowerCase() === first.node)!;
+    const session = app.hub.session(nodeId)!;
+    // The coordinator closes the session (bye); the daemon connects again, its KV cache intact.
+    session.shutdown('test: a new session');
+    await vi.waitFor(
+      () => {
+        const now = app.hub.session(nodeId);
+        if (!now || now === session || app.hub.index.node(nodeId)?.state !== 'online')
+          throw new Error('not back yet');
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    const turn2 = [
+      ...turn1,
+      { role: 'assistant', content: first.body.choices[0]!.message.content },
+      { role: 'user', content: 'And one more?' },
+    ];
+    claims.length = 0;
+    const second = await chat(turn2, { provider: { only: [nodeId] } });
+    expect(second.node).toBe(first.node);
+    // The daemon read turn 1 from its cache and says so; this session was sent none of it.
+    const claimed = (claims[0]!.usage.prompt_tokens_details as { cached_tokens: number }).cached_tokens;
+    expect(claimed).toBeGreaterThanOrEqual(first.body.usage.prompt_tokens);
+    expect(second.body.usage.prompt_tokens_details).toEqual({ cached_tokens: 0 });
+    const secondRow = await row(second.body.id);
+    expect(secondRow.cached_tokens).toBeNull();
+    expect(toBigInt(secondRow.cost_nano)).toBe(expectedCost(secondRow, model));
   }, 120_000);
 
   test('behavior: a node claiming more cached tokens than the coordinator sent it is billed the coordinator count', async () => {

@@ -57,6 +57,7 @@ export class PickIndex {
   /** An entry replaced by a re-index of its node → the entry its slots moved to. */
   readonly #successors = new WeakMap<Entry, Entry>();
   readonly #toUsdNano: (wei: bigint) => bigint;
+  readonly #removedListeners: ((nodeId: string) => void)[] = [];
   /** Bumped whenever membership, state or prices change (not on load/latency): catalog caches key on it. */
   version = 0;
   /** Bumped like `version`, for this replica's own nodes only (what it announces to the others). */
@@ -122,11 +123,21 @@ export class PickIndex {
     return node;
   }
 
+  /**
+   * Calls `listener` with the node's id whenever a node leaves the index: its session closed or
+   * expired, its replica dropped it, or a new session (or manifest) replaced it. Whatever the
+   * coordinator knew of the node's memory (the prompts it sent it, router/sent-prefixes.ts) ends there.
+   */
+  onRemove(listener: (nodeId: string) => void): void {
+    this.#removedListeners.push(listener);
+  }
+
   /** Removes a node (offline, expired, closed). Models left without members disappear. */
   remove(nodeId: string): void {
     const node = this.#nodes.get(nodeId);
     if (!node) return;
     this.#nodes.delete(nodeId);
+    for (const listener of this.#removedListeners) listener(nodeId);
     clearTimeout(node.health.timer);
     for (const [modelId, entry] of node.entries) {
       const slot = this.#models.get(modelId);

@@ -46,10 +46,11 @@ function candidates(...prices: { in: bigint; cached?: bigint }[]): Entry[] {
   return [...pick.candidates];
 }
 
-/** A view where `holder` holds the request's prefix (key index 3) with `bound` cached tokens. */
+/** A view where `holder` was sent the request's prefix (key index 3) with `bound` cached tokens. */
 function view(holder: string, bound: number, share = 0): PrefixView {
   return {
-    held: (e) => (e.node.nodeId === holder ? 3 : -1),
+    sent: (e) => (e.node.nodeId === holder ? 3 : -1),
+    said: () => -1,
     cachedBound: (e) => (e.node.nodeId === holder ? bound : 0),
     shareOf: (e) => (e.node.nodeId === holder ? share : 0),
   };
@@ -65,7 +66,7 @@ describe('preferPrefix', () => {
 
   test('behavior: the longest prefix wins', () => {
     const list = candidates({ in: USD }, { in: USD }, { in: USD });
-    const held: PrefixView = { ...view('b', 0), held: (e) => ({ a: 1, b: 4, c: 2 })[e.node.nodeId]! };
+    const held: PrefixView = { ...view('b', 0), sent: (e) => ({ a: 1, b: 4, c: 2 })[e.node.nodeId]! };
     expect(ids(preferPrefix(list, REQUEST, held, OPTIONS))).toEqual(['b', 'a', 'c']);
   });
 
@@ -103,6 +104,60 @@ describe('preferPrefix', () => {
     expect(
       ids(preferPrefix(list, { ...REQUEST, provider: { sort: 'price' } }, view('c', 0), OPTIONS)),
     ).toEqual(['c', 'a', 'b']);
+  });
+
+  test('behavior: between nodes sent the same prefix, the less loaded, then the smaller share of recent picks, goes first', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    // Every node was sent the agent's system prompt (key 0); c took fewest of the recent picks.
+    const shares: Record<string, number> = { a: 0.5, b: 0.3, c: 0.2 };
+    const same: PrefixView = { ...view('z', 0), sent: () => 0, shareOf: (e) => shares[e.node.nodeId]! };
+    expect(ids(preferPrefix(list, REQUEST, same, OPTIONS))).toEqual(['c', 'a', 'b']);
+    // A longer prefix still wins over a smaller share.
+    const longer: PrefixView = { ...same, sent: (e) => (e.node.nodeId === 'a' ? 2 : 0) };
+    expect(ids(preferPrefix(list, REQUEST, longer, OPTIONS))).toEqual(['a', 'b', 'c']);
+    // Nobody holding anything: the order stands.
+    const none: PrefixView = { ...same, sent: () => -1 };
+    expect(preferPrefix(list, REQUEST, none, OPTIONS)).toBe(list);
+    // Load before share: c busy with a job (of its 2 slots), b the next smallest share.
+    list[2]!.inflight = 1;
+    expect(ids(preferPrefix(list, REQUEST, same, OPTIONS))).toEqual(['b', 'a', 'c']);
+  });
+
+  test('behavior: a node saying it holds a prefix breaks a tie at the cheapest price, nothing more', () => {
+    // c says it holds the longest prefix (key 5); nothing was sent to it.
+    const says = (e: Entry) => (e.node.nodeId === 'c' ? 5 : -1);
+    const equal = candidates({ in: USD }, { in: USD }, { in: USD });
+    expect(ids(preferPrefix(equal, REQUEST, { ...view('z', 0), said: says }, OPTIONS))).toEqual([
+      'c',
+      'a',
+      'b',
+    ]);
+    // 1 % dearer (within the margin a sent prefix gets): its word takes it nowhere.
+    const dearer = candidates({ in: USD }, { in: USD }, { in: 1_010_000_000n });
+    expect(ids(preferPrefix(dearer, REQUEST, { ...view('z', 0), said: says }, OPTIONS))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    // A prefix this coordinator sent (b, key 1) beats a longer one only said, at equal prices.
+    expect(
+      ids(
+        preferPrefix(
+          equal,
+          REQUEST,
+          { ...view('z', 0), sent: (e) => (e.node.nodeId === 'b' ? 1 : -1), said: says },
+          OPTIONS,
+        ),
+      ),
+    ).toEqual(['b', 'a', 'c']);
+    // …and a sent prefix's cached price makes its node the cheapest: the liar is no longer at it.
+    const cached = candidates({ in: USD, cached: USD / 4n }, { in: USD, cached: USD / 4n }, { in: USD });
+    const bound: PrefixView = {
+      ...view('b', 1800),
+      sent: (e) => (e.node.nodeId === 'b' ? 1 : -1),
+      said: says,
+    };
+    expect(ids(preferPrefix(cached, REQUEST, bound, OPTIONS))).toEqual(['b', 'a', 'c']);
   });
 
   test('behavior: nobody holding the prefix leaves the order as it was', () => {

@@ -6,9 +6,15 @@
  * a node with a free slot and under a share of the model's recent picks is preferred. The
  * request's own provider preferences rule: `order`, or a `sort` by latency or throughput, keep
  * their order; `only`, `ignore` and `max_price` already chose the candidates.
+ *
+ * What a node holds is first what this coordinator sent it (its own record), then what the node
+ * says it holds (its ping's prefix keys: another replica may have sent it). A node's word alone
+ * costs the client nothing: it only breaks a tie among the cheapest candidates, never takes a
+ * request to a dearer node nor past a node the coordinator sent the prefix to — so a node that
+ * advertises keys it was never sent (to draw traffic) gains at most what a tie would give it.
  */
 import { estimatePrice, pricesOf } from '../pricing/price.js';
-import { type Entry, isRoutable } from './index-entry.js';
+import { type Entry, isRoutable, loadOf } from './index-entry.js';
 import type { ProviderPreferences } from './pick-request.js';
 
 /** A node is preferred only while it took less than this share of the model's recent picks. */
@@ -22,8 +28,10 @@ export const AFFINITY_EXTRA_CANDIDATES = 4;
 
 /** What affinity knows of each candidate for this request. */
 export type PrefixView = {
-  /** The index in the request's prefix keys of the longest prefix the node holds; -1 when none. */
-  held(entry: Entry): number;
+  /** The index in the request's prefix keys of the longest prefix this coordinator sent the node; -1 when none. */
+  sent(entry: Entry): number;
+  /** The index of the longest prefix the node says it holds (its ping's prefix keys); -1 when none. */
+  said(entry: Entry): number;
   /** The cached tokens the node could bill for this request at most (the coordinator's bound). */
   cachedBound(entry: Entry): number;
   /** The node's share of the model's recent picks, 0..1. */
@@ -39,11 +47,13 @@ export type AffinityRequest = {
 };
 
 /**
- * The candidates with the preferred one first (the rest in their order), or as they were: the
- * node holding the longest prefix among those whose price for this request — its cached bound at
- * the cached price, the rest of the prompt at the input price, the completion bound at the output
- * price — is within `marginBps` of the cheapest, that has a free slot and less than `maxShare` of
- * the model's recent picks.
+ * The candidates with the preferred one first (the rest in their order), or as they were: among
+ * those whose price for this request — its cached bound at the cached price, the rest of the prompt
+ * at the input price, the completion bound at the output price — is within `marginBps` of the
+ * cheapest, that have a free slot and less than `maxShare` of the model's recent picks, the node
+ * this coordinator sent the longest prefix; between equals (or when it sent none), the one that
+ * says it holds the longest, counted only at the cheapest price; between equals still, the less
+ * loaded, then the one with the smaller share of recent picks.
  */
 export function preferPrefix(
   candidates: readonly Entry[],
@@ -67,15 +77,31 @@ export function preferPrefix(
   const cheapest = prices.reduce((min, price) => (price < min ? price : min));
   const ceiling = cheapest * (10_000n + BigInt(options.marginBps));
   let best = -1;
-  let bestHeld = -1;
+  let bestSent = -1;
+  let bestSaid = -1;
+  let bestLoad = 1;
+  let bestShare = 1;
   candidates.forEach((entry, i) => {
-    if (prices[i]! * 10_000n > ceiling) return;
-    const held = view.held(entry);
-    if (held > bestHeld && isRoutable(entry) && view.shareOf(entry) < options.maxShare) {
+    const share = view.shareOf(entry);
+    if (prices[i]! * 10_000n > ceiling || !isRoutable(entry) || share >= options.maxShare) return;
+    const sent = view.sent(entry);
+    // The node's word is no bill the coordinator can stand behind: at the cheapest price only.
+    const said = prices[i] === cheapest ? view.said(entry) : -1;
+    // Between nodes holding the same prefix (an agent's system prompt and tools, held by every
+    // node that served one of its conversations): the less loaded, then the one with the smaller
+    // share of recent picks — a new conversation stays where it starts, so where it starts is what
+    // spreads them.
+    const load = loadOf(entry);
+    const tie = sent === bestSent && said === bestSaid;
+    const lighter = load < bestLoad || (load === bestLoad && share < bestShare);
+    if (sent > bestSent || (sent === bestSent && said > bestSaid) || (tie && lighter)) {
       best = i;
-      bestHeld = held;
+      bestSent = sent;
+      bestSaid = said;
+      bestLoad = load;
+      bestShare = share;
     }
   });
-  if (best <= 0) return candidates;
+  if (best <= 0 || (bestSent < 0 && bestSaid < 0)) return candidates;
   return [candidates[best]!, ...candidates.filter((_, i) => i !== best)];
 }

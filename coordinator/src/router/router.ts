@@ -79,6 +79,8 @@ export class Router {
     this.sentPrefixes = new SentPrefixes(
       cache?.lifetimeMs !== undefined ? { lifetimeMs: cache.lifetimeMs } : {},
     );
+    // A node's record lasts as long as its session: one that connects again starts from nothing.
+    this.index.onRemove((nodeId) => this.sentPrefixes.forget(nodeId));
     this.affinity =
       cache?.affinity === false
         ? undefined

@@ -1,5 +1,7 @@
 import { prefixKeys } from '@gpumesh/protocol';
 import { describe, expect, test } from 'vitest';
+import { PickIndex } from './pick-index.js';
+import { Router } from './router.js';
 import { MAX_PREFIX_KEYS_PER_NODE, SentPrefixes } from './sent-prefixes.js';
 
 const system = { role: 'system', content: 'You are terse.' };
@@ -52,5 +54,46 @@ describe('SentPrefixes', () => {
     for (let i = 0; i < MAX_PREFIX_KEYS_PER_NODE; i++) sent.record('a', [`k${i}`], 1, 1_001);
     expect(sent.bound('a', keys1, 1_002)).toBe(0);
     expect(sent.bound('a', ['k5'], 1_002)).toBe(1);
+  });
+});
+
+describe('Router: what was sent a node lasts as long as its session', () => {
+  const node = (nodeId: string) => ({
+    nodeId,
+    owner: null,
+    tierRank: 0,
+    scopes: new Set(['infer.chat']),
+    state: 'online',
+    models: [
+      {
+        modelId: 'm',
+        family: 'chat',
+        contextLength: 4096,
+        maxConcurrency: 1,
+        priceIn: 1n,
+        priceOut: 1n,
+        currency: 'USD' as const,
+      },
+    ],
+  });
+
+  test('behavior: a node leaving the index, or a new session replacing it, is forgotten; the others are not', () => {
+    const index = new PickIndex({ nativeToUsdNano: (wei) => wei });
+    const router = new Router({
+      index,
+      local: { reachable: () => true, dispatch: () => ({ jobId: '', cancel() {} }) },
+    });
+    index.upsert(node('a'));
+    index.upsert(node('b'));
+    router.sentPrefixes.record('a', keys1, 40, 1_000);
+    router.sentPrefixes.record('b', keys1, 40, 1_000);
+    // Its session closed (hub unregister, or its replica dropped it): the next session holds none of it.
+    index.remove('a');
+    expect(router.sentPrefixes.bound('a', keys2, 2_000)).toBe(0);
+    expect(router.sentPrefixes.held('a', keys2, 2_000)).toBe(-1);
+    expect(router.sentPrefixes.bound('b', keys2, 2_000)).toBe(40);
+    // A new session registered while the old one was still open re-indexes the node: forgotten too.
+    index.upsert(node('b'));
+    expect(router.sentPrefixes.bound('b', keys2, 2_000)).toBe(0);
   });
 });

@@ -63,6 +63,14 @@ export class SentPrefixes {
     return 0;
   }
 
+  /**
+   * Forgets what was sent to `nodeId`: its session ended, and a node that connects again may hold
+   * none of it (a restarted daemon's cache is empty), so no cached token is billed against it.
+   */
+  forget(nodeId: string): void {
+    this.#byNode.delete(nodeId);
+  }
+
   /** The index in `keys` of the longest prefix sent to `nodeId` within the lifetime; -1 when none. */
   held(nodeId: string, keys: readonly string[], now: number): number {
     const sent = this.#byNode.get(nodeId);

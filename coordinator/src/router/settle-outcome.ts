@@ -170,7 +170,9 @@ async function billPart(
     heldNano: hold.amountNano,
   });
   const billed = await bill(deps, job, entry, hold, priced, part.status, part.finishReason, attempt.jobId);
-  if (keys && priced.promptTokens > 0)
+  // Only for the node's current session: a job ended by its disconnect is billed after the index
+  // dropped the node (and the record with it), and a node that connects again holds none of it.
+  if (keys && priced.promptTokens > 0 && deps.router.index.node(entry.node.nodeId) === entry.node)
     deps.router.sentPrefixes.record(entry.node.nodeId, keys, priced.promptTokens, now);
   const { earlier } = part;
   return {

@@ -52,7 +52,7 @@ export async function startAttempt(
 
 /**
  * A chat job's candidates with the node holding its longest prefix first, when prefix affinity is
- * on (prefer-prefix.ts): held by what the node says it caches or what this coordinator sent it.
+ * on (prefer-prefix.ts): held by what this coordinator sent it, or (ties only) by what it says it caches.
  */
 function byPrefix(deps: RouteDeps, job: InferenceJob, picked: readonly Entry[]): readonly Entry[] {
   const { affinity, sentPrefixes, recentPicks } = deps.router;
@@ -68,11 +68,11 @@ function byPrefix(deps: RouteDeps, job: InferenceJob, picked: readonly Entry[]):
       provider: job.provider,
     },
     {
-      held: (entry) => {
+      sent: (entry) => sentPrefixes.held(entry.node.nodeId, keys, now),
+      said: (entry) => {
         const said = entry.node.prefixCache.get(entry.offer.modelId);
-        let longest = sentPrefixes.held(entry.node.nodeId, keys, now);
-        if (said) for (let i = keys.length - 1; i > longest; i--) if (said.has(keys[i]!)) longest = i;
-        return longest;
+        if (said) for (let i = keys.length - 1; i >= 0; i--) if (said.has(keys[i]!)) return i;
+        return -1;
       },
       cachedBound: (entry) => sentPrefixes.bound(entry.node.nodeId, keys, now),
       shareOf: (entry) => recentPicks.shareOf(job.model, entry.node.nodeId),

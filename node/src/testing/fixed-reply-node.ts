@@ -8,7 +8,8 @@
  * Test knobs: `failBeforeFirstToken` answers jobs with a retryable error; `dieAfterChunks` closes
  * the socket abruptly after that many chunks of a streamed job (a node killed mid-stream);
  * `chunkDelayMs` spaces chunks so a client can disconnect in the middle; `tokensPerChunk` sets
- * every chunk's `tokens` (a node that coalesces tokens), left out when unset.
+ * every chunk's `tokens` (a node that coalesces tokens), left out when unset; `claimAllCached`,
+ * `cachedClaim` and `prefixCache` play a node lying about its prefix cache.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -40,6 +41,12 @@ export type FixedReplyNodeOptions = {
   promptTokens?: number | { perMessage: number };
   /** Claim every prompt token of a chat job as read from cache (v0.5 cached_tokens; a lying node). */
   claimAllCached?: boolean;
+  /** Claim exactly this `cached_tokens` in chat results, whatever it is (with `unchecked`, any value). */
+  cachedClaim?: unknown;
+  /** Frames go out as JSON, unchecked by encodeFrame: a node breaking the frame rules. */
+  unchecked?: boolean;
+  /** v0.5 `prefixCache` in its presence frames: the prefixes it says it holds (true or not). */
+  prefixCache?: { model: string; keys: string[] }[];
   /** completion_tokens reported for every chat/completion job (a lying node); default the reply's. */
   completionTokens?: number;
   failBeforeFirstToken?: boolean;
@@ -107,13 +114,15 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
   });
   ready.catch(() => {});
   const send = (frame: Frame) => {
-    if (ws.readyState === WebSocket.OPEN) sendCoalesced(ws, encodeFrame(frame));
+    if (ws.readyState === WebSocket.OPEN)
+      sendCoalesced(ws, options.unchecked ? JSON.stringify(frame) : encodeFrame(frame));
   };
   const presence = () =>
     send(
       createFrame('presence', {
         status: inFlight >= capacity ? 'busy' : 'online',
         load: { inFlight, capacity },
+        ...(options.prefixCache ? { prefixCache: options.prefixCache } : {}),
       }),
     );
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,6 +152,10 @@ export function startFixedReplyNode(options: FixedReplyNodeOptions): FixedReplyN
           total_tokens: promptTokens + completion,
           ...(options.claimAllCached && job.kind === 'chat'
             ? { prompt_tokens_details: { cached_tokens: promptTokens } }
+            : {}),
+          ...('cachedClaim' in options && job.kind === 'chat'
+            ? // Typed as the frame's number; it may be anything (the lie is the point).
+              { prompt_tokens_details: { cached_tokens: options.cachedClaim as number } }
             : {}),
         };
       };

@@ -142,6 +142,27 @@ describe('prefix cache', () => {
     expect(two.cached).toBeGreaterThanOrEqual(commonPrefix(one.ids.prompt, two.ids.prompt));
   });
 
+  test('behavior: a new conversation sharing the system prompt evicts the least recently used one, not the youngest', async () => {
+    const runtime = await tinyRuntime(4);
+    try {
+      // Six conversations fill the six sequences, oldest first; the oldest has the longest history.
+      const names = ['Alexandria Constantinople Montgomery', 'Bo', 'Cy', 'Di', 'Ed', 'F'];
+      const firsts = names.map(turn1);
+      const answers: Run[] = [];
+      for (const first of firsts) answers.push(await run(runtime, first));
+      // A seventh: every sequence shares its system prompt; it takes the oldest conversation's.
+      await run(runtime, turn1('Gus'));
+      const youngest = await run(runtime, turn2(firsts[5]!, answers[5]!.text));
+      expect(youngest.cached).toBeGreaterThanOrEqual(
+        commonPrefix(answers[5]!.ids.prompt, youngest.ids.prompt),
+      );
+      const oldest = await run(runtime, turn2(firsts[0]!, answers[0]!.text));
+      expect(oldest.cached).toBeLessThan(commonPrefix(answers[0]!.ids.prompt, oldest.ids.prompt));
+    } finally {
+      await runtime.close();
+    }
+  });
+
   test('behavior: cached or fresh, the same answer — greedy, seeded, under a grammar, with logit_bias, continued', async () => {
     const cold = await tinyRuntime();
     try {

@@ -94,8 +94,11 @@ export class SequencePool {
    * one: the same conversation's next turn, or the same prompt again; the answer after it may be
    * rendered otherwise than it was sampled) with the longest reuse; else a slot never used, so a
    * new conversation gets its own sequence while the pool has room (sharing a system prompt with
-   * another would wipe that one's turns, and the two would take turns wiping each other); else the
-   * one that saves more tokens than it wipes, most saved first; else the least recently used.
+   * another would wipe that one's turns, and the two would take turns wiping each other); else,
+   * among those that save more tokens than they wipe (a shared system prompt and tools), the least
+   * recently used; else the least recently used. Least recently used, not most saved: what a slot
+   * holds beyond the shared prompt is its conversation's history, and the shortest history is the
+   * youngest conversation — the likeliest to come back (an agent's next turn).
    */
   #take(prompt: readonly Token[] | undefined): Slot | undefined {
     let pick: { slot: Slot; rank: number; score: number } | undefined;
@@ -109,7 +112,7 @@ export class SequencePool {
           : held === 0
             ? [2, 0]
             : reuse > wiped
-              ? [1, reuse - wiped]
+              ? [1, -slot.lastUsed]
               : [0, -slot.lastUsed];
       if (!pick || rank > pick.rank || (rank === pick.rank && score > pick.score))
         pick = { slot, rank, score };
