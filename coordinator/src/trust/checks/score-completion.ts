@@ -80,7 +80,11 @@ export async function scoreCompletion(
  * settings, on the weights of `sha256` — the verifier must hold the claimed weights, not just a
  * model of the same id (protocol v0.1).
  */
-export function verifyRequest(claims: Claims, topK: number, sha256: string | undefined): Record<string, unknown> {
+export function verifyRequest(
+  claims: Claims,
+  topK: number,
+  sha256: string | undefined,
+): Record<string, unknown> {
   const ids = claims.tokenIds!;
   return {
     promptTokenIds: ids.prompt,

@@ -56,7 +56,9 @@ export async function substitutionRatios(
     const response = await local.verify(model, { ...request, sha256 });
     return (response.sampled_logprobs as (number | null)[]).slice(from);
   };
-  const p = claimed ? claimed.slice(from) : await sampled(claimedModel, request.sha256).catch(() => undefined);
+  const p = claimed
+    ? claimed.slice(from)
+    : await sampled(claimedModel, request.sha256).catch(() => undefined);
   const out: Record<string, number> = {};
   for (const s of substitutes) {
     const q = p && (await sampled(s.model, s.sha256).catch(() => undefined));

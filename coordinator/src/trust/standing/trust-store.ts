@@ -15,8 +15,8 @@ import { newId } from '../../db/ids.js';
 import type { Database } from '../../db/schema.js';
 import { TRUST_STATUS } from '../../db/tables/trust.js';
 import type { EvidenceCheck } from '../slashing/slash-order.js';
-import { accumulateOf, thresholdOf } from './statistics-threshold.js';
 import { fromE4, NEW_STANDING, type Standing } from './standings.js';
+import { accumulateOf, thresholdOf } from './statistics-threshold.js';
 
 /** What a check found (checks/judge.ts's Judgement is one). */
 export type CheckResult = {
@@ -137,7 +137,11 @@ export async function recordCheck(
   const windowStart = rose ? (wasUp ? previousStart : lastClear) : null;
   // Stored to 4 decimals: two checks at the cap reach the threshold whatever the rounding.
   const threshold = thresholdOf(k) - 0.001;
-  const by = Object.entries(j.substitution ?? {}).find(([quant]) => substitution[quant]! >= threshold)?.[0];
+  // Today's statistic named first when both cross: the reason a node convicted before would get.
+  const by =
+    evidence >= threshold
+      ? undefined
+      : Object.keys(j.substitution ?? {}).find((quant) => substitution[quant]! >= threshold);
   if (evidence >= threshold || by !== undefined) {
     const since = windowStart ?? r.now;
     const checks = await evidenceChecks(trx, nodeId, since, by);
@@ -169,8 +173,10 @@ export async function recordCheck(
       },
     };
   }
+  // Trusted only while every statistic is under half of what convicts.
+  const highest = Math.max(evidence, ...Object.values(substitution));
   const trusted =
-    before.status === TRUST_STATUS.probation && passed >= policy.passesToTrust && evidence < CHECK_CAP;
+    before.status === TRUST_STATUS.probation && passed >= policy.passesToTrust && highest < CHECK_CAP;
   const next: Standing = trusted
     ? { status: TRUST_STATUS.trusted, passed, failed: 0, evidence, reason: null }
     : { ...before, passed, failed, evidence };
