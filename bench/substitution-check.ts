@@ -19,8 +19,8 @@ import {
   precheck,
 } from '../coordinator/src/trust/checks/judge.js';
 import { samplingOf } from '../coordinator/src/trust/checks/sampling-of.js';
+import { logRatio } from '../coordinator/src/trust/checks/substitution-ratio.js';
 import type { Runtime } from '../node/src/runtimes/runtime.js';
-import { logRatio } from './substitution-evidence.js';
 
 /** The coordinator's default `trust.topK` (config-schema.ts). */
 const TOP_K = 8;

@@ -12,35 +12,20 @@
  * catalog pins, the likelihood ratio Π_t q_s(x_t) / p_s(x_t) of the check's completion under the
  * job's own processed distributions (the verifier teacher-forces the ids on the cheaper file too).
  * Under the claim E_p[q_s/p_s] = Σ_{x kept by p} q_s(x) ≤ 1, so each check's ratio is an e-value;
- * each of the k statistics runs its own CUSUM (each check capped at T/2, as today) and the node is
- * convicted when any reaches T + ln k. Each crosses falsely with probability ≤ e^−(T + ln k) a check
+ * each of the k statistics runs its own CUSUM (each check capped at half the threshold, as today) and
+ * the node is convicted when any reaches T + ln k. Each crosses falsely with probability ≤ e^−(T + ln k) a check
  * (Ville), so together ≤ e^−T: the false-conviction bound, ≤ 10⁻⁶ a node a day, is unchanged.
  * Against q's own tokens the ratio grows by KL(q_s‖p_s) a token, the most any test can (Wald): the
  * fewest tokens that can convict are about (T + ln k) / KL.
+ *
+ * The coordinator runs the proposed statistic since session 21: the ratio is its
+ * trust/checks/substitution-ratio.ts `logRatio`, the k CUSUMs its trust/standing/statistics-threshold.ts.
  */
-import { accumulate, CHECK_CAP, CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
+import { accumulate, CONVICTION_THRESHOLD } from '@gpumesh/protocol/internal';
+import { accumulateOf, thresholdOf } from '../coordinator/src/trust/standing/statistics-threshold.js';
 
 /** One check's statistics: ln E (current), and ln q_s/p_s for each cheaper quantization (proposed). */
 export type CheckEvidence = { logE: number; ratios: readonly number[] };
-
-/** The most negative ln ratio kept (a token q could not have drawn; JSON has no −∞). */
-const FLOOR = -1e6;
-
-/**
- * Σ_t ln q_s(x_t) − ln p_s(x_t) over the positions p keeps (sampled log-probabilities of the
- * processed distributions, null outside the kept set): a token q could not have drawn is the floor.
- */
-export function logRatio(claimed: readonly (number | null)[], cheaper: readonly (number | null)[]): number {
-  let sum = 0;
-  for (let i = 0; i < claimed.length; i++) {
-    const p = claimed[i];
-    const q = cheaper[i];
-    if (p === null || p === undefined) continue; // outside p's kept set: the current e-value's part
-    if (q === null || q === undefined) return FLOOR;
-    sum += q - p;
-  }
-  return Math.max(FLOOR, sum);
-}
 
 /** The current statistic's CUSUM: the index (1-based) of the check that convicts, or 0. */
 export function convictedAt(checks: readonly CheckEvidence[]): number {
@@ -55,13 +40,13 @@ export function convictedAt(checks: readonly CheckEvidence[]): number {
 /** The proposed statistic's k CUSUMs: the index (1-based) of the check at which any reaches T + ln k, or 0. */
 export function proposedConvictedAt(checks: readonly CheckEvidence[]): number {
   const k = 1 + Math.max(0, ...checks.map((c) => c.ratios.length));
-  const threshold = CONVICTION_THRESHOLD + Math.log(k);
+  const threshold = thresholdOf(k);
   const w = new Array<number>(k).fill(0);
   for (let i = 0; i < checks.length; i++) {
     const { logE, ratios } = checks[i]!;
     const steps = [logE, ...ratios];
     for (let j = 0; j < k; j++) {
-      w[j] = Math.max(0, w[j]!) + Math.min(steps[j] ?? 0, CHECK_CAP);
+      w[j] = accumulateOf(w[j]!, steps[j] ?? 0, k);
       if (w[j]! >= threshold) return i + 1;
     }
   }
@@ -84,12 +69,12 @@ export function honestRuns(checks: readonly CheckEvidence[]): {
     }
   }
   const k = 1 + Math.max(0, ...checks.map((c) => c.ratios.length));
-  const threshold = CONVICTION_THRESHOLD + Math.log(k);
+  const threshold = thresholdOf(k);
   const proposed = { convictions: 0, highest: 0, threshold };
   let ws = new Array<number>(k).fill(0);
   for (const c of checks) {
     const steps = [c.logE, ...c.ratios];
-    ws = ws.map((x, j) => Math.max(0, x) + Math.min(steps[j] ?? 0, CHECK_CAP));
+    ws = ws.map((x, j) => accumulateOf(x, steps[j] ?? 0, k));
     proposed.highest = Math.max(proposed.highest, ...ws);
     if (ws.some((x) => x >= threshold)) {
       proposed.convictions++;

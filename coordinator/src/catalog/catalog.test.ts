@@ -51,6 +51,25 @@ describe('Catalog.quantOf', () => {
   });
 });
 
+describe('Catalog.cheaperThan', () => {
+  test("default: the shipped mini-chat's F16 has its Q8_0 and Q4_0 below it, the Q4_0 none", () => {
+    const shipped = loadCatalog();
+    const files = shipped.models.find((m) => m.id === 'gpumesh/mini-chat')!.files;
+    const sha = (quant: string) => files.find((f) => f.quant === quant)!.sha256!;
+    expect(shipped.cheaperThan(sha('F16'))).toEqual([
+      { quant: 'Q8_0', sha256: sha('Q8_0') },
+      { quant: 'Q4_0', sha256: sha('Q4_0') },
+    ]);
+    expect(shipped.cheaperThan(sha('Q8_0'))).toEqual([{ quant: 'Q4_0', sha256: sha('Q4_0') }]);
+    expect(shipped.cheaperThan(sha('Q4_0'))).toEqual([]);
+  });
+
+  test('behavior: an unknown hash, or a model of one file, has none', () => {
+    expect(catalog.cheaperThan(KNOWN)).toEqual([]);
+    expect(catalog.cheaperThan('b'.repeat(64))).toEqual([]);
+  });
+});
+
 describe('loadCatalog', () => {
   test('default: the shipped catalog holds the generated tiny model’s exact file', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gm-catalog-'));

@@ -114,6 +114,22 @@ export class Catalog {
   }
 
   /**
+   * The other pinned files of the model whose weights have this hash that are smaller than it — its
+   * cheaper quantizations (an F16's Q8_0 and Q4_0), largest first: what a node could serve behind
+   * this claim at less cost (trust/checks/substitution-ratio.ts). By the catalog's own sizes, so a
+   * retrained model's files are related by its entry alone.
+   */
+  cheaperThan(sha256: string): { quant: string; sha256: string }[] {
+    const model = this.#byHash.get(sha256);
+    const claimed = model?.files.find((f) => f.sha256 === sha256);
+    if (!model || !claimed) return [];
+    return model.files
+      .filter((f) => f.sha256 !== undefined && f.sizeBytes < claimed.sizeBytes)
+      .sort((a, b) => b.sizeBytes - a.sizeBytes)
+      .map((f) => ({ quant: f.quant, sha256: f.sha256! }));
+  }
+
+  /**
    * The id a node's offer is listed and routed under: the catalog's canonical id for a known
    * hash (its embedding id for an embedding offer); `<nodeId>/<id>` for an unknown hash, or for
    * an unhashed offer claiming a catalog id; the node's own id for an unhashed offer the catalog

@@ -53,6 +53,7 @@ export function startTrust(app: FastifyInstance, ctx: AppContext, standings: Sta
     clock: { now: () => Date.now() },
     log: app.log,
     suspensions,
+    catalog: ctx.catalog,
     shapes,
     ...(replays ? { replays } : {}),
     maxTokensCap: config.router.maxTokensCap,

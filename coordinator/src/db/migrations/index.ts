@@ -25,6 +25,7 @@ import { stakingPool023 } from './023-staking-pool.js';
 import { poolMigration024 } from './024-pool-migration.js';
 import { cachedTokens025 } from './025-cached-tokens.js';
 import { usageRequestOrigin026 } from './026-usage-request-origin.js';
+import { substitutionEvidence027 } from './027-substitution-evidence.js';
 
 /**
  * Every migration, in order. Capabilities append theirs (`NNN-name.ts`, SQL that runs on both
@@ -57,4 +58,5 @@ export const migrations: readonly (Migration & { name: string })[] = [
   poolMigration024,
   cachedTokens025,
   usageRequestOrigin026,
+  substitutionEvidence027,
 ];

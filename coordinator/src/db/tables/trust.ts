@@ -22,6 +22,8 @@ export interface VerificationsTable {
   evidence_e4: ColumnType<string | number | bigint, number | undefined, number>;
   /** Why the check failed outright (claims that don't hold together), if it did. */
   failure: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON {quant: ln q/p × 10,000} for each cheaper quantization scored (migration 027); null: none. */
+  substitution_e4: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Int;
 }
 
@@ -36,6 +38,8 @@ export interface NodeTrustTable {
   evidence_e4: ColumnType<string | number | bigint, number | undefined, number>;
   /** When the running evidence last rose from 0: the window a conviction refunds. */
   window_start: ColumnType<string | number | bigint | null, number | null | undefined, number | null>;
+  /** JSON {quant: running evidence × 10,000}: one CUSUM per cheaper quantization (migration 027). */
+  substitution_e4: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: Int;
 }
 

@@ -11,6 +11,7 @@
  * connected to this replica only.
  */
 import { MAX_CHECKS_PER_NODE_DAY } from '@gpumesh/protocol/internal';
+import type { Catalog } from '../../catalog/catalog.js';
 import type { Store } from '../../db/store.js';
 import type { Hub } from '../../hub/hub.js';
 import { computeCost } from '../../pricing/price.js';
@@ -28,8 +29,9 @@ import { type Claims, checkableRequest, failedCheck, type Judgement, precheck } 
 import type { LocalVerifier } from './local-verifier.js';
 import { payFromPlatform } from './pay-from-platform.js';
 import { runCheckJob } from './run-check-job.js';
-import { scoreCompletion } from './score-completion.js';
+import { scoreCompletion, verifyRequest } from './score-completion.js';
 import { settleVerdict } from './settle-verdict.js';
+import { type Substitute, substitutionRatios } from './substitution-ratio.js';
 import {
   COORDINATOR_VERIFIER_ID,
   pickVerifier,
@@ -58,6 +60,11 @@ export type CanaryDeps = {
   jobTimeoutMs: number;
   clock: { now(): number };
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /**
+   * The cheaper quantizations the catalog pins for claimed weights: each the coordinator's verifier
+   * holds adds a substitution statistic to the node's checks (substitution-ratio.ts). None: today's alone.
+   */
+  catalog?: Pick<Catalog, 'cheaperThan'>;
   /** Where each verdict goes: the node's standing, and its suspension (standing/suspensions.ts). */
   suspensions: Suspensions;
   /** The shapes of recent client traffic canaries copy (make-canary.ts); none recorded: a default mix. */
@@ -79,7 +86,8 @@ export type CanaryOutcome =
   | { status: 'verified'; judgement: Judgement; standing: Standing; jobId: string }
   | { status: 'skipped'; reason: string };
 
-/** What a checked job was and what came of it. */
+/** The claimed file (its hash, the coordinator verifier's model for it) and its substitutes there. */
+type Substitutes = { sha256: string; claimed: string; substitutes: Substitute[] };
 
 const DAY_MS = 86_400_000;
 
@@ -239,13 +247,15 @@ export class CanaryRunner {
     if (claims.usage.completion_tokens === 0 && (claims.tokenIds?.completion.length ?? 0) === 0) {
       return { status: 'skipped', reason: 'no completion tokens to check' };
     }
+    const substitutes = this.#substitutesOf(target);
     const broken = precheck(claims);
     if (broken) {
+      const failed = failedCheck(broken, claims.tokenIds?.completion.length ?? 0);
       const standing = await this.#record(target, {
         verifierId: COORDINATOR_VERIFIER_ID,
         jobId: job.jobId,
         verifyJobId: `precheck-${job.jobId}`,
-        judgement: failedCheck(broken, claims.tokenIds?.completion.length ?? 0),
+        judgement: await this.#withSubstitution(failed, substitutes, claims),
         source,
       });
       return { status: 'verified', judgement: failedCheck(broken), standing, jobId: job.jobId };
@@ -264,14 +274,55 @@ export class CanaryRunner {
             record: (entry, check) => this.#record(entry, { ...check, source }),
           });
     if ('skipped' in verdict) return { status: 'skipped', reason: verdict.skipped };
+    const judgement = await this.#withSubstitution(verdict.judgement, substitutes, claims, verdict);
     const standing = await this.#record(target, {
       verifierId: verifierIdOf(verdict.verifier),
       jobId: job.jobId,
       verifyJobId: verdict.jobId,
-      judgement: verdict.judgement,
+      judgement,
       source,
     });
-    return { status: 'verified', judgement: verdict.judgement, standing, jobId: job.jobId };
+    return { status: 'verified', judgement, standing, jobId: job.jobId };
+  }
+
+  /**
+   * The cheaper quantizations of `target`'s claimed weights the coordinator's verifier holds, with
+   * the claimed file itself (it scores p too); undefined when it holds none of them or not the claim.
+   */
+  #substitutesOf(target: Entry): Substitutes | undefined {
+    const sha = target.offer.sha256;
+    const local = this.#local;
+    const claimed = sha ? local?.modelFor(sha) : undefined;
+    if (!sha || !local || !claimed || !this.#deps.catalog) return undefined;
+    const substitutes = this.#deps.catalog.cheaperThan(sha).flatMap((f) => {
+      const model = local.modelFor(f.sha256);
+      return model ? [{ ...f, model }] : [];
+    });
+    return substitutes.length > 0 ? { sha256: sha, claimed, substitutes } : undefined;
+  }
+
+  /**
+   * `judgement` with the check's ln q/p for each substitute (substitution-ratio.ts): each the
+   * judgement's own ln e-value when the check failed outright (the cap, in every statistic), 0 when
+   * the statistic could not judge the tokens (a grammar shaped them).
+   */
+  async #withSubstitution(
+    judgement: Judgement,
+    of: Substitutes | undefined,
+    claims: Claims,
+    scored?: Scored,
+  ): Promise<Judgement> {
+    if (!of || !this.#local) return judgement;
+    const each = (x: number) => Object.fromEntries(of.substitutes.map((s) => [s.quant, x]));
+    if (judgement.failure !== undefined) return { ...judgement, substitution: each(judgement.logE) };
+    if (!judgement.scored) return { ...judgement, substitution: each(0) };
+    const request = verifyRequest(claims, this.#deps.settings.topK, of.sha256);
+    const n = claims.tokenIds!.completion.length;
+    const substitution = await substitutionRatios(this.#local, of.claimed, of.substitutes, request, {
+      claimed: scored?.sampledLogprobs,
+      from: Math.min(claims.scoredFrom ?? 0, n - 1),
+    });
+    return { ...judgement, substitution };
   }
 
   #underDailyCap(nodeId: string): boolean {

@@ -26,6 +26,11 @@ export type Judgement = {
   passed: boolean;
   /** Why the check failed outright (claims that don't hold together), if it did. */
   failure?: string;
+  /**
+   * ln q/p of the completion for each cheaper quantization q of the claimed weights the
+   * coordinator's verifier scored (substitution-ratio.ts), by quant; absent: none.
+   */
+  substitution?: Readonly<Record<string, number>>;
 };
 
 /** A check counts as passed below this ln e-value (a 5 % test on its own). */

@@ -30,14 +30,7 @@ export async function scoreCompletion(
 ): Promise<Scored | { skipped: string }> {
   const { settings, store, clock } = deps;
   const ids = claims.tokenIds!;
-  // The verifier must hold the claimed weights, not just a model of the same id (protocol v0.1).
-  const request = {
-    promptTokenIds: ids.prompt,
-    completionTokenIds: ids.completion,
-    topK: settings.topK,
-    sampling: samplingOf(claims.request),
-    ...(target.offer.sha256 ? { sha256: target.offer.sha256 } : {}),
-  };
+  const request = verifyRequest(claims, settings.topK, target.offer.sha256);
   const checked =
     'local' in verifier
       ? await runLocalVerify(deps.local, verifier.local, request)
@@ -75,5 +68,29 @@ export async function scoreCompletion(
       now: clock.now(),
     });
   }
+  if ('local' in verifier) {
+    const sampled = checked.answer.response.sampled_logprobs as (number | null)[];
+    return { verifier, judgement, jobId: checked.jobId, sampledLogprobs: sampled };
+  }
   return { verifier, judgement, jobId: checked.jobId };
+}
+
+/**
+ * The verify job's request for a checked completion: its ids under the job's own sampling
+ * settings, on the weights of `sha256` — the verifier must hold the claimed weights, not just a
+ * model of the same id (protocol v0.1).
+ */
+export function verifyRequest(
+  claims: Claims,
+  topK: number,
+  sha256: string | undefined,
+): Record<string, unknown> {
+  const ids = claims.tokenIds!;
+  return {
+    promptTokenIds: ids.prompt,
+    completionTokenIds: ids.completion,
+    topK,
+    sampling: samplingOf(claims.request),
+    ...(sha256 ? { sha256 } : {}),
+  };
 }

@@ -13,8 +13,16 @@ export const COORDINATOR_VERIFIER_ID = 'coordinator';
 /** Who scores a completion: a network node's entry, or the coordinator's own verifier (local-verifier.ts). */
 export type Verifier = Entry | { local: string };
 
-/** One verifier's verdict on a completion, and the id of the verify job it came from. */
-export type Scored = { verifier: Verifier; judgement: Judgement; jobId: string };
+/**
+ * One verifier's verdict on a completion, and the id of the verify job it came from; the
+ * coordinator's own verifier also gives its sampled log-probabilities (substitution-ratio.ts reuses them).
+ */
+export type Scored = {
+  verifier: Verifier;
+  judgement: Judgement;
+  jobId: string;
+  sampledLogprobs?: readonly (number | null)[];
+};
 
 /** The id a verification names its verifier by. */
 export function verifierIdOf(verifier: Verifier): string {

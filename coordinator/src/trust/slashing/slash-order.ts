@@ -17,6 +17,8 @@ export type EvidenceCheck = {
   logE: number;
   failure: string | null;
   meanLogprob: number;
+  /** ln q/p for each cheaper quantization scored, by quant (checks/substitution-ratio.ts); absent: none. */
+  substitution?: Record<string, number>;
 };
 
 export type SlashOrder = {

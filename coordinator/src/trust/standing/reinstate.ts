@@ -54,7 +54,17 @@ export async function reinstate(store: Store, p: ReinstateParams): Promise<Reins
     }
     await trx
       .updateTable('node_trust')
-      .set({ status: TRUST_STATUS.probation, passed: 0, failed: 0, reason: null, updated_at: p.now })
+      .set({
+        status: TRUST_STATUS.probation,
+        passed: 0,
+        failed: 0,
+        reason: null,
+        // Its evidence too, as documented (every statistic: a reinstated node starts afresh).
+        evidence_e4: 0,
+        window_start: null,
+        substitution_e4: null,
+        updated_at: p.now,
+      })
       .where('node_id', '=', nodeId)
       .execute();
     const previous = { passed: Number(before.passed), failed: Number(before.failed), reason: before.reason };
