@@ -296,17 +296,6 @@ if (phases.has('max') || phases.has('paid')) {
   console.log(
     `\nMax throughput, ${CONNECTIONS} connections, ${DURATION_S} s each (${values.pg ? 'PostgreSQL' : 'SQLite'} ledger):`,
   );
-  if (values.threads) {
-    // What this process uses with no request at all (timers, the coordinator's background work):
-    // at a low request rate it weighs on the CPU per request, so A/B runs on a busy machine read it.
-    const before = readThreads(process.pid);
-    await new Promise((resolve) => setTimeout(resolve, DURATION_S * 1000));
-    const after = readThreads(process.pid);
-    if (before && after) {
-      const idle = usedBetween(process.pid, before, after);
-      console.log(`  idle: ${((idle.main + idle.others) / 1000 / DURATION_S).toFixed(0)} µs CPU a second`);
-    }
-  }
   const e = await load(`${echoUrl}/echo`, {});
   console.log(`  fastify echo          ${fmt(e)}`);
   const paidOnly = phases.has('paid');

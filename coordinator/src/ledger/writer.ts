@@ -158,15 +158,7 @@ export class LedgerWriter {
     // Unknown to the thread until its answer: held under the operation's id meanwhile.
     const user = this.#admitted.get(hold.userId);
     const { id, answer } = this.#send({ op: 'settle', settlement, hold });
-    if (!user) return answer as Promise<SettleOutcome | null>;
-    addHold(user, id, hold.amountNano);
-    // Failed, it moved no money: the hold is gone, as a crash would have lost it.
-    answer.catch(() => {
-      if (user.holds.has(id)) {
-        dropHold(user, id);
-        user.available += hold.amountNano;
-      }
-    });
+    if (user) addHold(user, id, hold.amountNano);
     return answer as Promise<SettleOutcome | null>;
   }
 
