@@ -43,8 +43,6 @@ type Admitted = {
    * answered (operation id → amount).
    */
   holds: Map<number | string, bigint>;
-  /** What `holds` add up to. */
-  held: bigint;
 };
 
 /**
@@ -137,13 +135,13 @@ export class LedgerWriter {
     user.available -= hold.amountNano;
     if (waitForCommit) {
       const { id, answer } = this.#send({ op: 'reserve', hold, keep: false });
-      addHold(user, id, hold.amountNano);
+      user.holds.set(id, hold.amountNano);
       return answer as Promise<ReserveResult>;
     }
     // Kept here and sent with its settlement: one message to the thread per paid request. Should
     // the database not cover it then, the settlement reports the hold missing.
     this.#kept.set(hold.reservationId, hold);
-    addHold(user, hold.reservationId, hold.amountNano);
+    user.holds.set(hold.reservationId, hold.amountNano);
     return Promise.resolve({
       ok: true,
       reservationId: hold.reservationId,
@@ -158,7 +156,7 @@ export class LedgerWriter {
     // Unknown to the thread until its answer: held under the operation's id meanwhile.
     const user = this.#admitted.get(hold.userId);
     const { id, answer } = this.#send({ op: 'settle', settlement, hold });
-    if (user) addHold(user, id, hold.amountNano);
+    user?.holds.set(id, hold.amountNano);
     return answer as Promise<SettleOutcome | null>;
   }
 
@@ -198,8 +196,7 @@ export class LedgerWriter {
     const hold = this.#kept.get(reservationId);
     if (!hold) return undefined;
     this.#kept.delete(reservationId);
-    const user = this.#admitted.get(hold.userId);
-    if (user) dropHold(user, reservationId);
+    this.#admitted.get(hold.userId)?.holds.delete(reservationId);
     return hold;
   }
 
@@ -296,11 +293,13 @@ export class LedgerWriter {
     if (!user) {
       if (!this.#loading.has(accountId)) return; // not a user this process admits holds for
       if (this.#admitted.size >= MAX_ADMITTED) this.#forgetIdle();
-      user = { available: 0n, holds: new Map(), held: 0n };
+      user = { available: 0n, holds: new Map() };
       this.#admitted.set(accountId, user);
     }
-    dropHold(user, id);
-    user.available = balanceNano - user.held;
+    user.holds.delete(id);
+    let held = 0n;
+    for (const amount of user.holds.values()) held += amount;
+    user.available = balanceNano - held;
   }
 
   #forgetIdle(): void {
@@ -326,18 +325,6 @@ export class LedgerWriter {
     this.#kept.clear();
     this.#settleIdle();
   }
-}
-
-function addHold(user: Admitted, key: number | string, amountNano: bigint): void {
-  user.holds.set(key, amountNano);
-  user.held += amountNano;
-}
-
-function dropHold(user: Admitted, key: number | string): void {
-  const amountNano = user.holds.get(key);
-  if (amountNano === undefined) return;
-  user.holds.delete(key);
-  user.held -= amountNano;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
