@@ -2,9 +2,8 @@
  * The ledger writer thread (see writer.ts): its own connection to the SQLite file, the ledger's
  * operations group-committed as on any connection (batch.ts), answers posted back in the order the
  * operations ran, each with the account's spendable balance after it. A hold whose id the ledger
- * generated comes with its settlement (writer.ts keeps it until then) and is written with it; one
- * sent alone to be kept (at close) is kept in this thread's memory (unwritten-holds.ts), and the
- * balances it answers are the database's less those holds.
+ * generated is kept in this thread's memory and written with its settlement (unwritten-holds.ts);
+ * the balances it answers are the database's less those holds.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -73,16 +72,10 @@ function run(op: WriterOp): Promise<Omit<WriterReply, 'id'>> {
         return { value: result, account: { id: hold.userId, balanceNano } };
       }
       case 'settle': {
-        // A hold sent with its settlement (writer.ts keeps it until then), or one kept here.
-        const kept = op.hold ?? unwritten.take(tx, op.settlement.reservationId);
+        const kept = unwritten.take(tx, op.settlement.reservationId);
         const outcome = kept
           ? await settleUnwrittenIn(tx, kept, op.settlement)
           : await settleIn(tx, op.settlement);
-        if (!outcome && op.hold) {
-          // Not covered: the sender learns the database's balance, as from a refused hold.
-          const { balanceNano } = await accountIn(tx, op.hold.userId);
-          return { value: null, account: { id: op.hold.userId, balanceNano } };
-        }
         if (!outcome) return { value: null };
         const balanceNano = outcome.balanceNano - unwritten.heldBy(outcome.accountId);
         return { value: { ...outcome, balanceNano }, account: { id: outcome.accountId, balanceNano } };

@@ -14,7 +14,7 @@ export type Balance = {
 /** One ledger operation as the writer thread receives it. */
 export type WriterOp = { id: number } & (
   | { op: 'reserve'; hold: Hold; keep: boolean }
-  | { op: 'settle'; settlement: Settlement; hold?: Hold }
+  | { op: 'settle'; settlement: Settlement }
   | { op: 'release'; reservationId: string; now: number }
   | { op: 'balance'; accountId: string }
   | { op: 'sweep'; before: number }
@@ -36,13 +36,10 @@ export type WriterMessage = {
 
 /** A user whose spendable balance this process knows. */
 type Admitted = {
-  /** The database's balance after the last answered operation, less the holds the thread does not know. */
+  /** The database's balance after the last answered operation, less the holds sent since. */
   available: bigint;
-  /**
-   * Holds the thread does not know: kept here (reservation id → amount), or sent and not yet
-   * answered (operation id → amount).
-   */
-  holds: Map<number | string, bigint>;
+  /** Holds sent to the writer thread and not yet answered: operation id → amount. */
+  holds: Map<number, bigint>;
 };
 
 /**
@@ -69,12 +66,10 @@ const MAX_ADMITTED = 100_000;
  * SQLite this process is the ledger's only writer and decreases a balance only by a hold. Every
  * answer carries the account's balance after the operation, so the figure follows the database
  * (a top-up, a release, a settlement). A hold it cannot cover is checked against the database
- * before the 402. A hold whose id the ledger generated is kept here and sent with its settlement
- * (a release sends nothing): one message to the thread and one durable write per paid request;
- * the thread writes the hold and its settlement in one transaction (settle.ts settleUnwrittenIn).
- * One with the caller's id is sent at once and written by the thread in order behind the
- * operations sent before it. At close the holds kept here go to the thread, which writes them as
- * ordinary holds (unwritten-holds.ts). The settlement's
+ * before the 402. The thread then decides the hold again, in order behind the operations sent
+ * before it, against the database's balance less the holds it keeps: a hold whose id the ledger
+ * generated is kept in the thread's memory and written with its settlement, one durable write per
+ * paid request (unwritten-holds.ts); one with the caller's id is written at once. The settlement's
  * conditional UPDATE still guards the balance, so if the database ever refused a hold admitted
  * here (another process writing the same file), the balance stays whole and the request's
  * settlement reports the hold missing.
@@ -85,8 +80,6 @@ export class LedgerWriter {
   #outbox: WriterOp[] = [];
   readonly #waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   readonly #admitted = new Map<string, Admitted>();
-  /** Holds the ledger generated, kept here until their settlement or release: by reservation id. */
-  readonly #kept = new Map<string, Hold>();
   readonly #loading = new Map<string, Promise<void>>();
   /** Reservations waiting for the database's balance: asked for, not sent yet. */
   readonly #admitting = new Set<Promise<ReserveResult>>();
@@ -133,15 +126,11 @@ export class LedgerWriter {
 
   #place(user: Admitted, hold: Hold, waitForCommit: boolean): Promise<ReserveResult> {
     user.available -= hold.amountNano;
-    if (waitForCommit) {
-      const { id, answer } = this.#send({ op: 'reserve', hold, keep: false });
-      user.holds.set(id, hold.amountNano);
-      return answer as Promise<ReserveResult>;
-    }
-    // Kept here and sent with its settlement: one message to the thread per paid request. Should
-    // the database not cover it then, the settlement reports the hold missing.
-    this.#kept.set(hold.reservationId, hold);
-    user.holds.set(hold.reservationId, hold.amountNano);
+    const { id, answer } = this.#send({ op: 'reserve', hold, keep: !waitForCommit });
+    user.holds.set(id, hold.amountNano);
+    if (waitForCommit) return answer as Promise<ReserveResult>;
+    // Refused or lost, the hold is missing when the request settles, which reports it.
+    answer.catch(() => {});
     return Promise.resolve({
       ok: true,
       reservationId: hold.reservationId,
@@ -151,53 +140,21 @@ export class LedgerWriter {
   }
 
   settle(settlement: Settlement): Promise<SettleOutcome | null> {
-    const hold = this.#take(settlement.reservationId);
-    if (!hold) return this.#send({ op: 'settle', settlement }).answer as Promise<SettleOutcome | null>;
-    // Unknown to the thread until its answer: held under the operation's id meanwhile.
-    const user = this.#admitted.get(hold.userId);
-    const { id, answer } = this.#send({ op: 'settle', settlement, hold });
-    user?.holds.set(id, hold.amountNano);
-    return answer as Promise<SettleOutcome | null>;
+    return this.#send({ op: 'settle', settlement }).answer as Promise<SettleOutcome | null>;
   }
 
   release(reservationId: string, now: number): Promise<boolean> {
-    const hold = this.#take(reservationId);
-    if (hold) {
-      // Never sent: nothing to write.
-      const user = this.#admitted.get(hold.userId);
-      if (user) user.available += hold.amountNano;
-      return Promise.resolve(true);
-    }
     return this.#send({ op: 'release', reservationId, now }).answer as Promise<boolean>;
   }
 
-  /** Forgets the holds kept (here and in the thread) that were placed before `before`; how many. */
-  async forgetHolds(before: number): Promise<number> {
-    let forgotten = 0;
-    for (const hold of [...this.#kept.values()]) {
-      if (hold.now >= before) continue;
-      void this.release(hold.reservationId, before);
-      forgotten++;
-    }
-    return forgotten + ((await this.#send({ op: 'sweep', before }).answer) as number);
+  /** Forgets the holds the thread keeps that were placed before `before`; how many. */
+  forgetHolds(before: number): Promise<number> {
+    return this.#send({ op: 'sweep', before }).answer as Promise<number>;
   }
 
-  /** The account after every operation sent before, holds kept here and in the thread included. */
-  async balance(accountId: string): Promise<Balance> {
-    let kept = 0n;
-    for (const [key, amount] of this.#admitted.get(accountId)?.holds ?? [])
-      if (typeof key === 'string') kept += amount;
-    const balance = (await this.#send({ op: 'balance', accountId }).answer) as Balance;
-    return { ...balance, balanceNano: balance.balanceNano - kept, reservedNano: balance.reservedNano + kept };
-  }
-
-  /** Takes a hold kept here out of this process's count; undefined when it is not kept here. */
-  #take(reservationId: string): Hold | undefined {
-    const hold = this.#kept.get(reservationId);
-    if (!hold) return undefined;
-    this.#kept.delete(reservationId);
-    this.#admitted.get(hold.userId)?.holds.delete(reservationId);
-    return hold;
+  /** The account after every operation sent before, holds kept in the thread included. */
+  balance(accountId: string): Promise<Balance> {
+    return this.#send({ op: 'balance', accountId }).answer as Promise<Balance>;
   }
 
   /** Operations sent and not yet answered. */
@@ -220,10 +177,6 @@ export class LedgerWriter {
   /** Lets the thread finish what it was sent, close its connection and exit. */
   async close(): Promise<void> {
     if (!this.running) return;
-    // The holds kept here go to the thread, which writes them as ordinary holds before it exits.
-    for (const hold of this.#kept.values())
-      this.#send({ op: 'reserve', hold, keep: true }).answer.catch(() => {});
-    this.#kept.clear();
     this.#flush();
     const exited = new Promise((resolve) => this.#worker.once('exit', resolve));
     // Held until it exits: an idle process would otherwise end before it has closed its connection.
@@ -322,7 +275,6 @@ export class LedgerWriter {
     this.#answered += this.#waiting.size;
     this.#waiting.clear();
     this.#admitted.clear();
-    this.#kept.clear();
     this.#settleIdle();
   }
 }
