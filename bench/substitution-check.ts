@@ -47,8 +47,8 @@ export type Bench = {
   close(): Promise<void>;
 };
 
-/** A daemon runtime over the GGUF files of `modelsDir` (CPU, one thread: the machine is shared). */
-export async function startBench(modelsDir: string, stateDir: string): Promise<Bench> {
+/** The daemon's runtime over the GGUF files of `modelsDir`, loaded (CPU, one thread: the machine is shared). */
+export async function loadCpuRuntime(modelsDir: string, stateDir: string) {
   mkdirSync(stateDir, { recursive: true });
   const config = loadConfig({
     flags: {
@@ -62,6 +62,12 @@ export async function startBench(modelsDir: string, stateDir: string): Promise<B
   });
   const { runtime } = await createRuntime(config);
   await runtime.load();
+  return runtime;
+}
+
+/** A daemon runtime over the GGUF files of `modelsDir` (CPU, one thread: the machine is shared). */
+export async function startBench(modelsDir: string, stateDir: string): Promise<Bench> {
+  const runtime = await loadCpuRuntime(modelsDir, stateDir);
   const bySha = new Map<string, string>();
   for (const m of runtime.models()) if (m.sha256) bySha.set(m.sha256, m.id);
   const idOf = (sha256: string) => {

@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createRuntime, loadConfig } from '@gpumesh/node';
 import { DEFAULT_ROUTER_MAX_TOKENS_CAP } from '../coordinator/src/config-schema.js';
 import { makeCanary } from '../coordinator/src/trust/canaries/make-canary.js';
 import { TrafficShapes } from '../coordinator/src/trust/canaries/traffic-shapes.js';
 import { samplingOf } from '../coordinator/src/trust/checks/sampling-of.js';
 import { seeded } from '../test/support/arena-jobs.js';
+import { loadCpuRuntime } from './substitution-check.js';
 import { pinnedFiles } from './substitution-files.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,18 +38,7 @@ try {
   for (const quant of ['F16', 'Q8_0', 'Q4_0']) {
     copyFileSync(pinned[quant]!.path, path.join(modelsDir, `${quant}.gguf`));
   }
-  const config = loadConfig({
-    flags: {
-      'models-dir': modelsDir,
-      'state-dir': path.join(dir, 'state'),
-      gpu: 'cpu',
-      threads: '1',
-      'max-concurrency': '1',
-    },
-    env: {},
-  });
-  const { runtime } = await createRuntime(config);
-  await runtime.load();
+  const runtime = await loadCpuRuntime(modelsDir, path.join(dir, 'state'));
   const idOf = (quant: string) => runtime.models().find((m) => m.sha256 === pinned[quant]!.sha256)!.id;
   const random = seeded(21);
   const shapes = new TrafficShapes();
