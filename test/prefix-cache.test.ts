@@ -196,6 +196,7 @@ describe('prefix cache: the next turn on the same node, its cached tokens billed
     });
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBe(first.usage!.prompt_tokens);
 
+    claims.length = 0; // before the request: a fast node's result can land before create() resolves
     const stream = await client.chat.completions.create({
       model,
       messages: turn2,
@@ -205,7 +206,6 @@ describe('prefix cache: the next turn on the same node, its cached tokens billed
       stream_options: { include_usage: true },
     });
     let streamed: OpenAI.CompletionUsage | undefined;
-    claims.length = 0;
     for await (const chunk of stream) if (chunk.usage) streamed = chunk.usage;
     // The same messages again: the bound is turn 2's whole prompt, and the node claims less (it
     // evaluates the last prompt token again for its logits): its claim lowers the bill.
