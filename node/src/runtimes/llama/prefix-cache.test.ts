@@ -4,9 +4,12 @@
  * holds by prefix keys — and answers exactly as a fresh sequence does.
  */
 import { prefixKeys } from '@gpumesh/protocol';
+import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JsonObject, Runtime, TokenIds } from '../runtime.js';
+import { generateText } from './generate-text.js';
 import { createLlamaRuntime } from './llama-runtime.js';
+import { SequencePool } from './sequence-pool.js';
 import { NO_EOS, useTinyRuntime } from './tiny-runtime-fixture.js';
 
 const tiny = useTinyRuntime();
@@ -215,5 +218,78 @@ describe('prefix cache', () => {
     await run(pooled, request, { kind: 'completion' });
     const again = await run(pooled, request, { kind: 'completion' });
     expect(again.cached).toBe(again.prompt - 1);
+  });
+});
+
+describe('prefix cache: a new conversation starts from the shared prefix another sequence holds', () => {
+  test("behavior: its first turn reads the other conversation's system prompt from cache and answers as a fresh sequence does", async () => {
+    const runtime = await tinyRuntime(4);
+    const cold = await tinyRuntime();
+    try {
+      const one = await run(runtime, turn1('Ada'));
+      // Greedy and seeded: each a new conversation, run on a sequence never used before.
+      for (const request of [turn1('Bob'), { ...turn1('Cy'), temperature: 1, seed: 7, top_p: 0.9 }]) {
+        const copied = await run(runtime, request);
+        const shared = commonPrefix(one.ids.prompt, copied.ids.prompt);
+        expect(shared).toBeGreaterThan(100);
+        // Exactly the shared prefix: its own sequence held nothing, so none of it was evaluated.
+        expect(copied.cached).toBe(shared);
+        await unrelated(cold);
+        const fresh = await run(cold, request);
+        expect(fresh.cached).toBeLessThan(5);
+        expect(copied.ids.prompt).toEqual(fresh.ids.prompt);
+        expect(copied.ids.completion).toEqual(fresh.ids.completion);
+        expect(copied.text).toBe(fresh.text);
+      }
+    } finally {
+      await cold.close();
+      await runtime.close();
+    }
+  });
+
+  test("behavior: the copy wipes no conversation: each one's next turn finds its own history", async () => {
+    const runtime = await tinyRuntime(4);
+    try {
+      const [ada, bob] = [turn1('Ada'), turn1('Bob')];
+      const adaOne = await run(runtime, ada);
+      const bobOne = await run(runtime, bob);
+      const adaTwo = await run(runtime, turn2(ada, adaOne.text));
+      const bobTwo = await run(runtime, turn2(bob, bobOne.text));
+      // More than the shared system prompt: the whole of turn 1's prompt, its own.
+      expect(adaTwo.cached).toBeGreaterThanOrEqual(adaOne.prompt);
+      expect(bobTwo.cached).toBeGreaterThanOrEqual(bobOne.prompt);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  test('behavior: the shared prefix is never copied from a sequence running a job', async () => {
+    const model = await tiny.llama.loadModel({ modelPath: tiny.modelPath });
+    // One thread, as the runtime runs on small machines: more are far slower there (llama-runtime.ts).
+    const context = await model.createContext({ sequences: 3, contextSize: 1024, threads: 1 });
+    try {
+      const pool = new SequencePool([0, 1, 2].map(() => context.getSequence()));
+      const prompt = (name: string) => model.tokenize(`${system.content} Hello, I am ${name}.`);
+      const answer = (promptTokens: Token[]) => (sequence: LlamaContextSequence) =>
+        generateText({ sequence, promptTokens, maxTokens: 4, temperature: 0, stop: [] });
+      const ada = prompt('Ada');
+      await pool.use({ prompt: ada }, answer(ada));
+      // Ada's next job takes her sequence, the only one holding the system prompt, and holds it.
+      let release!: () => void;
+      const running = pool.use({ prompt: ada }, () => new Promise<void>((resolve) => (release = resolve)));
+      const bob = prompt('Bob');
+      const whileBusy = await pool.use({ prompt: bob }, answer(bob));
+      release();
+      await running;
+      expect(commonPrefix(ada, bob)).toBeGreaterThan(100);
+      expect(whileBusy.cachedTokens).toBe(0);
+      // Idle again, it is copied: the next new conversation, on the last sequence never used, reuses it.
+      const cy = prompt('Cy');
+      const whenIdle = await pool.use({ prompt: cy }, answer(cy));
+      expect(whenIdle.cachedTokens).toBe(Math.max(commonPrefix(ada, cy), commonPrefix(bob, cy)));
+    } finally {
+      await context.dispose();
+      await model.dispose();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { MAX_PREFIX_CACHE_KEYS, MAX_PREFIX_CACHE_MODELS, type PrefixCache } from '@gpumesh/protocol';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
+import { copyPrefix } from './copy-prefix.js';
 
 /** What a sequence holds, as prefix keys: the last chat job it served (NODE_PROTOCOL.md §9 "Prefix cache"). */
 export type HeldPrefix = { model: string; keys: readonly string[] };
@@ -11,6 +12,14 @@ type Slot = {
   prompt: number;
   held?: HeldPrefix;
 };
+
+/**
+ * The fewest prompt tokens a copy from another sequence must save (#startFromSharedPrefix). A copy
+ * takes the context's lock and copies the source's whole KV stream whatever the prefix's length
+ * (llama.cpp keeps one per sequence), so a few tokens are as cheaply evaluated; a shared system
+ * prompt and tools are hundreds to thousands.
+ */
+export const MIN_COPIED_TOKENS = 64;
 
 /** How a job takes a sequence: the prompt it will evaluate, to pick the one holding most of it. */
 export type SequenceRequest = {
@@ -24,7 +33,9 @@ export type SequenceRequest = {
  * sequence that already holds most of its prompt (generate-text.ts then evaluates only the rest;
  * see #take for the choice), else the least recently used one — so the pool is an LRU cache of
  * recent conversations, as many as it has sequences (the memory budget decides how many:
- * loaded-model.ts). Jobs beyond the sequences wait for one.
+ * loaded-model.ts). A sequence taken holding less of the prompt than another idle one (a new
+ * conversation sharing an agent's system prompt and tools) first gets that one's KV state of the
+ * shared prefix copied in. Jobs beyond the sequences wait for one.
  */
 export class SequencePool {
   readonly #slots: Slot[];
@@ -54,14 +65,44 @@ export class SequencePool {
     slot.held = undefined;
     slot.prompt = request.prompt?.length ?? 0;
     try {
+      if (request.prompt) await this.#startFromSharedPrefix(slot, request.prompt);
       const result = await work(slot.sequence);
       if (request.holds) slot.held = request.holds;
       return result;
     } finally {
       slot.lastUsed = ++this.#tick;
-      const next = this.#waiters.shift();
-      if (next) next(slot);
-      else this.#idle.push(slot);
+      this.#release(slot);
+    }
+  }
+
+  /** Gives a slot back: to the first job waiting for one, else to the idle ones. */
+  #release(slot: Slot): void {
+    const next = this.#waiters.shift();
+    if (next) next(slot);
+    else this.#idle.push(slot);
+  }
+
+  /**
+   * Copies into `slot` the KV state of the longest prefix of `prompt` an idle sequence holds, when
+   * that saves at least {@link MIN_COPIED_TOKENS} over what `slot` holds itself: a new conversation
+   * starts from the system prompt and tools another conversation holds, and the job evaluates only
+   * the rest. Only an idle sequence is copied (a running job's is changing), kept from jobs until
+   * copied; it keeps its own state. Nothing copied, the job evaluates what `slot` lacks, as before.
+   */
+  async #startFromSharedPrefix(slot: Slot, prompt: readonly Token[]): Promise<void> {
+    const own = slot.sequence.nextTokenIndex > 0 ? reusable(slot.sequence, prompt) : 0;
+    let source: { slot: Slot; tokens: number } | undefined;
+    for (const other of this.#idle) {
+      const tokens = other.sequence.nextTokenIndex > 0 ? reusable(other.sequence, prompt) : 0;
+      if (tokens - own >= MIN_COPIED_TOKENS && tokens > (source?.tokens ?? 0))
+        source = { slot: other, tokens };
+    }
+    if (!source) return;
+    this.#idle.splice(this.#idle.indexOf(source.slot), 1);
+    try {
+      await copyPrefix(slot.sequence, source.slot.sequence, source.tokens);
+    } finally {
+      this.#release(source.slot);
     }
   }
 
@@ -98,7 +139,8 @@ export class SequencePool {
    * among those that save more tokens than they wipe (a shared system prompt and tools), the least
    * recently used; else the least recently used. Least recently used, not most saved: what a slot
    * holds beyond the shared prompt is its conversation's history, and the shortest history is the
-   * youngest conversation — the likeliest to come back (an agent's next turn).
+   * youngest conversation — the likeliest to come back (an agent's next turn). The slot taken may
+   * then start from another's copy of the shared prompt (#startFromSharedPrefix).
    */
   #take(prompt: readonly Token[] | undefined): Slot | undefined {
     let pick: { slot: Slot; rank: number; score: number } | undefined;
