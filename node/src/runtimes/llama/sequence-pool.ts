@@ -15,9 +15,11 @@ type Slot = {
 
 /**
  * The fewest prompt tokens a copy from another sequence must save (#startFromSharedPrefix). A copy
- * takes the context's lock and copies the source's whole KV stream whatever the prefix's length
- * (llama.cpp keeps one per sequence), so a few tokens are as cheaply evaluated; a shared system
- * prompt and tools are hundreds to thousands.
+ * waits for the context's lock and copies the source's whole KV stream (llama.cpp keeps one per
+ * sequence), so its cost grows with the context length and the model, not the prefix: on mini-chat
+ * at 4,096 tokens it took ~2 ms, as long as evaluating 2–3 tokens (2 cores). 64 leaves a wide
+ * margin for longer contexts and faster prefill (a GPU) while missing no shared system prompt and
+ * tools, which are hundreds to thousands of tokens.
  */
 export const MIN_COPIED_TOKENS = 64;
 
@@ -86,14 +88,14 @@ export class SequencePool {
    * Copies into `slot` the KV state of the longest prefix of `prompt` an idle sequence holds, when
    * that saves at least {@link MIN_COPIED_TOKENS} over what `slot` holds itself: a new conversation
    * starts from the system prompt and tools another conversation holds, and the job evaluates only
-   * the rest. Only an idle sequence is copied (a running job's is changing), kept from jobs until
-   * copied; it keeps its own state. Nothing copied, the job evaluates what `slot` lacks, as before.
+   * the rest. The source is idle (a running job's state is changing) and kept from jobs while it is
+   * copied; its own state stays as it was. Nothing copied, the job evaluates what `slot` lacks.
    */
   async #startFromSharedPrefix(slot: Slot, prompt: readonly Token[]): Promise<void> {
-    const own = slot.sequence.nextTokenIndex > 0 ? reusable(slot.sequence, prompt) : 0;
+    const own = reusable(slot.sequence, prompt);
     let source: { slot: Slot; tokens: number } | undefined;
     for (const other of this.#idle) {
-      const tokens = other.sequence.nextTokenIndex > 0 ? reusable(other.sequence, prompt) : 0;
+      const tokens = reusable(other.sequence, prompt);
       if (tokens - own >= MIN_COPIED_TOKENS && tokens > (source?.tokens ?? 0))
         source = { slot: other, tokens };
     }
