@@ -14,15 +14,18 @@ type CopyingSequence = LlamaContextSequence & {
 
 /**
  * Makes `target` hold the first `tokens` tokens `source` holds by copying their KV state instead of
- * evaluating them again; true when it does. Otherwise (another node-llama-cpp without the method, or
- * the copy failed) `target` is left empty, and the job evaluates its whole prompt as without a copy.
+ * evaluating them again; true when it does. Otherwise the job evaluates what `target` lacks as
+ * without a copy: `target` is untouched when the copy is not tried (a node-llama-cpp without the
+ * method, a model that needs checkpoints), emptied when it failed.
  */
 export async function copyPrefix(
   target: CopyingSequence,
   source: LlamaContextSequence,
   tokens: number,
 ): Promise<boolean> {
-  if (typeof target._copyStateFromOtherSequence !== 'function') return false;
+  // A recurrent, hybrid or sliding-window model's KV state can't be cut at any token: the copy would
+  // evaluate tokens again from a checkpoint, and cached_tokens would count them as not evaluated.
+  if (typeof target._copyStateFromOtherSequence !== 'function' || target.needsCheckpoints) return false;
   // Emptied first: in a KV cache all sequences share (llama.cpp's kv_unified, which 3.22.1 leaves
   // off) the copy adds the source's cells beside the target's own instead of replacing them.
   if (target.nextTokenIndex > 0) await target.clearHistory();

@@ -7,6 +7,7 @@ import { prefixKeys } from '@gpumesh/protocol';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JsonObject, Runtime, TokenIds } from '../runtime.js';
+import { copyPrefix } from './copy-prefix.js';
 import { generateText } from './generate-text.js';
 import { createLlamaRuntime } from './llama-runtime.js';
 import { SequencePool } from './sequence-pool.js';
@@ -287,6 +288,32 @@ describe('prefix cache: a new conversation starts from the shared prefix another
       const cy = prompt('Cy');
       const whenIdle = await pool.use({ prompt: cy }, answer(cy));
       expect(whenIdle.cachedTokens).toBe(Math.max(commonPrefix(ada, cy), commonPrefix(bob, cy)));
+    } finally {
+      await context.dispose();
+      await model.dispose();
+    }
+  });
+
+  test('behavior: copyPrefix copies exactly the tokens asked, and without the internal method copies nothing', async () => {
+    const model = await tiny.llama.loadModel({ modelPath: tiny.modelPath });
+    const context = await model.createContext({ sequences: 3, contextSize: 1024, threads: 1 });
+    try {
+      const tokens = model.tokenize(`${system.content} Hello, I am Ada.`);
+      const [source, target, withoutCopy] = [0, 1, 2].map(() => context.getSequence()) as [
+        LlamaContextSequence,
+        LlamaContextSequence,
+        LlamaContextSequence,
+      ];
+      await source.evaluateWithoutGeneratingNewTokens(tokens);
+      // Fails when a node-llama-cpp upgrade drops or changes the internal method: see copy-prefix.ts.
+      expect(await copyPrefix(target, source, 100)).toBe(true);
+      expect(target.contextTokens).toEqual(tokens.slice(0, 100));
+      expect(source.contextTokens).toEqual(tokens);
+      // A node-llama-cpp without it (the method shadowed on this one sequence): nothing copied, the
+      // sequence untouched, the job prefills as before.
+      Object.defineProperty(withoutCopy, '_copyStateFromOtherSequence', { value: undefined });
+      expect(await copyPrefix(withoutCopy, source, 100)).toBe(false);
+      expect(withoutCopy.nextTokenIndex).toBe(0);
     } finally {
       await context.dispose();
       await model.dispose();
