@@ -8,6 +8,8 @@ import { type Address, type Hex, parseEther, parseEventLogs, toFunctionSelector 
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHAIN_ID, GAS_PRICE_WEI } from '../coordinator/src/chain/constants.js';
+import { createChainServices } from '../coordinator/src/chain/create-chain-services.js';
+import { spendableBalance } from '../coordinator/src/chain/spendable-balance.js';
 import { stakingPoolArtifact } from '../coordinator/src/chain/staking-pool-artifact.js';
 import { POOL_PURPOSES } from '../coordinator/src/staking/pool-transfers.js';
 import { RELEASE_RETRY_AFTER_REFUSAL_MS } from '../coordinator/src/staking/release-unbonded.js';
@@ -224,6 +226,33 @@ describeBackends('staking via /tx', (backend) => {
     expect(statuses).toEqual([200, 200, 400]);
     for (const r of responses.filter((r) => r.statusCode === 200)) serviceSent.push(r.json().txId);
     expect((await tx('chain_getStake', [spare.address])).json().stake.quantity).toBe('12.0000 TOK');
+  });
+
+  test('behavior: a stake mined whose row still says broadcast is not counted twice against the next one', async () => {
+    // The race behind a rare [200, 400, 400] above: the first stake is in the latest block, the
+    // outbox has not marked its row yet, and the second's check took it from that balance again.
+    const spare = privateKeyToAccount(generatePrivateKey());
+    const spareToken = await signIn(t.app, spare);
+    const spareProxy = await proxyAddressOf(t.app, spareToken);
+    await devnet.fund(spareProxy, { nativeWei: parseEther('10') });
+    const staked = await tx('chain_stake', [spare.address, '6.0000 TOK'], spareToken);
+    expect(staked.statusCode).toBe(200);
+    serviceSent.push(staked.json().txId);
+    const row = await t.db
+      .selectFrom('chain_transfers')
+      .select('id')
+      .where('tx_hash', '=', staked.json().txId)
+      .executeTakeFirstOrThrow();
+    await t.db.updateTable('chain_transfers').set({ status: 'broadcast' }).where('id', '=', row.id).execute();
+    const user = await t.app.inject({ url: '/api/user', headers: { authorization: `Bearer ${spareToken}` } });
+    const spendable = await spendableBalance(t.db, createChainServices(t.config)!, {
+      userId: (user.json() as { id: string }).id,
+      proxyAddress: spareProxy,
+      token: 'native',
+      inFlightExcept: 'none',
+    });
+    expect(spendable).toBe(await devnet.context.client.getBalance({ address: spareProxy }));
+    await t.db.updateTable('chain_transfers').set({ status: 'mined' }).where('id', '=', row.id).execute();
   });
 
   test("behavior: a year of chain time pays the pool's rewards to the last wei, once", async () => {

@@ -33,27 +33,43 @@ export async function spendableBalance(
   services: ChainServices,
   { userId, proxyAddress, token, inFlightExcept }: SpendableBalanceParameters,
 ): Promise<bigint> {
-  const read = (blockTag: 'latest' | 'pending'): Promise<bigint> => {
-    if (token === 'native') return services.context.client.getBalance({ address: proxyAddress, blockTag });
+  const { client } = services.context;
+  const read = (at: { blockTag: 'latest' | 'pending' } | { blockNumber: bigint }): Promise<bigint> => {
+    if (token === 'native') return client.getBalance({ address: proxyAddress, ...at });
     const address = services.tokens[token];
     if (!address)
       throw new ApiError('invalid_request', `${token} is not configured here.`, { param: 'token' });
-    return services.context.client.readContract({
+    return client.readContract({
       address,
       abi: erc20Abi,
       functionName: 'balanceOf',
       args: [proxyAddress],
-      blockTag,
+      ...at,
     });
   };
   let onChain: bigint;
   try {
     if (inFlightExcept !== undefined) {
+      // The balance and the nonce at one block: a transfer mined in it whose row still says
+      // broadcast is in the balance already, and counted once (in-flight-amount.ts).
+      const blockNumber = await client.getBlockNumber({ cacheTime: 0 });
+      const [balance, minedNonce] = await Promise.all([
+        read({ blockNumber }),
+        client.getTransactionCount({ address: proxyAddress, blockNumber }),
+      ]);
       const asset = token === 'native' ? 'native' : services.tokens[token]!;
-      const out = await inFlightAmount(db, { from: proxyAddress, asset, except: inFlightExcept });
-      onChain = (await read('latest')) - out;
+      const out = await inFlightAmount(db, {
+        from: proxyAddress,
+        asset,
+        except: inFlightExcept,
+        minedNonce: BigInt(minedNonce),
+      });
+      onChain = balance - out;
     } else {
-      const [latest, pending] = await Promise.all([read('latest'), read('pending')]);
+      const [latest, pending] = await Promise.all([
+        read({ blockTag: 'latest' }),
+        read({ blockTag: 'pending' }),
+      ]);
       // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
       onChain = latest < pending ? latest : pending;
     }
