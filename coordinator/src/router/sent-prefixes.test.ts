@@ -24,10 +24,30 @@ describe('SentPrefixes', () => {
     expect(sent.bound('b', keys2, 2_000)).toBe(0);
     expect(sent.bound('a', prefixKeys('other', null, turn2), 2_000)).toBe(0);
     expect(sent.bound('a', prefixKeys('m', [{ type: 'function' }], turn2), 2_000)).toBe(0);
-    const edited = [system, { role: 'user', content: 'hi!' }, ...turn2.slice(2)];
-    expect(sent.bound('a', prefixKeys('m', null, edited), 2_000)).toBe(0);
-    // The system message alone was sent (a prefix, not a job's whole list): held, but no bound.
-    expect(sent.held('a', prefixKeys('m', null, edited), 2_000)).toBe(0);
+    const other = [{ role: 'system', content: 'You are verbose.' }, ...turn2.slice(1)];
+    expect(sent.bound('a', prefixKeys('m', null, other), 2_000)).toBe(0);
+    expect(sent.held('a', prefixKeys('m', null, other), 2_000)).toBe(-1);
+  });
+
+  test('behavior: a new conversation sharing only the system prompt is bounded by the fewest tokens of a job that held it', () => {
+    const sent = new SentPrefixes({ lifetimeMs: 60_000 });
+    sent.record('a', keys2, 70, 1_000);
+    sent.record('a', keys1, 40, 2_000);
+    sent.record(
+      'a',
+      prefixKeys('m', null, [system, { role: 'user', content: 'a longer first question' }]),
+      55,
+      3_000,
+    );
+    // The system message alone was never a job's whole list: its tokens are at most the fewest
+    // billed for a job that held it (turn 1's 40), not the last (55) nor the longest (70).
+    const edited = [system, { role: 'user', content: 'hi!' }];
+    expect(sent.held('a', prefixKeys('m', null, edited), 4_000)).toBe(0);
+    expect(sent.bound('a', prefixKeys('m', null, edited), 4_000)).toBe(40);
+    // A job whose whole list is that prefix sets its own count, exact, after which no other lowers it.
+    sent.record('a', prefixKeys('m', null, [system]), 12, 5_000);
+    sent.record('a', keys1, 40, 6_000);
+    expect(sent.bound('a', prefixKeys('m', null, edited), 7_000)).toBe(12);
   });
 
   test('behavior: the longest earlier job bounds; past the lifetime nothing does', () => {

@@ -1,7 +1,9 @@
 /**
  * The coordinator's own record of the chat prompts it sent each node (issue 44): for each job
- * billed on a node, its prefix keys (@gpumesh/protocol's prefixKeys) with when it was sent, and for its
- * full message list's key the prompt tokens it was billed. What a node may bill as cached is
+ * billed on a node, its prefix keys (@gpumesh/protocol's prefixKeys) with when it was sent, and the
+ * prompt tokens billed — exact for its full message list's key, and for a shorter key (a system
+ * prompt and tools that new conversations share) the fewest billed for any job that held it, which
+ * that prefix cannot exceed. What a node may bill as cached is
  * bounded by this record (pricing/price.ts), and routing prefers the node that holds a request's
  * longest prefix (prefer-prefix.ts): a node's own claims can lower a bill, never raise it.
  */
@@ -12,8 +14,13 @@ export const MAX_PREFIX_KEYS_PER_NODE = 4096;
 
 type Sent = {
   sentAt: number;
-  /** Set for a job's full message list: the prompt tokens billed for it. */
-  promptTokens: number | undefined;
+  /**
+   * At most the prefix's prompt tokens: for a job's full message list, the tokens billed for it;
+   * for a shorter prefix, the fewest billed for a job that held it (the prefix is part of each).
+   */
+  promptTokens: number;
+  /** Whether some job's full message list ended at this key (its count is that prompt's). */
+  whole: boolean;
 };
 
 export class SentPrefixes {
@@ -35,10 +42,18 @@ export class SentPrefixes {
     keys.forEach((key, i) => {
       const full = i === keys.length - 1;
       const before = sent.get(key);
-      // A key sent again stays the full list of the job that had it, with the latest count.
-      const tokens = full ? promptTokens : before?.promptTokens;
+      // A whole job's key keeps its latest count; a shorter prefix only ever lowers its bound.
+      const entry: Sent = full
+        ? { sentAt: now, promptTokens, whole: true }
+        : before?.whole
+          ? { ...before, sentAt: now }
+          : {
+              sentAt: now,
+              promptTokens: Math.min(before?.promptTokens ?? promptTokens, promptTokens),
+              whole: false,
+            };
       sent.delete(key);
-      sent.set(key, { sentAt: now, promptTokens: tokens });
+      sent.set(key, entry);
     });
     // Map order is send order: the oldest go first, past the lifetime or the cap.
     for (const [key, entry] of sent) {
@@ -48,17 +63,18 @@ export class SentPrefixes {
   }
 
   /**
-   * The cached tokens a job with `keys` may bill on `nodeId` at most: the prompt tokens billed for
-   * the longest earlier job sent there within the lifetime whose full message list's key is one of
-   * `keys`; 0 when none.
+   * The cached tokens a job with `keys` may bill on `nodeId` at most: for the longest of `keys`
+   * sent there within the lifetime, the prompt tokens of the earlier job whose whole message list
+   * it was, else the fewest of any job that held it (a new conversation's shared system prompt and
+   * tools: the node may claim up to that job's own last turn more than the prefix, which only
+   * lowers the bill); 0 when none.
    */
   bound(nodeId: string, keys: readonly string[], now: number): number {
     const sent = this.#byNode.get(nodeId);
     if (!sent) return 0;
     for (let i = keys.length - 1; i >= 0; i--) {
       const entry = sent.get(keys[i]!);
-      if (entry?.promptTokens !== undefined && now - entry.sentAt <= this.#lifetimeMs)
-        return entry.promptTokens;
+      if (entry && now - entry.sentAt <= this.#lifetimeMs) return entry.promptTokens;
     }
     return 0;
   }
