@@ -127,7 +127,7 @@ gpumesh is running.
 Try it (curl):
   curl -s ${network.routerUrl}/v1/chat/completions \\
     -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
-    -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"What is 12 + 30?"}],"temperature":0,"max_tokens":32}'
+    -d '{"model":"${network.models.chat}","messages":[{"role":"user","content":"What is 12 + 30?"}],"temperature":0,"max_tokens":64}'
 
 ${
   network.models.speech
@@ -142,7 +142,7 @@ ${
 }Try it (openai SDK, node --input-type=module):
   import OpenAI from 'openai';
   const client = new OpenAI({ apiKey: '${key}', baseURL: '${network.routerUrl}/v1' });
-  const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Convert 3 kilometers to meters.' }], temperature: 0, max_tokens: 32 });
+  const reply = await client.chat.completions.create({ model: '${network.models.chat}', messages: [{ role: 'user', content: 'Convert 3 kilometers to meters.' }], temperature: 0, max_tokens: 64 });
   console.log(reply.choices[0].message.content, reply.usage);
 
 Press Ctrl-C to stop.`);

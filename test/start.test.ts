@@ -157,10 +157,13 @@ describe('npm start', () => {
       expect(curl).toMatch(/^ {2}curl -s http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
       const { stdout } = await run('bash', ['-c', curl]);
       const reply = JSON.parse(stdout) as {
-        choices: { message: { content: string } }[];
+        choices: { message: { content: string }; finish_reason: string }[];
         usage: { prompt_tokens: number; completion_tokens: number; cost: number };
       };
-      expect(typeof reply.choices[0]!.message.content).toBe('string');
+      // npm start's default model answers the printed question, whole (a max_tokens of 32 once cut
+      // its worked columns off before the sum).
+      expect(reply.choices[0]!.message.content).toMatch(/= 42\.$/);
+      expect(reply.choices[0]!.finish_reason).toBe('stop');
       expect(reply.usage.prompt_tokens).toBeGreaterThan(0);
       expect(reply.usage.cost).toBeGreaterThan(0);
       const key = /API key {6}(sk-\S+)/.exec(first.output())?.[1];
