@@ -8,6 +8,12 @@ import type { ServedModel } from './pull-served-model.js';
 
 /** The quantisation npm start's nodes serve of gpumesh/mini-chat. */
 export const MINI_CHAT_QUANT = 'F16';
+/**
+ * Every pinned file of gpumesh/mini-chat, which npm start's coordinator verifier holds: with the
+ * cheaper files beside the served one, a check also scores the answer on each of them, and a node
+ * serving Q4_0 or Q8_0 behind the F16 claim is convicted (trust/checks/substitution-ratio.ts).
+ */
+export const MINI_CHAT_QUANTS = ['F16', 'Q8_0', 'Q4_0'] as const;
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CATALOG = path.join(ROOT, 'coordinator/src/catalog/models.json');

@@ -16,7 +16,7 @@ import { loadNodeIdentity, tinyModelPath } from '@gpumesh/node';
 import type { Address, Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { freePort } from './free-port.js';
-import { miniChatModel } from './mini-chat-model.js';
+import { MINI_CHAT_QUANTS, miniChatModel } from './mini-chat-model.js';
 import {
   CHAT_MODEL_ID,
   DEFAULT_APP_PORT,
@@ -128,8 +128,10 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
     const nodePackagesDir = path.join(dataDir, 'packages');
     const packing = packNodePackage(nodePackagesDir);
     stops.push(() => packing.stop());
-    // The generated model, written before the coordinator starts: it verifies nodes claiming it
-    // itself (trust.verifierModelsDir) while no network node holds it.
+    // The local model, written before the coordinator starts: it verifies nodes claiming it
+    // itself (trust.verifierModelsDir) while no network node holds it. Of mini-chat it holds every
+    // pinned file, not only the served one, so a cheaper file behind the claim is caught here too
+    // (in their own folder: the local nodes serve every file of theirs).
     const modelRef = options.model ?? MINI_CHAT_ID;
     const localModelsDir = path.join(dataDir, 'models');
     const local =
@@ -138,6 +140,11 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         : modelRef === CHAT_MODEL_ID
           ? await tinyServedModel(localModelsDir)
           : undefined;
+    let verifierModelsDir = localModelsDir;
+    if (modelRef === MINI_CHAT_ID) {
+      verifierModelsDir = path.join(dataDir, 'verifier-models');
+      for (const quant of MINI_CHAT_QUANTS) await miniChatModel(verifierModelsDir, quant);
+    }
     const server: RunningServer = await startServer({
       argv: [],
       env: { GPUMESH_LOG_LEVEL: 'warn', ...options.env },
@@ -150,7 +157,7 @@ export async function startNetwork(options: StartNetworkOptions = {}): Promise<R
         ...(devnet ? { payouts: { minNano: 1_000n } } : {}),
         // A newcomer without a browser wallet signs in to the dashboard as the dev wallet.
         ...(devnet ? { devWallets: [devnet.accounts[0]!.privateKey] } : {}),
-        ...(local ? { trust: { verifierModelsDir: localModelsDir } } : {}),
+        ...(local ? { trust: { verifierModelsDir } } : {}),
       },
     });
     stops.push(() => server.close());

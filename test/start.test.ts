@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
@@ -166,6 +166,15 @@ describe('npm start', () => {
       expect(reply.choices[0]!.finish_reason).toBe('stop');
       expect(reply.usage.prompt_tokens).toBeGreaterThan(0);
       expect(reply.usage.cost).toBeGreaterThan(0);
+      // The coordinator's verifier holds every pinned file of the model, the nodes only the served one.
+      expect((await readdir(path.join(dataDir, 'verifier-models'))).sort()).toEqual([
+        'gpumesh-mini-chat-F16.gguf',
+        'gpumesh-mini-chat-Q4_0.gguf',
+        'gpumesh-mini-chat-Q8_0.gguf',
+      ]);
+      expect((await readdir(path.join(dataDir, 'models'))).filter((f) => f.endsWith('.gguf'))).toEqual([
+        'gpumesh-mini-chat-F16.gguf',
+      ]);
       const key = /API key {6}(sk-\S+)/.exec(first.output())?.[1];
       expect(key).toBeDefined();
       // The nodes belong to the dev wallet, staked.
