@@ -6,7 +6,15 @@
  * --json` reports it online. A corrupted tarball is refused and the failed install leaves nothing.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -79,6 +87,20 @@ describe('install.sh from the coordinator (fresh HOME, no repository)', () => {
       timeout: 300_000,
     });
   };
+
+  test('behavior: packing the same sources again copies the kept tarballs, byte for byte', async () => {
+    const again = path.join(dir, 'packages-again');
+    await run(process.execPath, [path.join(dir, 'checkout', 'scripts/pack-node-packages.mjs'), again]);
+    const names = readdirSync(packages).sort();
+    expect(readdirSync(again).sort()).toEqual(names);
+    for (const name of names)
+      expect(readFileSync(path.join(again, name))).toEqual(readFileSync(path.join(packages, name)));
+    // Kept by the hash of the sources (the checkout copy's node_modules is the repository's).
+    const kept = path.join(import.meta.dirname, '..', 'node_modules', '.cache', 'gpumesh-node-packages');
+    expect(
+      readdirSync(kept).some((hash) => readdirSync(path.join(kept, hash)).sort().join() === names.join()),
+    ).toBe(true);
+  });
 
   test('behavior: installs the coordinator’s own package (SHA-256 checked); the node comes online and status --json says so', async () => {
     const home = path.join(dir, 'owner');
