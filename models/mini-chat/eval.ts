@@ -4,11 +4,12 @@
  * tool rendering and parsing, the sampler a paid request uses), at temperature 0, without any
  * grammar; then generation speed.
  *
- *   eval.ts --model models/mini-chat/gpumesh-mini-chat-Q8_0.gguf --data .train/test.jsonl [--limit N]
+ *   eval.ts --model models/mini-chat/gpumesh-mini-chat-Q8_0.gguf --data .train/test.jsonl [--limit N] [--all-failures]
  *
  * Figures (printed as JSON):
  * - exact: answers with one right value (arithmetic, conversions, dates, lookups, a tool's result,
- *   a later turn) that state it — in their last clause, for those checked by value;
+ *   a later turn) that state it — in their last clause, for those checked by value; apart, those
+ *   whose prompt fits the 256-token training window and those past it;
  * - endOfTurn: answers that end with the end-of-turn token (finish_reason stop or tool_calls, not
  *   length);
  * - jsonValid: JSON answers (no response_format, so no grammar) that parse and follow the schema
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     model: { type: 'string' },
     data: { type: 'string' },
     limit: { type: 'string' },
+    /** Every failure, not the first 12 (to count them by kind). */
+    'all-failures': { type: 'boolean', default: false },
   },
 });
 
@@ -61,6 +64,8 @@ const count = (what: string, right: boolean) => {
   tally.set(what, t);
 };
 const failures: unknown[] = [];
+/** train.py's --seq: the tokens of one training window, from a conversation's start. */
+const TRAINING_WINDOW = 256;
 
 for (const c of conversations) {
   const response = (await runtime.run({
@@ -84,12 +89,18 @@ for (const c of conversations) {
   count('endOfTurn', finish === 'stop' || finish === 'tool_calls');
   const check = c.check;
   let right = false;
+  // Exact answers apart by where the prompt ends: training windows are TRAINING_WINDOW tokens
+  // (train.py --seq), so an answer past them is at positions the model never learned.
+  const promptTokens = (response.usage as { prompt_tokens: number }).prompt_tokens;
+  const window = promptTokens < TRAINING_WINDOW ? 'exactPromptInWindow' : 'exactPromptPastWindow';
   if ('value' in check) {
     right = statesValue(finalClause(text), check.value);
     count('exact', right);
+    count(window, right);
   } else if ('contains' in check) {
     right = text.includes(check.contains) || statesValue(text, check.contains);
     count('exact', right);
+    count(window, right);
   } else if ('json' in check) {
     let parsed: unknown;
     try {
@@ -108,8 +119,15 @@ for (const c of conversations) {
   } else {
     right = finish === 'stop';
   }
-  if (!right && failures.length < 12)
-    failures.push({ task: c.task, last: c.messages.at(-1), text, tool_calls: message.tool_calls, finish });
+  if (!right && (values['all-failures'] || failures.length < 12))
+    failures.push({
+      task: c.task,
+      last: c.messages.at(-1),
+      promptTokens,
+      text,
+      tool_calls: message.tool_calls,
+      finish,
+    });
 }
 
 // Speed: a 128-token answer, the end of turn banned so that it runs its length.
