@@ -94,8 +94,8 @@ try {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }
-  place(packed);
-  // Kept for the next pack of the same sources; moved in whole, so a reader sees all of it or none.
+  // Kept for the next pack of the same sources (moved in whole: a reader sees all of it or none),
+  // then placed at dest from there.
   const staged = `${cached}.${process.pid}.staged`;
   mkdirSync(dirname(cached), { recursive: true });
   cpSync(packed, staged, { recursive: true });
@@ -104,6 +104,7 @@ try {
   } catch {
     rmSync(staged, { recursive: true, force: true }); // another pack of the same sources got there first
   }
+  place(cached);
 } finally {
   rmSync(copy, { recursive: true, force: true });
 }
