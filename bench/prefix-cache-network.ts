@@ -5,7 +5,7 @@
  * default prices. What each node claimed in its results' usage (the tokens it read from its KV
  * cache) is noted as results come back, beside what the coordinator billed.
  */
-import { linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,12 @@ import { signIn } from '../coordinator/src/testing/sign-in.js';
 const MINI_CHAT_FILE = path.resolve(import.meta.dirname, '../models/mini-chat/gpumesh-mini-chat-F16.gguf');
 /** The id clients ask for: the catalog's, which the file's pinned hash maps to. */
 export const MINI_CHAT_ID = 'gpumesh/mini-chat';
+/** The context npm start serves it with: the catalog's (scripts/mini-chat-model.ts), 8,192 tokens. */
+const MINI_CHAT_CONTEXT = (
+  JSON.parse(
+    readFileSync(path.resolve(import.meta.dirname, '../coordinator/src/catalog/models.json'), 'utf8'),
+  ) as { models: { id: string; contextLength: number }[] }
+).models.find((m) => m.id === MINI_CHAT_ID)!.contextLength;
 const USD = 1_000_000_000n;
 /** The node key's file in a node's state folder (scripts/start-local-node.ts names it too). */
 const NODE_KEY_FILE = 'node.key';
@@ -101,6 +107,19 @@ export async function startBenchNetwork(options: NetworkOptions): Promise<BenchN
     const home = path.join(dir, `node-${i}`);
     mkdirSync(path.join(home, 'models'), { recursive: true });
     linkSync(MINI_CHAT_FILE, path.join(home, 'models', path.basename(MINI_CHAT_FILE)));
+    const config = path.join(home, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        models: [
+          {
+            file: path.basename(MINI_CHAT_FILE),
+            id: path.basename(MINI_CHAT_FILE, '.gguf'),
+            contextLength: MINI_CHAT_CONTEXT,
+          },
+        ],
+      }),
+    );
     const { nodeId } = await loadNodeIdentity(path.join(home, 'state', NODE_KEY_FILE));
     const proof = await signOwnerProof(nodeId, owner);
     daemons.push(
@@ -108,6 +127,8 @@ export async function startBenchNetwork(options: NetworkOptions): Promise<BenchN
         coordinator: `${base.replace('http', 'ws')}${HUB_PATH}`,
         dir: home,
         args: [
+          '--config',
+          config,
           '--owner-address',
           proof.address,
           '--owner-signature',

@@ -50,9 +50,26 @@ export function systemPrompt(rules: number): string {
   ].join('\n');
 }
 
-/** What a user turn carries back to the agent: a tool's output of ~100 tokens. */
-function toolOutput(conversation: string, turn: number): string {
-  return `Output of step ${turn} (${conversation}): status ok, 3 results, first: "Install with npm ci, then run npm start; the node serves gpumesh/mini-chat on port 8080." Next question: what should I do now?`;
+/**
+ * What a user turn carries back to the agent: a tool's output — a one-line status (~100 tokens),
+ * and at the steps in `reads` a file the agent read, `readLines` lines of a log (~38 tokens a line
+ * on mini-chat's tokenizer). A coding or support agent reads a file or a page of search results,
+ * then works on it over the following turns: its history soon outweighs the shared system prompt,
+ * and only the node that served the conversation holds it.
+ */
+function toolOutput(
+  conversation: string,
+  step: number,
+  reads: ReadonlySet<number>,
+  readLines: number,
+): string {
+  const head = `Output of step ${step} (${conversation}): status ok, 3 results, first: "Install with npm ci, then run npm start; the node serves gpumesh/mini-chat on port 8080."`;
+  const file = Array.from(
+    { length: reads.has(step) ? readLines : 0 },
+    (_, i) =>
+      `${String(i + 1).padStart(3, ' ')}  ${conversation}.log step ${step}: request ${(i * 31) % 1000} took ${(i * 7 + step) % 90} ms`,
+  );
+  return [head, ...file, 'Next question: what should I do now?'].join('\n');
 }
 
 export type Turn = {
@@ -83,6 +100,9 @@ export type ConversationOptions = {
   startDelayMs?: number;
   /** Waited after each turn before the next: the agent's tools running. */
   thinkMs?: (turn: number) => number;
+  /** The steps (turns from 1) whose tool output carries a file of `readLines` lines (toolOutput); none by default. */
+  reads?: ReadonlySet<number>;
+  readLines?: number;
 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -161,7 +181,10 @@ export async function runConversation(options: ConversationOptions): Promise<Tur
         messages.push({ role: 'tool', tool_call_id: c.id || `call_${turn}_${i}`, content: '{"ok":true}' });
       });
     } else messages.push({ role: 'assistant', content });
-    messages.push({ role: 'user', content: toolOutput(conversation, turn + 1) });
+    messages.push({
+      role: 'user',
+      content: toolOutput(conversation, turn + 1, options.reads ?? new Set(), options.readLines ?? 0),
+    });
   }
   return turns;
 }

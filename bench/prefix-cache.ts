@@ -6,7 +6,8 @@
  * conversations on one, then the other (the order alternates), so the machine's load falls on
  * both alike. The workload (bench/prefix-cache-workload.ts): one ~2,000-token system prompt with
  * six tools, `--conversations` at once, `--turns` each, the history growing by the answers and
- * tool outputs.
+ * tool outputs — short statuses, and at the steps `--reads` a file the agent read (`--read-lines`
+ * lines, ~1,300 tokens by default); `--reads ''` for statuses only.
  *
  * Printed for each side: time to first token p50/p95 (the first turns and the later ones apart),
  * prompt tokens and those the nodes prefilled (prompt − the cached tokens they reported), cached
@@ -14,7 +15,8 @@
  * node's share of the requests. Goals: later turns' TTFT p50 ≥ 3× lower with affinity on, cost
  * ≥ 40 % lower, no node above 60 % of the traffic.
  *
- * Run: npm run -w bench prefix-cache -- [--conversations 4] [--turns 6] [--rounds 3] [--max-tokens 12]
+ * Run: npm run -w bench prefix-cache -- [--conversations 4] [--turns 8] [--reads 1,4] [--read-lines 35]
+ *   [--rounds 3] [--max-tokens 12]
  *   [--threads 1] [--concurrency 3] [--rules 40] [--think-ms 1000-3000] [--stagger-ms 3000]
  *   [--prefix-cache-bytes N] [--verbose]
  */
@@ -28,7 +30,7 @@ import { mulberry32 } from './ratio-summary.js';
 const { values } = parseArgs({
   options: {
     conversations: { type: 'string', default: '4' },
-    turns: { type: 'string', default: '6' },
+    turns: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '3' },
     'max-tokens': { type: 'string', default: '12' },
     nodes: { type: 'string', default: '3' },
@@ -37,6 +39,8 @@ const { values } = parseArgs({
     rules: { type: 'string', default: '40' },
     'think-ms': { type: 'string', default: '1000-3000' },
     'stagger-ms': { type: 'string', default: '3000' },
+    reads: { type: 'string', default: '1,4' },
+    'read-lines': { type: 'string', default: '35' },
     'prefix-cache-bytes': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -48,6 +52,7 @@ const MAX_TOKENS = Number(values['max-tokens']);
 const SYSTEM = systemPrompt(Number(values.rules));
 const [THINK_MIN_MS, THINK_MAX_MS] = values['think-ms'].split('-').map(Number) as [number, number];
 const STAGGER_MS = Number(values['stagger-ms']);
+const READS = new Set(values.reads ? values.reads.split(',').map(Number) : []);
 
 /**
  * The agent's tool time after each turn of conversation `c` in `round`: drawn from a seeded
@@ -112,6 +117,8 @@ try {
             maxTokens: MAX_TOKENS,
             startDelayMs: c * STAGGER_MS,
             thinkMs: thinkTimes(round, c),
+            reads: READS,
+            readLines: Number(values['read-lines']),
           }),
         ),
       );

@@ -21,9 +21,11 @@ export const DEFAULT_INPUT_PRICE_PER_MTOK = '100000000';
 export const DEFAULT_OUTPUT_PRICE_PER_MTOK = '200000000';
 /**
  * A cached prompt token's price, as a percentage of the input price, when the price names none
- * (NODE_PROTOCOL.md §9 "Prefix cache"): 25 %, within the 10–50 % OpenAI, Anthropic and DeepSeek charge.
+ * (NODE_PROTOCOL.md §9 "Prefix cache"): 10 %, what Anthropic (cache reads), DeepSeek and OpenAI's
+ * current models charge (older OpenAI and Gemini models 25–50 %). A cached token costs the node
+ * memory, not compute: its prefill was paid for when the prefix was first sent.
  */
-export const DEFAULT_CACHED_INPUT_PERCENT = 25n;
+export const DEFAULT_CACHED_INPUT_PERCENT = 10n;
 /** Voice prices, nanousd: $0.006 per minute of audio transcribed (0.0001 $/s), $1 per million characters spoken. */
 export const DEFAULT_PRICE_PER_AUDIO_SECOND = '100000';
 export const DEFAULT_PRICE_PER_MCHAR = '1000000000';
@@ -35,7 +37,7 @@ const Price = Type.Object({
   currency: Type.Union([Type.Literal('USD'), Type.Literal('NATIVE')]),
   inputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
   outputPerMTok: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
-  /** Chat models that cache prefixes: a cached prompt token's price, ≤ inputPerMTok (default 25 % of it). */
+  /** Chat models that cache prefixes: a cached prompt token's price, ≤ inputPerMTok (default 10 % of it). */
   cachedInputPerMTok: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]*)$' })),
 });
 

@@ -32,8 +32,8 @@ const offers = (prices: Record<string, typeof price & { cachedInputPerMTok?: str
   }).models.map((offer) => offer.price);
 
 describe('buildManifest', () => {
-  test('default: a model that caches prefixes offers a cached input price of 25 % of its input price; others none', () => {
-    expect(offers({})).toEqual([{ ...price, cachedInputPerMTok: '25000000' }, price]);
+  test('default: a model that caches prefixes offers a cached input price of 10 % of its input price; others none', () => {
+    expect(offers({})).toEqual([{ ...price, cachedInputPerMTok: '10000000' }, price]);
   });
 
   test('behavior: a configured cached price is offered as set, and only by a model that caches', () => {

@@ -46,10 +46,14 @@ function candidates(...prices: { in: bigint; cached?: bigint }[]): Entry[] {
   return [...pick.candidates];
 }
 
-/** A view where `holder` was sent the request's prefix (key index 3) with `bound` cached tokens. */
-function view(holder: string, bound: number, share = 0): PrefixView {
+/**
+ * A view where `holder` was sent the request's prefix (key index 3) with `bound` cached tokens;
+ * `own`: as an earlier turn's whole message list (the conversation's own history).
+ */
+function view(holder: string, bound: number, share = 0, own = false): PrefixView {
   return {
     sent: (e) => (e.node.nodeId === holder ? 3 : -1),
+    continues: (e) => own && e.node.nodeId === holder,
     said: () => -1,
     cachedBound: (e) => (e.node.nodeId === holder ? bound : 0),
     shareOf: (e) => (e.node.nodeId === holder ? share : 0),
@@ -87,10 +91,25 @@ describe('preferPrefix', () => {
 
   test('behavior: a holder at its fair share, or with no free slot, is not preferred', () => {
     const list = candidates({ in: USD }, { in: USD }, { in: USD });
-    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.6), OPTIONS))).toEqual(['a', 'b', 'c']);
-    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.59), OPTIONS))).toEqual(['c', 'a', 'b']);
+    // Three nodes: a new conversation's holder while under 1.5 × its fair share, 50 %.
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.5), OPTIONS))).toEqual(['a', 'b', 'c']);
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.49), OPTIONS))).toEqual(['c', 'a', 'b']);
+    // Two: 1.5 × 50 % is past the 60 % bound, which holds.
+    const two = candidates({ in: USD }, { in: USD });
+    expect(ids(preferPrefix(two, REQUEST, view('b', 0, 0.6), OPTIONS))).toEqual(['a', 'b']);
+    expect(ids(preferPrefix(two, REQUEST, view('b', 0, 0.59), OPTIONS))).toEqual(['b', 'a']);
     list[2]!.inflight = list[2]!.offer.maxConcurrency;
     expect(ids(preferPrefix(list, REQUEST, view('c', 0), OPTIONS))).toEqual(['a', 'b', 'c']);
+  });
+
+  test('behavior: the node that served the conversation keeps it past its share, not past a full slot', () => {
+    const list = candidates({ in: USD }, { in: USD }, { in: USD });
+    // c took 90 % of the recent picks, but holds this conversation's own history.
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.9, true), OPTIONS))).toEqual(['c', 'a', 'b']);
+    // Holding only a prefix others share (an agent's system prompt): the share bound holds.
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.9, false), OPTIONS))).toEqual(['a', 'b', 'c']);
+    list[2]!.inflight = list[2]!.offer.maxConcurrency;
+    expect(ids(preferPrefix(list, REQUEST, view('c', 0, 0.9, true), OPTIONS))).toEqual(['a', 'b', 'c']);
   });
 
   test('behavior: provider order and sort by latency or throughput rule', () => {
@@ -109,7 +128,7 @@ describe('preferPrefix', () => {
   test('behavior: between nodes sent the same prefix, the less loaded, then the smaller share of recent picks, goes first', () => {
     const list = candidates({ in: USD }, { in: USD }, { in: USD });
     // Every node was sent the agent's system prompt (key 0); c took fewest of the recent picks.
-    const shares: Record<string, number> = { a: 0.5, b: 0.3, c: 0.2 };
+    const shares: Record<string, number> = { a: 0.45, b: 0.35, c: 0.2 };
     const same: PrefixView = { ...view('z', 0), sent: () => 0, shareOf: (e) => shares[e.node.nodeId]! };
     expect(ids(preferPrefix(list, REQUEST, same, OPTIONS))).toEqual(['c', 'a', 'b']);
     // A longer prefix still wins over a smaller share.

@@ -3,7 +3,9 @@
  * of its messages in its KV cache — that node reads it from cache, answers sooner and may bill it
  * at its cached price — when that node's price for this request is within a margin of the
  * cheapest candidate's. Bounded so one node does not take everything when prices are equal: only
- * a node with a free slot and under a share of the model's recent picks is preferred. The
+ * a node with a free slot and under a share of the model's recent picks is preferred — save the
+ * node that served the conversation's last turn (its own history, which no other node holds: moving
+ * it would prefill all of it again), so conversations are spread where they start. The
  * request's own provider preferences rule: `order`, or a `sort` by latency or throughput, keep
  * their order; `only`, `ignore` and `max_price` already chose the candidates.
  *
@@ -19,6 +21,12 @@ import type { ProviderPreferences } from './pick-request.js';
 
 /** A node is preferred only while it took less than this share of the model's recent picks. */
 export const DEFAULT_AFFINITY_MAX_SHARE = 0.6;
+/**
+ * …and, for a new conversation, less than this many times its fair share (1 ÷ the nodes within
+ * the margin with a free slot): the conversation will stay where it starts, so where it starts is
+ * what keeps every node under the bound.
+ */
+export const NEW_CONVERSATION_FAIR_SHARES = 1.5;
 
 /**
  * Candidates a pick returns beyond its failover attempts when affinity may reorder them: the node
@@ -30,6 +38,8 @@ export const AFFINITY_EXTRA_CANDIDATES = 4;
 export type PrefixView = {
   /** The index in the request's prefix keys of the longest prefix this coordinator sent the node; -1 when none. */
   sent(entry: Entry): number;
+  /** Whether the longest prefix sent the node was an earlier job's whole message list (this conversation's). */
+  continues(entry: Entry): boolean;
   /** The index of the longest prefix the node says it holds (its ping's prefix keys); -1 when none. */
   said(entry: Entry): number;
   /** The cached tokens the node could bill for this request at most (the coordinator's bound). */
@@ -50,7 +60,8 @@ export type AffinityRequest = {
  * The candidates with the preferred one first (the rest in their order), or as they were: among
  * those whose price for this request — its cached bound at the cached price, the rest of the prompt
  * at the input price, the completion bound at the output price — is within `marginBps` of the
- * cheapest, that have a free slot and less than `maxShare` of the model's recent picks, the node
+ * cheapest, that have a free slot and less than `maxShare` of the model's recent picks and 1.5×
+ * their fair share of them (or that served this conversation's last turn), the node
  * this coordinator sent the longest prefix; between equals (or when it sent none), the one that
  * says it holds the longest, counted only at the cheapest price; between equals still, the less
  * loaded, then the one with the smaller share of recent picks.
@@ -76,6 +87,8 @@ export function preferPrefix(
   // biome-ignore lint/complexity/useMathMinMax: bigint (Math.min takes numbers)
   const cheapest = prices.reduce((min, price) => (price < min ? price : min));
   const ceiling = cheapest * (10_000n + BigInt(options.marginBps));
+  const open = candidates.filter((entry, i) => prices[i]! * 10_000n <= ceiling && isRoutable(entry)).length;
+  const newShare = Math.min(options.maxShare, NEW_CONVERSATION_FAIR_SHARES / Math.max(open, 1));
   let best = -1;
   let bestSent = -1;
   let bestSaid = -1;
@@ -83,7 +96,8 @@ export function preferPrefix(
   let bestShare = 1;
   candidates.forEach((entry, i) => {
     const share = view.shareOf(entry);
-    if (prices[i]! * 10_000n > ceiling || !isRoutable(entry) || share >= options.maxShare) return;
+    if (prices[i]! * 10_000n > ceiling || !isRoutable(entry)) return;
+    if (view.continues(entry) ? false : share >= newShare) return;
     const sent = view.sent(entry);
     // The node's word is no bill the coordinator can stand behind: at the cheapest price only.
     const said = prices[i] === cheapest ? view.said(entry) : -1;

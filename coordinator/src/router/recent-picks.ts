@@ -1,12 +1,13 @@
 /**
- * Each model's recent picks: which node took each of its last requests, so prefix affinity
- * (prefer-prefix.ts) can stop sending one node more than its share when prices are equal.
+ * Each model's recent picks: which node took each of its last requests, so equal nodes share the
+ * traffic (spread-equals.ts) and prefix affinity (prefer-prefix.ts) can stop sending one node more
+ * than its share when prices are equal.
  */
 
 /** Picks remembered per model. */
 export const RECENT_PICKS = 50;
 /** Fewer picks than this say nothing of a share yet: every node may be preferred. */
-export const MIN_PICKS_FOR_SHARE = 10;
+export const MIN_PICKS_FOR_SHARE = 3;
 
 export class RecentPicks {
   readonly #byModel = new Map<string, { ring: string[]; next: number }>();
@@ -27,8 +28,14 @@ export class RecentPicks {
   shareOf(model: string, nodeId: string): number {
     const ring = this.#byModel.get(model)?.ring;
     if (!ring || ring.length < MIN_PICKS_FOR_SHARE) return 0;
+    return this.countOf(model, nodeId) / ring.length;
+  }
+
+  /** How many of the model's recent picks the node took. */
+  countOf(model: string, nodeId: string): number {
+    const ring = this.#byModel.get(model)?.ring;
     let n = 0;
-    for (const id of ring) if (id === nodeId) n++;
-    return n / ring.length;
+    if (ring) for (const id of ring) if (id === nodeId) n++;
+    return n;
   }
 }

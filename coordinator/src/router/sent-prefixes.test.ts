@@ -16,6 +16,8 @@ describe('SentPrefixes', () => {
     sent.record('a', keys1, 40, 1_000);
     expect(sent.bound('a', keys2, 2_000)).toBe(40);
     expect(sent.held('a', keys2, 2_000)).toBe(1);
+    // Turn 1's whole list begins turn 2: the conversation continues on a.
+    expect(sent.continues('a', keys2, 2_000)).toBe(true);
   });
 
   test('behavior: another node, another model, other tools or another history have no bound', () => {
@@ -43,6 +45,8 @@ describe('SentPrefixes', () => {
     // billed for a job that held it (turn 1's 40), not the last (55) nor the longest (70).
     const edited = [system, { role: 'user', content: 'hi!' }];
     expect(sent.held('a', prefixKeys('m', null, edited), 4_000)).toBe(0);
+    // Only the shared system prompt: a new conversation, not this one's history.
+    expect(sent.continues('a', prefixKeys('m', null, edited), 4_000)).toBe(false);
     expect(sent.bound('a', prefixKeys('m', null, edited), 4_000)).toBe(40);
     // A job whose whole list is that prefix sets its own count, exact, after which no other lowers it.
     sent.record('a', prefixKeys('m', null, [system]), 12, 5_000);

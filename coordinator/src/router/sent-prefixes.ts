@@ -89,12 +89,25 @@ export class SentPrefixes {
 
   /** The index in `keys` of the longest prefix sent to `nodeId` within the lifetime; -1 when none. */
   held(nodeId: string, keys: readonly string[], now: number): number {
+    return this.#longest(nodeId, keys, now)?.index ?? -1;
+  }
+
+  /**
+   * Whether the longest of `keys` sent to `nodeId` within the lifetime was an earlier job's whole
+   * message list: the request continues a conversation that node served (its own history), not
+   * only a prefix it shares with others (an agent's system prompt and tools).
+   */
+  continues(nodeId: string, keys: readonly string[], now: number): boolean {
+    return this.#longest(nodeId, keys, now)?.entry.whole ?? false;
+  }
+
+  #longest(nodeId: string, keys: readonly string[], now: number): { index: number; entry: Sent } | undefined {
     const sent = this.#byNode.get(nodeId);
-    if (!sent) return -1;
+    if (!sent) return undefined;
     for (let i = keys.length - 1; i >= 0; i--) {
       const entry = sent.get(keys[i]!);
-      if (entry && now - entry.sentAt <= this.#lifetimeMs) return i;
+      if (entry && now - entry.sentAt <= this.#lifetimeMs) return { index: i, entry };
     }
-    return -1;
+    return undefined;
   }
 }

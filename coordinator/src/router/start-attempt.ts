@@ -4,6 +4,7 @@ import { holdWorstCase, releaseHold } from './billing.js';
 import type { Entry } from './index-entry.js';
 import { pickOrWait, stayedAtCapacity } from './pick-or-wait.js';
 import { preferPrefix } from './prefer-prefix.js';
+import { spreadEquals } from './spread-equals.js';
 import type { InferenceJob, RouteDeps, StreamSink } from './types.js';
 
 /**
@@ -23,7 +24,16 @@ export async function startAttempt(
 ): Promise<Attempt | undefined> {
   for (let front = false; ; front = true) {
     if (front && performance.now() >= options.deadline) throw stayedAtCapacity(job.model);
-    const picked = byPrefix(deps, job, await pickOrWait(deps, job, tried, { ...options, front }));
+    const picked = byPrefix(
+      deps,
+      job,
+      spreadEquals(
+        await pickOrWait(deps, job, tried, { ...options, front }),
+        job.model,
+        job.provider,
+        deps.router.recentPicks,
+      ),
+    );
     const candidates = deps.probation ? deps.probation.order(job.model, picked) : picked;
     let full = false;
     for (const entry of candidates) {
@@ -69,6 +79,7 @@ function byPrefix(deps: RouteDeps, job: InferenceJob, picked: readonly Entry[]):
     },
     {
       sent: (entry) => sentPrefixes.held(entry.node.nodeId, keys, now),
+      continues: (entry) => sentPrefixes.continues(entry.node.nodeId, keys, now),
       said: (entry) => {
         const said = entry.node.prefixCache.get(entry.offer.modelId);
         if (said) for (let i = keys.length - 1; i >= 0; i--) if (said.has(keys[i]!)) return i;
