@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { Entry, ModelOffer } from './pick-index.js';
-import { PickIndex } from './pick-index.js';
+import { pickCandidates } from '../testing/pick-candidates.js';
+import type { Entry } from './pick-index.js';
 import {
   type AffinityRequest,
   DEFAULT_AFFINITY_MAX_SHARE,
@@ -17,34 +17,7 @@ const REQUEST: AffinityRequest = {
   provider: undefined,
 };
 
-/** Nodes a, b, c… serving model m at the given input prices (USD per million; output $1). */
-function candidates(...prices: { in: bigint; cached?: bigint }[]): Entry[] {
-  const index = new PickIndex({ nativeToUsdNano: (wei) => wei });
-  prices.forEach((price, i) => {
-    const offer: ModelOffer = {
-      modelId: 'm',
-      family: 'chat',
-      contextLength: 4096,
-      maxConcurrency: 2,
-      priceIn: price.in,
-      priceOut: USD,
-      ...(price.cached !== undefined ? { priceCachedIn: price.cached } : {}),
-      currency: 'USD',
-    };
-    const nodeId = String.fromCharCode(97 + i);
-    index.upsert({
-      nodeId,
-      owner: null,
-      tierRank: 0,
-      scopes: new Set(['infer.chat']),
-      state: 'online',
-      models: [offer],
-    });
-  });
-  const pick = index.pick({ modelId: 'm', limit: 10 });
-  if (!pick.ok) throw new Error('no pick');
-  return [...pick.candidates];
-}
+const candidates = pickCandidates;
 
 /**
  * A view where `holder` was sent the request's prefix (key index 3) with `bound` cached tokens;

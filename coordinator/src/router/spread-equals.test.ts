@@ -1,37 +1,13 @@
 import { expect, test } from 'vitest';
-import type { Entry, ModelOffer } from './pick-index.js';
-import { PickIndex } from './pick-index.js';
+import { pickCandidates } from '../testing/pick-candidates.js';
+import type { Entry } from './pick-index.js';
 import { RecentPicks } from './recent-picks.js';
 import { spreadEquals } from './spread-equals.js';
 
 const USD = 1_000_000_000n;
 
-/** Nodes a, b, c… serving model m at the given input prices, best first as the index picks them. */
-function candidates(...pricesIn: bigint[]): Entry[] {
-  const index = new PickIndex({ nativeToUsdNano: (wei) => wei });
-  pricesIn.forEach((priceIn, i) => {
-    const offer: ModelOffer = {
-      modelId: 'm',
-      family: 'chat',
-      contextLength: 4096,
-      maxConcurrency: 2,
-      priceIn,
-      priceOut: USD,
-      currency: 'USD',
-    };
-    index.upsert({
-      nodeId: String.fromCharCode(97 + i),
-      owner: null,
-      tierRank: 0,
-      scopes: new Set(['infer.chat']),
-      state: 'online',
-      models: [offer],
-    });
-  });
-  const pick = index.pick({ modelId: 'm', limit: 10 });
-  if (!pick.ok) throw new Error('no pick');
-  return [...pick.candidates];
-}
+/** Nodes a, b, c… at the given input prices, best first as the index picks them. */
+const candidates = (...pricesIn: bigint[]) => pickCandidates(...pricesIn.map((price) => ({ in: price })));
 
 const ids = (entries: readonly Entry[]) => entries.map((e) => e.node.nodeId);
 
