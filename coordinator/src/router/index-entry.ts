@@ -128,14 +128,21 @@ export type ModelSlot = {
 
 /** Orders two entries; negative when `a` is preferred. */
 export function compareEntries(a: Entry, b: Entry): number {
+  const preferred = compareStanding(a, b);
+  if (preferred !== 0) return preferred;
+  if (a.node.latencyMs !== b.node.latencyMs) return a.node.latencyMs - b.node.latencyMs;
+  return a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0;
+}
+
+/**
+ * What routing weighs first — standing, price, tier, load; 0 between entries equal in all four,
+ * which then share the traffic (spread-equals.ts) before latency decides.
+ */
+export function compareStanding(a: Entry, b: Entry): number {
   if (a.node.health.demoted !== b.node.health.demoted) return a.node.health.demoted ? 1 : -1;
   if (a.priceKey !== b.priceKey) return a.priceKey - b.priceKey;
   if (a.node.tierRank !== b.node.tierRank) return b.node.tierRank - a.node.tierRank;
-  const la = loadOf(a);
-  const lb = loadOf(b);
-  if (la !== lb) return la - lb;
-  if (a.node.latencyMs !== b.node.latencyMs) return a.node.latencyMs - b.node.latencyMs;
-  return a.node.nodeId < b.node.nodeId ? -1 : a.node.nodeId > b.node.nodeId ? 1 : 0;
+  return loadOf(a) - loadOf(b);
 }
 
 /** A node's load for one model: the larger of what it reports and its share of used slots. */

@@ -81,3 +81,12 @@ export type PickResult =
       /** How many of the model's nodes each constraint excluded (first failing constraint wins). */
       readonly excluded: Readonly<Partial<Record<ExclusionReason, number>>>;
     };
+
+/** Whether the client set the candidates' order (`order`, or a sort by latency or throughput): routing keeps it. */
+export function clientOrders(provider: ProviderPreferences | undefined): boolean {
+  return (
+    (provider?.order !== undefined && provider.order.length > 0) ||
+    provider?.sort === 'latency' ||
+    provider?.sort === 'throughput'
+  );
+}

@@ -17,7 +17,7 @@
  */
 import { estimatePrice, pricesOf } from '../pricing/price.js';
 import { type Entry, isRoutable, loadOf } from './index-entry.js';
-import type { ProviderPreferences } from './pick-request.js';
+import { clientOrders, type ProviderPreferences } from './pick-request.js';
 
 /** A node is preferred only while it took less than this share of the model's recent picks. */
 export const DEFAULT_AFFINITY_MAX_SHARE = 0.6;
@@ -73,9 +73,7 @@ export function preferPrefix(
   options: { marginBps: number; maxShare: number },
 ): readonly Entry[] {
   if (candidates.length < 2) return candidates;
-  const p = request.provider;
-  if ((p?.order && p.order.length > 0) || p?.sort === 'latency' || p?.sort === 'throughput')
-    return candidates;
+  if (clientOrders(request.provider)) return candidates;
   const prices = candidates.map((entry) =>
     estimatePrice({
       prices: pricesOf(entry, request.kind),
@@ -97,7 +95,7 @@ export function preferPrefix(
   candidates.forEach((entry, i) => {
     const share = view.shareOf(entry);
     if (prices[i]! * 10_000n > ceiling || !isRoutable(entry)) return;
-    if (view.continues(entry) ? false : share >= newShare) return;
+    if (share >= newShare && !view.continues(entry)) return;
     const sent = view.sent(entry);
     // The node's word is no bill the coordinator can stand behind: at the cheapest price only.
     const said = prices[i] === cheapest ? view.said(entry) : -1;

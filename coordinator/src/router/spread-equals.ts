@@ -5,8 +5,8 @@
  * lowest measured latency, which its own traffic keeps lowest), and its equals earn nothing.
  * A client that wants the fastest of equal nodes asks for `provider.sort: "latency"`.
  */
-import { type Entry, loadOf } from './index-entry.js';
-import type { ProviderPreferences } from './pick-request.js';
+import { compareStanding, type Entry } from './index-entry.js';
+import { clientOrders, type ProviderPreferences } from './pick-request.js';
 import type { RecentPicks } from './recent-picks.js';
 
 /**
@@ -20,27 +20,19 @@ export function spreadEquals(
   recentPicks: RecentPicks,
 ): readonly Entry[] {
   const first = candidates[0];
-  if (!first || candidates.length < 2 || !ties(first, candidates[1]!)) return candidates;
   if (
-    (provider?.order && provider.order.length > 0) ||
-    provider?.sort === 'latency' ||
-    provider?.sort === 'throughput'
+    !first ||
+    candidates.length < 2 ||
+    compareStanding(first, candidates[1]!) !== 0 ||
+    clientOrders(provider)
   )
     return candidates;
   let end = 2;
-  while (end < candidates.length && ties(first, candidates[end]!)) end++;
-  const counts = new Map<Entry, number>();
-  for (let i = 0; i < end; i++)
-    counts.set(candidates[i]!, recentPicks.countOf(model, candidates[i]!.node.nodeId));
-  const group = candidates.slice(0, end).sort((a, b) => counts.get(a)! - counts.get(b)!);
+  while (end < candidates.length && compareStanding(first, candidates[end]!) === 0) end++;
+  const group = candidates
+    .slice(0, end)
+    .map((entry) => ({ entry, picks: recentPicks.countOf(model, entry.node.nodeId) }))
+    .sort((a, b) => a.picks - b.picks)
+    .map(({ entry }) => entry);
   return end === candidates.length ? group : [...group, ...candidates.slice(end)];
-}
-
-function ties(a: Entry, b: Entry): boolean {
-  return (
-    a.node.health.demoted === b.node.health.demoted &&
-    a.priceKey === b.priceKey &&
-    a.node.tierRank === b.node.tierRank &&
-    loadOf(a) === loadOf(b)
-  );
 }
