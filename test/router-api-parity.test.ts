@@ -199,7 +199,7 @@ describe('API parity with OpenAI and OpenRouter clients', () => {
     expect(cost).toBeGreaterThan(0);
     const limit = Number((cost * 20).toFixed(9));
     const limited = await newKey({ name: 'limited', limit });
-    expect(limited.limit).toBe(limit);
+    expect(limited.limit, JSON.stringify(limited)).toBe(limit);
     const statuses: number[] = [];
     let refused: { error: { code: string } } | undefined;
     while (!refused && statuses.length < 100) {
