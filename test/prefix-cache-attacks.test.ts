@@ -82,10 +82,10 @@ describe.each(testBackends())('$name', (backend) => {
       return node;
     }
 
-    async function chat(messages: Message[]) {
+    async function chat(messages: Message[], as = key) {
       const res = await fetch(`${coordinator.base}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: MODEL, messages, max_tokens: 8 }),
       });
       const body = (await res.json()) as {
@@ -190,6 +190,24 @@ describe.each(testBackends())('$name', (backend) => {
       const second = await chat(conversation);
       expect(second.node).toBe(honest.nodeId.toLowerCase());
       expect(liar.jobs).toBe(0);
+    });
+
+    test("security: another account sending a conversation's exact history is billed no cached token, so its bill does not reveal the conversation", async () => {
+      // The node's cache is shared (it claims every prompt token cached, as a daemon whose context
+      // holds the prefix would); the coordinator bounds each account by what that account sent.
+      await standIn(USD, { claimAllCached: true });
+      const mallory = await newApiClient(app, { keyName: 'm', creditNano: USD, creditRef: 'mallory' });
+      const first = await chat(turn1);
+      expect(first.status).toBe(200);
+      const probe = await chat(turn2(turn1), mallory.key);
+      expect(probe.status, JSON.stringify(probe.body)).toBe(200);
+      expect(probe.body.usage?.prompt_tokens_details).toEqual({ cached_tokens: 0 });
+      expect((await row(probe.body.id)).cached_tokens).toBeNull();
+      // The conversation's own account is billed its cached turn 1.
+      const second = await chat(turn2(turn1));
+      expect(second.body.usage?.prompt_tokens_details).toEqual({
+        cached_tokens: first.body.usage!.prompt_tokens,
+      });
     });
 
     test('behavior: at an equal price a node saying it holds a prefix may take the request, billed no cached token', async () => {

@@ -6,11 +6,18 @@
  * that prefix cannot exceed. What a node may bill as cached is
  * bounded by this record (pricing/price.ts), and routing prefers the node that holds a request's
  * longest prefix (prefer-prefix.ts): a node's own claims can lower a bill, never raise it.
+ *
+ * The bound is per account: a job is billed cached tokens only for a prefix its own account sent
+ * that node, so no account learns from its bill or its `cached_tokens` that another sent the same
+ * prompt (OpenAI and Anthropic do not share prompt caches between organisations either). Routing
+ * reads the node's whole record: the node's cache really holds a prefix whoever sent it.
  */
 import { DEFAULT_PREFIX_CACHE_LIFETIME_MS } from '../config-schema.js';
 
 /** Keys kept per node at most; the least recently sent go first. */
 export const MAX_PREFIX_KEYS_PER_NODE = 4096;
+/** Accounts remembered per key at most (a shared system prompt); the least recent go first. */
+export const MAX_ACCOUNTS_PER_PREFIX = 64;
 
 type Sent = {
   sentAt: number;
@@ -21,6 +28,8 @@ type Sent = {
   promptTokens: number;
   /** Whether some job's full message list ended at this key (its count is that prompt's). */
   whole: boolean;
+  /** The accounts whose jobs sent it, each with when it last did (oldest first). */
+  accounts: Map<string, number>;
 };
 
 export class SentPrefixes {
@@ -31,8 +40,11 @@ export class SentPrefixes {
     this.#lifetimeMs = options.lifetimeMs ?? DEFAULT_PREFIX_CACHE_LIFETIME_MS;
   }
 
-  /** Notes a chat job billed on `nodeId`: its prefix keys, the last one with `promptTokens` billed. */
-  record(nodeId: string, keys: readonly string[], promptTokens: number, now: number): void {
+  /**
+   * Notes a chat job of `account` billed on `nodeId`: its prefix keys, the last one with
+   * `promptTokens` billed.
+   */
+  record(nodeId: string, keys: readonly string[], promptTokens: number, now: number, account: string): void {
     if (keys.length === 0) return;
     let sent = this.#byNode.get(nodeId);
     if (!sent) {
@@ -43,14 +55,19 @@ export class SentPrefixes {
       const full = i === keys.length - 1;
       const before = sent.get(key);
       // A whole job's key keeps its latest count; a shorter prefix only ever lowers its bound.
+      const accounts = before?.accounts ?? new Map<string, number>();
+      accounts.delete(account);
+      accounts.set(account, now);
+      if (accounts.size > MAX_ACCOUNTS_PER_PREFIX) accounts.delete(accounts.keys().next().value!);
       const entry: Sent = full
-        ? { sentAt: now, promptTokens, whole: true }
+        ? { sentAt: now, promptTokens, whole: true, accounts }
         : before?.whole
           ? { ...before, sentAt: now }
           : {
               sentAt: now,
               promptTokens: Math.min(before?.promptTokens ?? promptTokens, promptTokens),
               whole: false,
+              accounts,
             };
       sent.delete(key);
       sent.set(key, entry);
@@ -63,18 +80,18 @@ export class SentPrefixes {
   }
 
   /**
-   * The cached tokens a job with `keys` may bill on `nodeId` at most: for the longest of `keys`
-   * sent there within the lifetime, the prompt tokens of the earlier job whose whole message list
-   * it was, else the fewest of any job that held it (a new conversation's shared system prompt and
-   * tools: the node may claim up to that job's own last turn more than the prefix, which only
-   * lowers the bill); 0 when none.
+   * The cached tokens a job of `account` with `keys` may bill on `nodeId` at most: for the longest
+   * of `keys` that account sent there within the lifetime, the prompt tokens of the earlier job
+   * whose whole message list it was, else the fewest of any job that held it (a new conversation's
+   * shared system prompt and tools: the node may claim up to that job's own last turn more than
+   * the prefix, which only lowers the bill); 0 when none.
    */
-  bound(nodeId: string, keys: readonly string[], now: number): number {
+  bound(nodeId: string, keys: readonly string[], now: number, account: string): number {
     const sent = this.#byNode.get(nodeId);
     if (!sent) return 0;
     for (let i = keys.length - 1; i >= 0; i--) {
-      const entry = sent.get(keys[i]!);
-      if (entry && now - entry.sentAt <= this.#lifetimeMs) return entry.promptTokens;
+      const sentAt = sent.get(keys[i]!)?.accounts.get(account);
+      if (sentAt !== undefined && now - sentAt <= this.#lifetimeMs) return sent.get(keys[i]!)!.promptTokens;
     }
     return 0;
   }

@@ -164,7 +164,7 @@ async function billPart(
     prices: pricesOf(entry, job.kind),
     counted,
     claimedCached: part.claimedCached,
-    cachedBound: keys ? deps.router.sentPrefixes.bound(entry.node.nodeId, keys, now) : 0,
+    cachedBound: keys ? deps.router.sentPrefixes.bound(entry.node.nodeId, keys, now, job.userId) : 0,
     continuation: job.continuation !== undefined,
     feeBps: deps.settings.platformFeeBps,
     heldNano: hold.amountNano,
@@ -173,7 +173,7 @@ async function billPart(
   // Only for the node's current session: a job ended by its disconnect is billed after the index
   // dropped the node (and the record with it), and a node that connects again holds none of it.
   if (keys && priced.promptTokens > 0 && deps.router.index.node(entry.node.nodeId) === entry.node)
-    deps.router.sentPrefixes.record(entry.node.nodeId, keys, priced.promptTokens, now);
+    deps.router.sentPrefixes.record(entry.node.nodeId, keys, priced.promptTokens, now, job.userId);
   const { earlier } = part;
   return {
     promptTokens: (earlier?.promptTokens ?? 0) + priced.promptTokens,

@@ -85,7 +85,7 @@ function byPrefix(deps: RouteDeps, job: InferenceJob, picked: readonly Entry[]):
         if (said) for (let i = keys.length - 1; i >= 0; i--) if (said.has(keys[i]!)) return i;
         return -1;
       },
-      cachedBound: (entry) => sentPrefixes.bound(entry.node.nodeId, keys, now),
+      cachedBound: (entry) => sentPrefixes.bound(entry.node.nodeId, keys, now, job.userId),
       shareOf: (entry) => recentPicks.shareOf(job.model, entry.node.nodeId),
     },
     affinity,
