@@ -90,8 +90,9 @@ export class SentPrefixes {
     const sent = this.#byNode.get(nodeId);
     if (!sent) return 0;
     for (let i = keys.length - 1; i >= 0; i--) {
-      const sentAt = sent.get(keys[i]!)?.accounts.get(account);
-      if (sentAt !== undefined && now - sentAt <= this.#lifetimeMs) return sent.get(keys[i]!)!.promptTokens;
+      const entry = sent.get(keys[i]!);
+      const sentAt = entry?.accounts.get(account);
+      if (sentAt !== undefined && now - sentAt <= this.#lifetimeMs) return entry!.promptTokens;
     }
     return 0;
   }
