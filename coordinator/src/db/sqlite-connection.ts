@@ -15,6 +15,9 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
  */
 export const SQLITE_PAGE_SIZE = 1024;
 
+const BEGIN_DEFERRED = 'begin';
+const BEGIN_IMMEDIATE = 'begin immediate';
+
 /** Distinct SQL texts whose prepared statements are kept (the app has a few dozen). */
 export const SQLITE_STATEMENT_CACHE_SIZE = 512;
 
@@ -38,7 +41,13 @@ export class SqliteConnection implements SqliteDatabase {
     this.raw.pragma('foreign_keys = ON');
   }
 
-  prepare(source: string): SQLite.Statement {
+  prepare(text: string): SQLite.Statement {
+    // Kysely opens a transaction with a deferred `begin`: it reads, then asks for the write lock. In
+    // WAL mode, if another connection (the ledger writer's thread) committed since that read, the
+    // upgrade fails at once with SQLITE_BUSY_SNAPSHOT — busy_timeout never waits — and the request
+    // was a 500 (a key created right after a paid request). `begin immediate` takes the write lock
+    // first, so it waits its turn like any writer.
+    const source = text === BEGIN_DEFERRED ? BEGIN_IMMEDIATE : text;
     let statement = this.#statements.get(source);
     if (!statement) {
       statement = this.raw.prepare(source);
