@@ -206,8 +206,13 @@ describe('LangChain JS', () => {
 });
 
 describe('the Vercel AI SDK', () => {
-  const model = () =>
-    createOpenAICompatible({ name: 'gpumesh', baseURL: net.baseURL, apiKey: net.key }).chatModel(net.model);
+  const model = (supportsStructuredOutputs = false) =>
+    createOpenAICompatible({
+      name: 'gpumesh',
+      baseURL: net.baseURL,
+      apiKey: net.key,
+      supportsStructuredOutputs,
+    }).chatModel(net.model);
 
   test('default: generateText runs the tool and answers with its result', async () => {
     const result = await generateText({
@@ -233,14 +238,8 @@ describe('the Vercel AI SDK', () => {
   // it as response_format json_schema and the node's grammar holds the keys: how to set the AI SDK up
   // for gpumesh (README.md). Without it the SDK's JSON mode leaves the keys to the model (below).
   test('default: generateObject fills the schema when the provider declares structured outputs', async () => {
-    const structured = createOpenAICompatible({
-      name: 'gpumesh',
-      baseURL: net.baseURL,
-      apiKey: net.key,
-      supportsStructuredOutputs: true,
-    }).chatModel(net.model);
     const { object } = await generateObject({
-      model: structured,
+      model: model(true),
       schema: Person,
       prompt: 'Extract as JSON: the name is Hugo; the age is 45.',
       temperature: 0,

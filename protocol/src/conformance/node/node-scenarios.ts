@@ -119,26 +119,29 @@ export const NODE_SCENARIOS: readonly NodeScenario[] = [
       // kit's, not the node's. The slowest timer the kit saw in this scenario is added to the slack.
       const kitLag = monitorEventLoopDelay({ resolution: 10 });
       kitLag.enable();
-      const { welcomeAt } = await greetNode(context);
-      const interval = settings.heartbeatIntervalMs;
-      const ttl = ttlMsFor(interval);
-      socket.send(createFrame('ping', { ts: 424242 }));
-      const pong = await socket.expect('pong', ttl + 500, ['manifest', 'presence']);
-      check(pong.ts === 424242, `pong.ts ${pong.ts}, expected the ping's 424242`);
-      await new Promise((resolve) => setTimeout(resolve, interval * 6));
-      const pings = socket.pingTimes.filter((t) => t >= welcomeAt);
-      check(pings.length >= 3, `${pings.length} pings in ${interval * 6} ms at a ${interval} ms interval`);
-      // The rule that matters: never silent for a TTL (2 × interval); 100 ms for the kit's own timers,
-      // plus the longest the kit's event loop was held up while it watched.
-      const times = [welcomeAt, ...pings, Date.now()];
-      kitLag.disable();
-      const slack = 100 + Math.ceil(kitLag.max / 1e6);
-      for (let i = 1; i < times.length; i++) {
-        const gap = times[i]! - times[i - 1]!;
-        check(
-          gap < ttl + slack,
-          `a ${gap} ms gap between heartbeats; the TTL is ${ttl} ms (the kit's slack ${slack} ms)`,
-        );
+      try {
+        const { welcomeAt } = await greetNode(context);
+        const interval = settings.heartbeatIntervalMs;
+        const ttl = ttlMsFor(interval);
+        socket.send(createFrame('ping', { ts: 424242 }));
+        const pong = await socket.expect('pong', ttl + 500, ['manifest', 'presence']);
+        check(pong.ts === 424242, `pong.ts ${pong.ts}, expected the ping's 424242`);
+        await new Promise((resolve) => setTimeout(resolve, interval * 6));
+        const pings = socket.pingTimes.filter((t) => t >= welcomeAt);
+        check(pings.length >= 3, `${pings.length} pings in ${interval * 6} ms at a ${interval} ms interval`);
+        // The rule that matters: never silent for a TTL (2 × interval); 100 ms for the kit's own timers,
+        // plus the longest the kit's event loop was held up while it watched.
+        const times = [welcomeAt, ...pings, Date.now()];
+        const slack = 100 + Math.ceil(kitLag.max / 1e6);
+        for (let i = 1; i < times.length; i++) {
+          const gap = times[i]! - times[i - 1]!;
+          check(
+            gap < ttl + slack,
+            `a ${gap} ms gap between heartbeats; the TTL is ${ttl} ms (the kit's slack ${slack} ms)`,
+          );
+        }
+      } finally {
+        kitLag.disable();
       }
     },
   },
